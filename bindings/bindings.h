@@ -1,0 +1,13 @@
+// Registration functions of the _core module's parts, one per subsystem.
+#ifndef BINDINGS_BINDINGS_H_
+#define BINDINGS_BINDINGS_H_
+
+#include <pybind11/pybind11.h>
+
+namespace mkb::python {
+
+void RegisterSuite(pybind11::module_& module);
+
+}  // namespace mkb::python
+
+#endif  // BINDINGS_BINDINGS_H_

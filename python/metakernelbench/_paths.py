@@ -1,0 +1,30 @@
+"""Where the problem suite lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def default_suite_root() -> Path:
+    """The suite `load_suite()` reads when given no path.
+
+    In order: the MKB_SUITE environment variable; the `problems/` folder of the source checkout
+    this package was imported from (development and editable installs); the copy shipped inside
+    the installed package.
+    """
+    override = os.environ.get("MKB_SUITE")
+    if override:
+        return Path(override).expanduser().resolve()
+    checkout = _PACKAGE_DIR.parent.parent / "problems"
+    if (checkout.is_dir() and (_PACKAGE_DIR.parent.parent / "pyproject.toml").is_file()):
+        return checkout
+    return _PACKAGE_DIR / "problems"
+
+
+def repository_root() -> Path | None:
+    """The source checkout this package was imported from, if any."""
+    root = _PACKAGE_DIR.parent.parent
+    return root if (root / "pyproject.toml").is_file() else None

@@ -1,0 +1,68 @@
+"""The `mkb` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .. import Error
+from . import _state
+
+app = typer.Typer(
+    name="mkb",
+    help="MetaKernelBench: cross-DSL kernel skill transfer (CuTe DSL <-> TVM TIRx).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _options(
+    suite: Optional[Path] = typer.Option(
+        None, "--suite", envvar="MKB_SUITE", help="Problem suite folder (default: the bundled suite)."
+    ),
+) -> None:
+    _state.suite_root = suite
+
+
+def _register() -> None:
+    from . import demo, problems, version
+
+    app.add_typer(problems.app, name="problems")
+    app.command("version")(version.version)
+    app.command("demo")(demo.demo)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `mkb` script. metakernelbench errors print as one line, exit 2."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except Error as error:
+        _state.console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
+        return 2
+    except typer.Exit as done:
+        return done.exit_code
+    except typer.Abort:
+        _state.console(stderr=True).print("aborted")
+        return 130
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # click usage errors
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            return error.exit_code
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs everything MetaKernelBench needs on a fresh Debian 12 or Ubuntu 24.04 machine, and
+# builds it. Idempotent: a second run only checks, then rebuilds what changed.
+#
+#   scripts/setup.sh            system packages, .venv with the Python packages, build
+#   MKB_SKIP_APT=1 ...          skip the system packages (you installed them yourself)
+#
+# System packages come from apt (sudo is used when not root); Python packages go into .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV=${MKB_VENV:-$ROOT/.venv}
+BUILD_DIR=${MKB_BUILD_DIR:-build/dev}
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# ---------------------------------------------------------------------------------------------
+# System packages
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  python3 python3-venv python3-dev
+  libabsl-dev libprotobuf-dev protobuf-compiler libsqlite3-dev libcurl4-openssl-dev
+  libdlpack-dev nlohmann-json3-dev bubblewrap
+)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+catch2_v3() { installed catch2 && dpkg-query -W -f='${Version}' catch2 | grep -q '^3'; }
+
+if [ -z "${MKB_SKIP_APT:-}" ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ] || ! catch2_v3; then
+    # shellcheck disable=SC1091
+    . /etc/os-release
+    catch2_target=()
+    if [ "${ID:-}" = debian ] && [ "${VERSION_CODENAME:-}" = bookworm ]; then
+      # Catch2 v3 is in bookworm-backports only.
+      if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        say "adding bookworm-backports (for Catch2 v3)"
+        echo "deb http://deb.debian.org/debian bookworm-backports main" |
+          $SUDO tee /etc/apt/sources.list.d/mkb-bookworm-backports.list >/dev/null
+      fi
+      catch2_target=(-t bookworm-backports)
+    fi
+    say "installing system packages: ${missing[*]} catch2"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${catch2_target[@]}" catch2 >/dev/null
+  fi
+  catch2_v3 || { echo "Catch2 v3 could not be installed" >&2; exit 1; }
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Python environment
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating $VENV"
+  python3 -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+stamp="$VENV/.mkb-deps-$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  say "installing Python packages into $VENV (torch is a large download the first time)"
+  "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
+  "$PY" -m pip install -q --disable-pip-version-check -c scripts/constraints.txt \
+    scikit-build-core pybind11 ninja
+  # Runtime and test dependencies of the package, without building it yet.
+  "$PY" - <<'PYEOF' > "$VENV/.mkb-requirements.txt"
+import tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+deps = list(project["dependencies"])
+for extra in ("analysis", "test"):
+    deps += project["optional-dependencies"][extra]
+print("\n".join(deps))
+PYEOF
+  "$PY" -m pip install -q --disable-pip-version-check -c scripts/constraints.txt -r "$VENV/.mkb-requirements.txt"
+  rm -f "$VENV"/.mkb-deps-*
+  touch "$stamp"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Build: the C++ core, its tests and the Python package (editable), in one CMake build.
+say "building (CMake build dir: $BUILD_DIR)"
+"$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e . \
+  -Cbuild-dir="$BUILD_DIR" -Ccmake.define.MKB_BUILD_TESTS=ON -Ccmake.build-type=RelWithDebInfo \
+  -Ceditable.rebuild=false
+say "ready: source $VENV/bin/activate, then try: mkb problems list"

@@ -1,0 +1,69 @@
+"""Every problem's reference on its small CPU workload: runs, matches its metadata, is
+deterministic for a seed and differs across seeds."""
+
+import pytest
+import torch
+
+import metakernelbench as mkb
+
+SUITE = mkb.load_suite()
+DTYPES = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2,
+    "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
+    "uint8": torch.uint8, "bool": torch.bool,
+}
+
+
+def _outputs(problem, out):
+    container = problem.message.output_container
+    if container == "single_tensor":
+        assert isinstance(out, torch.Tensor)
+        return [out]
+    assert isinstance(out, tuple if container == "tuple" else list)
+    return list(out)
+
+
+def _shape(spec, params):
+    return tuple(int(d) if d.lstrip("-").isdigit() else params[d] for d in spec.shape)
+
+
+def _fresh(inputs):
+    return [x.clone() for x in inputs]
+
+
+@pytest.mark.parametrize("problem", SUITE, ids=lambda p: f"{p.number:02d}")
+def test_reference_matches_metadata(problem):
+    params = problem.workload("small").params
+    inputs = problem.make_inputs("small", seed=1)
+    assert len(inputs) == len(problem.message.inputs)
+    for x, spec in zip(inputs, problem.message.inputs):
+        assert x.dtype == DTYPES[spec.dtype], spec.name
+        assert tuple(x.shape) == _shape(spec, params), spec.name
+    outs = _outputs(problem, problem.reference(*_fresh(inputs)))
+    assert len(outs) == len(problem.message.outputs)
+    for y, spec in zip(outs, problem.message.outputs):
+        assert type(y) is torch.Tensor
+        assert y.dtype == DTYPES[spec.dtype], spec.name
+        assert tuple(y.shape) == _shape(spec, params), spec.name
+        if y.is_floating_point():
+            assert torch.isfinite(y.float()).all(), spec.name
+
+
+@pytest.mark.parametrize("problem", SUITE, ids=lambda p: f"{p.number:02d}")
+def test_reference_is_deterministic_for_a_seed_and_varies_across_seeds(problem):
+    a = _outputs(problem, problem.reference(*problem.make_inputs("small", seed=7)))
+    b = _outputs(problem, problem.reference(*problem.make_inputs("small", seed=7)))
+    c = _outputs(problem, problem.reference(*problem.make_inputs("small", seed=8)))
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not all(torch.equal(x, z) for x, z in zip(a, c))
+
+
+@pytest.mark.parametrize("problem", SUITE, ids=lambda p: f"{p.number:02d}")
+def test_reference_leaves_inputs_untouched_unless_in_place(problem):
+    inputs = problem.make_inputs("small", seed=3)
+    before = _fresh(inputs)
+    problem.reference(*inputs)
+    for x, y, spec in zip(inputs, before, problem.message.inputs):
+        if not spec.in_place:
+            assert torch.equal(x, y), f"reference modified input {spec.name}"
