@@ -67,3 +67,32 @@ def test_reference_leaves_inputs_untouched_unless_in_place(problem):
     for x, y, spec in zip(inputs, before, problem.message.inputs):
         if not spec.in_place:
             assert torch.equal(x, y), f"reference modified input {spec.name}"
+
+
+def _upcast(inputs):
+    wide = (torch.float32, torch.float16, torch.bfloat16)
+    return [x.to(torch.float64) if x.dtype in wide else x.clone() for x in inputs]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", SUITE, ids=lambda p: f"{p.number:02d}")
+def test_full_workload_runs_on_the_gpu_within_its_memory_estimate(problem):
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    inputs = problem.make_inputs("full", device="cuda", seed=11)
+    expected = _outputs(problem, problem.reference(*_fresh(inputs)))
+    anchor = _outputs(problem, problem.reference(*_upcast(inputs)))
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    estimate = problem.workload("full").peak_memory_bytes
+    print(f"{problem.number:02d} peak {peak / 2**20:.1f} MiB, estimate {estimate / 2**20:.1f} MiB")
+    for e, a in zip(expected, anchor):
+        assert e.device.type == "cuda"
+        if e.is_floating_point():
+            assert torch.isfinite(e.float()).all()
+            assert a.dtype in (torch.float64, e.dtype)
+    assert peak <= 1.25 * estimate, f"peak {peak} B is over the estimate {estimate} B"
+    del inputs, expected, anchor
+    torch.cuda.empty_cache()

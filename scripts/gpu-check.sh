@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The GPU check: builds libmkb and the Python package on a GPU machine, runs every test with the
+# GPU-tagged ones enabled, then the GPU benchmarks, and prints a short table.
+#
+#   scripts/gpu-check.sh              build + tests (+ benchmarks when they exist)
+#   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
+#                                     GPU machine lacks into .gpu/debs (see docs/gpu-device.md)
+#
+# On a machine set up by scripts/setup.sh it uses .venv. On the lent H200 machine (no network,
+# its own python3 with torch) it unpacks .gpu/debs into a private prefix and builds against
+# that python3. Logs and JSON go to $OUT (the device tool's output folder) or build/gpu-check.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT_DIR=${OUT:-$ROOT/build/gpu-check}
+mkdir -p "$OUT_DIR"
+BUILD_DIR=build/gpu
+SYSROOT=/tmp/mkb-sysroot
+SITE=/tmp/mkb-site
+declare -a SUMMARY=()
+status=0
+
+note() { printf '\033[1m[gpu-check]\033[0m %s\n' "$*"; }
+row() { SUMMARY+=("$(printf '%-34s %s' "$1" "$2")"); }
+elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
+
+if [ "${1:-}" = "--prepare" ]; then
+  mkdir -p .gpu/debs
+  (cd .gpu/debs && apt-get download libabsl-dev libabsl20220623 libdlpack-dev libsqlite3-dev)
+  echo "prepared .gpu/debs; carry .gpu in the device call"
+  exit 0
+fi
+
+# --- environment ---------------------------------------------------------------------------
+note "environment"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader \
+  | tee "$OUT_DIR/gpu.txt" || { echo "no GPU visible"; exit 1; }
+if [ -x "$ROOT/.venv/bin/python" ]; then PY=$ROOT/.venv/bin/python; else PY=$(command -v python3); fi
+"$PY" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+
+# --- dependencies the lent machine lacks -----------------------------------------------------
+if [ ! -f /usr/include/absl/status/status.h ] && [ -d .gpu/debs ]; then
+  note "unpacking .gpu/debs into $SYSROOT"
+  rm -rf "$SYSROOT"
+  for deb in .gpu/debs/*.deb; do dpkg -x "$deb" "$SYSROOT"; done
+  export CMAKE_PREFIX_PATH="$SYSROOT/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export CPATH="$SYSROOT/usr/include${CPATH:+:$CPATH}"
+  export LIBRARY_PATH="$SYSROOT/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$SYSROOT/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # libsqlite3-dev's .so link points at the runtime library the machine already has.
+  ln -sf "$(ldconfig -p | awk '/libsqlite3.so.0 /{print $NF; exit}')" "$SYSROOT/usr/lib/x86_64-linux-gnu/libsqlite3.so"
+fi
+CUDA_LIB=$(dirname "$(find /usr/local/cuda/ -name 'libcupti.so' 2>/dev/null | head -1)" 2>/dev/null)
+[ -n "$CUDA_LIB" ] && export LD_LIBRARY_PATH="$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# --- build -----------------------------------------------------------------------------------
+note "building the package and the tests (MKB_WITH_CUDA=ON)"
+t0=$(date +%s)
+if "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$SITE" . \
+     -Cbuild-dir="$BUILD_DIR" -Ccmake.define.MKB_BUILD_TESTS=ON -Ccmake.define.MKB_WITH_CUDA=ON \
+     -Ccmake.build-type=RelWithDebInfo -Cbuild.verbose=false > "$OUT_DIR/build.log" 2>&1; then
+  row "build" "ok ($(elapsed "$t0"))"
+else
+  row "build" "FAILED (see build.log)"
+  tail -40 "$OUT_DIR/build.log"
+  printf '%s\n' "${SUMMARY[@]}"
+  exit 1
+fi
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="$SITE/bin:$PATH"
+
+# --- tests -----------------------------------------------------------------------------------
+note "C++ tests"
+t0=$(date +%s)
+if ctest --test-dir "$BUILD_DIR" --output-on-failure -j 8 > "$OUT_DIR/ctest.log" 2>&1; then
+  row "ctest" "$(grep -E 'tests passed' "$OUT_DIR/ctest.log" | tail -1) ($(elapsed "$t0"))"
+else
+  row "ctest" "FAILED: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log" | tail -1)"
+  grep -E 'Failed|\*\*\*' "$OUT_DIR/ctest.log" | head -20
+  status=1
+fi
+
+note "Python tests (GPU tests enabled)"
+t0=$(date +%s)
+if "$PY" -m pytest -q -ra -p no:cacheprovider tests/python > "$OUT_DIR/pytest.log" 2>&1; then
+  row "pytest" "$(tail -1 "$OUT_DIR/pytest.log") ($(elapsed "$t0"))"
+else
+  row "pytest" "FAILED: $(tail -1 "$OUT_DIR/pytest.log")"
+  grep -E '^(FAILED|ERROR)' "$OUT_DIR/pytest.log" | head -20
+  status=1
+fi
+gpu_tests=$(grep -cE 'gpu' "$OUT_DIR/pytest.log" || true)
+
+# --- benchmarks ------------------------------------------------------------------------------
+for bench in benchmarks/*/run.py; do
+  [ -f "$bench" ] || continue
+  name=$(basename "$(dirname "$bench")")
+  note "benchmark $name"
+  t0=$(date +%s)
+  if "$PY" "$bench" --out "$OUT_DIR/$name.json" > "$OUT_DIR/$name.log" 2>&1; then
+    row "bench $name" "ok ($(elapsed "$t0"))"
+  else
+    row "bench $name" "FAILED (see $name.log)"
+    tail -20 "$OUT_DIR/$name.log"
+    status=1
+  fi
+done
+
+echo
+echo "=== gpu-check summary ($(head -1 "$OUT_DIR/gpu.txt")) ==="
+printf '%s\n' "${SUMMARY[@]}"
+exit $status
