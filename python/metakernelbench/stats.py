@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _c = _core.stats
 
@@ -62,6 +64,18 @@ _INT_FIELDS = {"input_tokens", "cached_input_tokens", "output_tokens", "replicat
 _BOOL_FIELDS = {"resolved", "passed", "skipped"}
 
 
+def _pandas():
+    """pandas, imported on first use: `import metakernelbench` (and every CLI call) stays fast."""
+    import pandas
+
+    return pandas
+
+
+def _is_frame(value: Any) -> bool:
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas is imported
+    return pandas is not None and isinstance(value, pandas.DataFrame)
+
+
 # ------------------------------------------------------------------------------------------------
 # Input
 
@@ -70,16 +84,13 @@ def _native(value: Any) -> Any:
     """A numpy / pandas scalar as the Python scalar the C++ converter accepts; NA as None."""
     if value is None:
         return None
+    if type(value).__module__.startswith("pandas"):
+        return None  # pd.NA, pd.NaT: missing
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         try:
             value = value.item()
         except (ValueError, AttributeError):
             pass
-    try:
-        if pd.isna(value) and not isinstance(value, float):
-            return None  # pd.NA, NaT
-    except (TypeError, ValueError):
-        pass
     return value
 
 
@@ -155,7 +166,7 @@ def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def normalize_cells(cells: pd.DataFrame | Iterable[Mapping[str, Any] | _core.Message]) -> list[Any]:
     """The cells as the C++ core takes them: nested dicts (or CellReplicate messages)."""
-    if isinstance(cells, pd.DataFrame):
+    if _is_frame(cells):
         return cells_from_frame(cells)
     if isinstance(cells, (str, bytes, Mapping)):
         raise _core.InvalidArgumentError("cells: expected a DataFrame or a list of cell-replicate dicts")
@@ -246,7 +257,7 @@ class StatsReport:
     def _frame(self, key: str, type_name: str, rows: list[dict[str, Any]] | None = None) -> pd.DataFrame:
         rows = self._dict[key] if rows is None else rows
         columns = list(_flatten(_core.message(type_name).to_dict(), type_name).keys())
-        return pd.DataFrame([_flatten(r, type_name) for r in rows], columns=columns)
+        return _pandas().DataFrame([_flatten(r, type_name) for r in rows], columns=columns)
 
     @cached_property
     def aggregates(self) -> pd.DataFrame:
@@ -258,7 +269,7 @@ class StatsReport:
             out.update(zip(names, row["r_at"], strict=True))
             out["S"] = row["s"]
             rows.append(out)
-        return pd.DataFrame(rows, columns=["model", "split", "group", "arm", "n", *names, "S"])
+        return _pandas().DataFrame(rows, columns=["model", "split", "group", "arm", "n", *names, "S"])
 
     @cached_property
     def usage(self) -> pd.DataFrame:
@@ -280,7 +291,7 @@ class StatsReport:
             out = {"model": row["model"], "role": row["role"], "n": row["n"]}
             out.update(zip(names, row["counts"], strict=True))
             rows.append(out)
-        return pd.DataFrame(rows, columns=["model", "role", "n", *names])
+        return _pandas().DataFrame(rows, columns=["model", "role", "n", *names])
 
     @cached_property
     def lift(self) -> pd.DataFrame:
