@@ -7,6 +7,9 @@
 namespace mkb::python {
 
 void RegisterSuite(pybind11::module_& module);
+void RegisterJudge(pybind11::module_& module);
+void RegisterCuda(pybind11::module_& module);
+void RegisterStats(pybind11::module_& module);
 
 }  // namespace mkb::python
 

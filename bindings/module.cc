@@ -18,4 +18,9 @@ PYBIND11_MODULE(_core, module) {
   mkb::python::RegisterExceptions(module);
   mkb::python::RegisterMessages(module);
   mkb::python::RegisterSuite(module);
+  mkb::python::RegisterJudge(module);
+#ifdef MKB_HAVE_CUDA
+  mkb::python::RegisterCuda(module);
+#endif
+  mkb::python::RegisterStats(module);
 }

@@ -48,14 +48,15 @@ absl::Status CopyFromView(const MessageView& view, google::protobuf::Message* ou
 
 // Accepts a MessageView of the right type, a mapping, or None (an empty message), and
 // validates the result (libmkb/model/validation.h).
+// `validate` = false accepts messages the loader filled (a loaded Problem).
 template <typename T>
-absl::StatusOr<T> MessageFromPython(pybind11::handle value) {
+absl::StatusOr<T> MessageFromPython(pybind11::handle value, bool validate = true) {
   T out;
   if (value.is_none()) return out;
   absl::Status status = pybind11::isinstance<MessageView>(value)
                             ? CopyFromView(value.cast<const MessageView&>(), &out)
                             : FromPython(value, &out);
-  if (status.ok()) status = ValidateMessage(out);
+  if (status.ok() && validate) status = ValidateMessage(out);
   if (!status.ok()) return status;
   return out;
 }

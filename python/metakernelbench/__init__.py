@@ -9,6 +9,7 @@ Python face. Errors are metakernelbench.Error subclasses whose messages name the
 argument at fault.
 """
 
+from . import stats
 from ._core import (
     AlreadyExistsError,
     CancelledError,
@@ -31,6 +32,7 @@ from ._core import (
 )
 from ._core import __version__ as __version__
 from ._paths import default_suite_root
+from .judge import evaluate, report
 from .suite import Problem, Suite, load_suite
 
 __all__ = [
@@ -51,9 +53,12 @@ __all__ = [
     "default_budget",
     "default_suite_root",
     "default_toolchain",
+    "evaluate",
     "families",
     "load_suite",
     "message",
     "parse_message",
+    "report",
     "standard_arms",
+    "stats",
 ]

@@ -30,10 +30,11 @@ def _options(
 
 
 def _register() -> None:
-    from . import demo, problems, version
+    from . import demo, eval, problems, version
 
     app.add_typer(problems.app, name="problems")
     app.command("version")(version.version)
+    app.command("eval")(eval.eval_kernel)
     app.command("demo")(demo.demo)
 
 
@@ -43,7 +44,9 @@ _register()
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mkb` script. metakernelbench errors print as one line, exit 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode, click returns a command's typer.Exit code instead of raising.
+        code = app(args=argv, standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except Error as error:
         _state.console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
         return 2
@@ -61,7 +64,6 @@ def main(argv: list[str] | None = None) -> int:
             error.show()
             return error.exit_code
         raise
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,429 @@
+// The judge's C++ parts as used by the Python judge host and worker
+// (python/metakernelbench/judge/): sandbox, supervisor, channel, shared segments, comparisons,
+// static audit, verdict assembly and the report.
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "absl/strings/str_cat.h"
+#include "bindings/bindings.h"
+#include "bindings/dlpack_capsule.h"
+#include "bindings/proto_convert.h"
+#include "bindings/status.h"
+#include "libmkb/judge/channel.h"
+#include "libmkb/judge/compare.h"
+#include "libmkb/judge/judge.h"
+#include "libmkb/judge/report.h"
+#include "libmkb/judge/sandbox.h"
+#include "libmkb/judge/seeds.h"
+#include "libmkb/judge/shared_segment.h"
+#include "libmkb/judge/static_audit.h"
+#include "libmkb/judge/structure.h"
+#include "libmkb/judge/process_supervisor.h"
+#include "libmkb/judge/timing_summary.h"
+#include "libmkb/judge/verdict_builder.h"
+#include "libmkb/model/names.h"
+
+namespace mkb::python {
+namespace {
+
+namespace py = pybind11;
+
+template <typename Enum>
+Enum EnumFromName(const google::protobuf::EnumDescriptor* type, const std::string& name, const char* what) {
+  const auto* value = FindEnumValue(type, name);
+  if (value == nullptr) {
+    ThrowIfError(absl::InvalidArgumentError(
+        absl::StrCat(what, ": '", name, "' is not one of ", EnumShortNames(type))));
+  }
+  return static_cast<Enum>(value->number());
+}
+
+v1::JudgePhase Phase(const std::string& name) {
+  return EnumFromName<v1::JudgePhase>(v1::JudgePhase_descriptor(), name, "phase");
+}
+
+// A tensor leaf of a draw, as the host passes it: (path, out, out_dtype, expected, expected_dtype,
+// anchor or None, anchor_dtype, exact).
+struct Leaf {
+  std::string path;
+  py::object out;
+  std::string out_dtype;
+  py::object expected;
+  std::string expected_dtype;
+  py::object anchor;
+  std::string anchor_dtype;
+  bool exact;
+};
+
+TensorRef Ref(py::handle capsule, const std::string& dtype, const std::string& what) {
+  return ValueOrThrow(TensorRefFromCapsule(capsule, dtype, what));
+}
+
+TensorComparison Compare(const Leaf& leaf, const AnchorTolerance& tolerance, TensorRef* out_ref) {
+  *out_ref = Ref(leaf.out, leaf.out_dtype, leaf.path);
+  const TensorRef expected = Ref(leaf.expected, leaf.expected_dtype, leaf.path + " (expected)");
+  absl::StatusOr<TensorComparison> result;
+  if (leaf.exact || leaf.anchor.is_none()) {
+    py::gil_scoped_release release;
+    result = CompareExact(*out_ref, expected);
+  } else {
+    const TensorRef anchor = Ref(leaf.anchor, leaf.anchor_dtype, leaf.path + " (anchor)");
+    py::gil_scoped_release release;
+    result = CompareToAnchor(*out_ref, expected, anchor, tolerance);
+  }
+  return ValueOrThrow(std::move(result));
+}
+
+}  // namespace
+
+void RegisterJudge(py::module_& m) {
+  // --- isolation ---------------------------------------------------------------------------
+  m.def(
+      "enter_sandbox",
+      [](std::vector<int> keep_fds, int64_t address_space_bytes, int64_t cpu_seconds, int64_t max_processes,
+         bool isolate_network, bool drop_privileges) {
+        SandboxOptions options;
+        options.keep_fds = std::move(keep_fds);
+        options.address_space_bytes = address_space_bytes;
+        options.cpu_seconds = cpu_seconds;
+        options.max_processes = max_processes;
+        options.isolate_network = isolate_network;
+        options.drop_privileges = drop_privileges;
+        const SandboxReport report = ValueOrThrow(EnterSandbox(options));
+        py::dict out;
+        out["own_process_group"] = report.own_process_group;
+        out["network_isolated"] = report.network_isolated;
+        out["privileges_dropped"] = report.privileges_dropped;
+        out["no_new_privileges"] = report.no_new_privileges;
+        out["dies_with_host"] = report.dies_with_host;
+        out["notes"] = report.notes;
+        return out;
+      },
+      py::arg("keep_fds"), py::arg("address_space_bytes") = 0, py::arg("cpu_seconds") = 0,
+      py::arg("max_processes") = 0, py::arg("isolate_network") = true, py::arg("drop_privileges") = false,
+      "Worker side, first thing after fork: own session, limits, closed descriptors, network namespace.");
+  m.def("protect_host", [] { ThrowIfError(ProtectHost()); },
+        "Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).");
+
+  py::class_<ProcessSupervisor>(m, "ProcessSupervisor", "Watches a forked worker: output tails, memory, kill, exit.")
+      .def(py::init([](int pid, int stdout_fd, int stderr_fd, int64_t memory_limit_bytes, int tail_bytes) {
+             SupervisorOptions options;
+             options.memory_limit_bytes = memory_limit_bytes;
+             options.tail_bytes = static_cast<size_t>(tail_bytes);
+             return std::make_unique<ProcessSupervisor>(pid, stdout_fd, stderr_fd, options);
+           }),
+           py::arg("pid"), py::arg("stdout_fd"), py::arg("stderr_fd"), py::arg("memory_limit_bytes") = 0,
+           py::arg("tail_bytes") = 8192)
+      .def_property_readonly("pid", &ProcessSupervisor::pid)
+      .def("alive", &ProcessSupervisor::alive)
+      .def("kill", &ProcessSupervisor::Kill, py::arg("timed_out") = false)
+      .def_property_readonly("peak_rss_bytes", &ProcessSupervisor::peak_rss_bytes)
+      .def("snapshot", [](ProcessSupervisor& s) { return ViewOf(s.Snapshot()); })
+      .def(
+          "finish",
+          [](ProcessSupervisor& s, double timeout_s) {
+            v1::ProcessOutcome outcome;
+            {
+              py::gil_scoped_release release;
+              outcome = s.Finish(absl::Seconds(timeout_s));
+            }
+            return ViewOf(outcome);
+          },
+          py::arg("timeout_s") = 5.0, "Waits for the worker to exit (killing it after timeout_s); blocks.");
+
+  py::class_<Channel>(m, "Channel", "One end of the host/worker message channel (SOCK_SEQPACKET).")
+      .def(py::init<int>(), py::arg("fd"))
+      .def_static("pair",
+                  [] {
+                    auto pair = ValueOrThrow(Channel::CreatePair());
+                    return std::make_pair(std::move(pair.first), std::move(pair.second));
+                  })
+      .def("fileno", &Channel::fd)
+      .def("detach", &Channel::Release)
+      .def(
+          "send",
+          [](Channel& c, py::bytes data, std::vector<int> fds) {
+            std::string bytes = data;
+            py::gil_scoped_release release;
+            ThrowIfError(c.Send(bytes, fds));
+          },
+          py::arg("data"), py::arg("fds") = std::vector<int>{})
+      .def(
+          "receive",
+          [](Channel& c, double timeout_s) {
+            absl::StatusOr<ChannelMessage> message;
+            {
+              py::gil_scoped_release release;
+              message = c.Receive(absl::Now() + absl::Seconds(timeout_s));
+            }
+            ChannelMessage value = ValueOrThrow(std::move(message));
+            return py::make_tuple(py::bytes(value.bytes), value.fds);
+          },
+          py::arg("timeout_s"),
+          "Blocks up to timeout_s; raises DeadlineExceededError, or UnavailableError when the peer is gone.");
+
+  py::class_<SharedSegment, std::shared_ptr<SharedSegment>>(m, "SharedSegment",
+                                                             "Shared memory (memfd) for CPU tensors.")
+      .def_static("create",
+                  [](int64_t bytes) {
+                    return std::make_shared<SharedSegment>(ValueOrThrow(SharedSegment::Create(static_cast<size_t>(bytes))));
+                  },
+                  py::arg("bytes"))
+      .def_static("map",
+                  [](int fd, bool writable) {
+                    return std::make_shared<SharedSegment>(ValueOrThrow(SharedSegment::Map(fd, writable)));
+                  },
+                  py::arg("fd"), py::arg("writable"), "Maps a received segment, taking ownership of fd.")
+      .def_property_readonly("fd", &SharedSegment::fd)
+      .def_property_readonly("size", &SharedSegment::size)
+      .def(
+          "capsule",
+          [](std::shared_ptr<SharedSegment> segment) {
+            SharedSegment* raw = segment.get();
+            auto keep = std::make_shared<std::shared_ptr<SharedSegment>>(std::move(segment));
+            return ByteCapsule(raw->data(), static_cast<int64_t>(raw->size()), DLDevice{kDLCPU, 0},
+                               [keep]() mutable { keep->reset(); });
+          },
+          "A DLPack capsule of the whole segment as uint8[size] (torch.from_dlpack it).");
+  m.def("align_tensor_offset", &AlignTensorOffset);
+
+  // --- checks ------------------------------------------------------------------------------
+  m.def("draw_seeds", [](int count) { return ValueOrThrow(DrawSeeds(count)); }, py::arg("count"),
+        "count secret 63-bit seeds from the OS entropy source.");
+  m.def(
+      "static_audit",
+      [](const std::string& source, const std::string& dsl, bool require_dsl, py::object policy,
+         const std::string& filename) {
+        StaticAuditOptions options;
+        options.dsl = dsl.empty() ? v1::DSL_UNSPECIFIED : ValueOrThrow(ParseDsl(dsl));
+        options.require_dsl = require_dsl;
+        options.filename = filename;
+        std::vector<v1::AuditFinding> findings = StaticAudit(source, options);
+        ApplyAuditPolicy(ValueOrThrow(MessageFromPython<v1::AuditPolicy>(policy)), &findings);
+        py::list out;
+        for (v1::AuditFinding& f : findings) out.append(ViewOf(std::move(f)));
+        return out;
+      },
+      py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true, py::arg("policy") = py::none(),
+      py::arg("filename") = "kernel.py", "The static audit of a kernel source: a list of AuditFinding.");
+  m.def("static_audit_codes", &StaticAuditCodes);
+  m.def("audit_module", [](const std::string& module) { return AuditModule(module); }, py::arg("module"),
+        "(finding code, reason) when importing module is forbidden, else None.");
+
+  m.def(
+      "compare_structure",
+      [](py::object expected, py::object actual) -> py::object {
+        const auto e = ValueOrThrow(MessageFromPython<v1::ValueNode>(expected));
+        const auto a = ValueOrThrow(MessageFromPython<v1::ValueNode>(actual));
+        std::optional<v1::Mismatch> mismatch = CompareStructure(e, a);
+        if (!mismatch.has_value()) return py::none();
+        return py::cast(ViewOf(*mismatch));
+      },
+      py::arg("expected"), py::arg("actual"), "The first structural difference (a Mismatch) or None.");
+  m.def(
+      "same_contents",
+      [](py::object a, const std::string& a_dtype, py::object b, const std::string& b_dtype) {
+        const TensorRef ra = Ref(a, a_dtype, "a");
+        const TensorRef rb = Ref(b, b_dtype, "b");
+        absl::StatusOr<bool> same;
+        {
+          py::gil_scoped_release release;
+          same = SameContents(ra, rb);
+        }
+        return ValueOrThrow(std::move(same));
+      },
+      py::arg("a"), py::arg("a_dtype"), py::arg("b"), py::arg("b_dtype"), "Bitwise equality of two capsules' tensors.");
+  m.def(
+      "compare_tensor",
+      [](py::object out, const std::string& out_dtype, py::object expected, const std::string& expected_dtype,
+         py::object anchor, const std::string& anchor_dtype, bool exact, double allowance_factor, double eps_scale) {
+        Leaf leaf{"out", out, out_dtype, expected, expected_dtype, anchor, anchor_dtype, exact};
+        AnchorTolerance tolerance;
+        if (allowance_factor > 0) tolerance.allowance_factor = allowance_factor;
+        if (eps_scale > 0) tolerance.eps_scale = eps_scale;
+        TensorRef out_ref;
+        const TensorComparison c = Compare(leaf, tolerance, &out_ref);
+        py::dict d;
+        d["passed"] = c.passed;
+        d["exact"] = c.exact;
+        d["numel"] = c.numel;
+        d["max_error"] = c.max_error;
+        d["reference_error"] = c.reference_error;
+        d["max_abs_anchor"] = c.max_abs_anchor;
+        d["allowance"] = c.allowance;
+        d["count_over"] = c.count_over;
+        d["nan_count"] = c.nan_count;
+        d["worst_index"] = out_ref.Unravel(std::max<int64_t>(c.worst_index, 0));
+        d["worst_value"] = c.worst_value;
+        d["worst_anchor"] = c.worst_anchor;
+        d["factor_over"] = c.allowance > 0 ? c.max_error / c.allowance : (c.passed ? 0.0 : INFINITY);
+        return d;
+      },
+      py::arg("out"), py::arg("out_dtype"), py::arg("expected"), py::arg("expected_dtype"), py::arg("anchor"),
+      py::arg("anchor_dtype"), py::arg("exact") = false, py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
+      "The correctness rule on one tensor (capsules), as a dict.");
+
+  // --- the verdict -------------------------------------------------------------------------
+  py::class_<VerdictBuilder>(m, "VerdictBuilder", "Assembles a Verdict and decides its status (C++).")
+      .def(py::init([](py::object problem, const std::string& dsl, const std::string& workload, py::object config) {
+             const auto p = ValueOrThrow(MessageFromPython<v1::Problem>(problem, /*validate=*/false));
+             const auto c = ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config));
+             return std::make_unique<VerdictBuilder>(p, ValueOrThrow(ParseDsl(dsl)), workload, c);
+           }),
+           py::arg("problem"), py::arg("dsl"), py::arg("workload"), py::arg("config") = py::none())
+      .def(
+          "check_submission", [](VerdictBuilder& b, const std::string& source) { return b.CheckSubmission(source); },
+          py::arg("source"))
+      .def(
+          "set_unparseable",
+          [](VerdictBuilder& b, int line, const std::string& message) { b.SetUnparseable(line, message); },
+          py::arg("line"), py::arg("message"))
+      .def(
+          "add_findings",
+          [](VerdictBuilder& b, py::list findings) {
+            std::vector<v1::AuditFinding> out;
+            for (py::handle f : findings) out.push_back(ValueOrThrow(MessageFromPython<v1::AuditFinding>(f)));
+            b.AddFindings(out);
+          },
+          py::arg("findings"))
+      .def("has_violation", &VerdictBuilder::HasViolation)
+      .def("can_continue", &VerdictBuilder::CanContinue)
+      .def("all_draws_correct", &VerdictBuilder::AllDrawsCorrect)
+      .def(
+          "set_environment",
+          [](VerdictBuilder& b, py::object env) { b.SetEnvironment(ValueOrThrow(MessageFromPython<v1::Environment>(env))); },
+          py::arg("environment"))
+      .def(
+          "set_phase_times",
+          [](VerdictBuilder& b, py::object times) {
+            *b.mutable_phase_times() = ValueOrThrow(MessageFromPython<v1::PhaseTimes>(times));
+          },
+          py::arg("times"))
+      .def(
+          "set_import",
+          [](VerdictBuilder& b, bool ok, const std::string& type, const std::string& error) {
+            b.SetImport(ok, type, error);
+          },
+          py::arg("ok"), py::arg("error_type") = "", py::arg("error") = "")
+      .def("set_kernel_names", &VerdictBuilder::SetKernelNames, py::arg("names"))
+      .def(
+          "record_mismatch",
+          [](VerdictBuilder& b, const std::string& phase, int index, py::object mismatch, double seconds) {
+            v1::Mismatch m = ValueOrThrow(MessageFromPython<v1::Mismatch>(mismatch));
+            m.set_phase(Phase(phase));
+            m.set_draw_index(index);
+            v1::DrawCheck draw;
+            draw.set_phase(Phase(phase));
+            draw.set_index(index);
+            draw.set_passed(false);
+            draw.set_solve_seconds(seconds);
+            b.RecordDraw(draw, m);
+          },
+          py::arg("phase"), py::arg("index"), py::arg("mismatch"), py::arg("seconds") = 0.0,
+          "A draw that failed before any tensor comparison (structure, modified inputs, races).")
+      .def(
+          "judge_tensors",
+          [](VerdictBuilder& b, const std::string& phase, int index, py::list leaves, bool inputs_unmodified,
+             double seconds, double allowance_factor, double eps_scale) {
+            v1::DrawCheck draw;
+            draw.set_phase(Phase(phase));
+            draw.set_index(index);
+            draw.set_inputs_unmodified(inputs_unmodified);
+            draw.set_solve_seconds(seconds);
+            AnchorTolerance tolerance;
+            if (allowance_factor > 0) tolerance.allowance_factor = allowance_factor;
+            if (eps_scale > 0) tolerance.eps_scale = eps_scale;
+            std::optional<v1::Mismatch> first;
+            bool passed = true;
+            for (py::handle item : leaves) {
+              py::tuple t = py::reinterpret_borrow<py::tuple>(item);
+              Leaf leaf{t[0].cast<std::string>(), t[1], t[2].cast<std::string>(), t[3], t[4].cast<std::string>(),
+                        py::reinterpret_borrow<py::object>(t[5]), t[6].cast<std::string>(), t[7].cast<bool>()};
+              TensorRef out_ref;
+              const TensorComparison c = Compare(leaf, tolerance, &out_ref);
+              *draw.add_tensors() = TensorCheckOf(leaf.path, c);
+              if (!c.passed) {
+                passed = false;
+                if (!first.has_value()) first = MismatchOf(draw.phase(), index, leaf.path, out_ref, c);
+              }
+            }
+            draw.set_passed(passed);
+            b.RecordDraw(draw, first);
+            return passed;
+          },
+          py::arg("phase"), py::arg("index"), py::arg("leaves"), py::arg("inputs_unmodified") = true,
+          py::arg("seconds") = 0.0, py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
+          "Compares each leaf (path, out, out_dtype, expected, expected_dtype, anchor|None, anchor_dtype, exact)\n"
+          "with the correctness rule and records the draw. Returns whether it passed.")
+      .def(
+          "record_call_error",
+          [](VerdictBuilder& b, const std::string& phase, int index, const std::string& type, const std::string& error) {
+            b.RecordCallError(Phase(phase), index, type, error);
+          },
+          py::arg("phase"), py::arg("index"), py::arg("error_type"), py::arg("error"))
+      .def(
+          "record_worker_lost",
+          [](VerdictBuilder& b, const std::string& phase, int index, const std::string& what) {
+            b.RecordWorkerLost(Phase(phase), index, what);
+          },
+          py::arg("phase"), py::arg("index"), py::arg("what"))
+      .def("set_parity_timing", &VerdictBuilder::SetParityTiming, py::arg("kernel_ms"), py::arg("eager_ms"),
+           py::arg("method"))
+      .def(
+          "set_process_outcome",
+          [](VerdictBuilder& b, py::object outcome) {
+            b.SetProcessOutcome(ValueOrThrow(MessageFromPython<v1::ProcessOutcome>(outcome)));
+          },
+          py::arg("outcome"))
+      .def("finish", [](VerdictBuilder& b) { return ViewOf(b.Finish()); });
+
+  py::class_<Judge>(m, "Judge", "Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).")
+      .def(py::init([](const std::string& python, std::vector<std::string> environment) {
+             JudgeOptions options;
+             options.python = python;
+             options.environment = std::move(environment);
+             return std::make_unique<Judge>(options);
+           }),
+           py::arg("python"), py::arg("environment") = std::vector<std::string>{})
+      .def(
+          "evaluate",
+          [](const Judge& judge, py::object request) {
+            const auto r = ValueOrThrow(MessageFromPython<v1::EvaluationRequest>(request));
+            absl::StatusOr<v1::Verdict> verdict;
+            {
+              py::gil_scoped_release release;
+              verdict = judge.Evaluate(r);
+            }
+            return ViewOf(ValueOrThrow(std::move(verdict)));
+          },
+          py::arg("request"),
+          "Runs one evaluation (an EvaluationRequest message or dict) and returns its Verdict. Blocks for the\n"
+          "whole evaluation (the GIL is released).");
+
+  m.def(
+      "render_report",
+      [](py::object verdict, bool show_environment) {
+        ReportOptions options;
+        options.show_environment = show_environment;
+        return RenderReport(ValueOrThrow(MessageFromPython<v1::Verdict>(verdict)), options);
+      },
+      py::arg("verdict"), py::arg("show_environment") = true, "The agent-facing report of a Verdict.");
+  m.def(
+      "judge_config",
+      [](py::object config) { return ViewOf(WithDefaults(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)))); },
+      py::arg("config") = py::none(), "A JudgeConfig with the specification's defaults filled in.");
+  m.def(
+      "summarize_samples",
+      [](std::vector<double> samples_ms, const std::string& method) {
+        return ViewOf(SummarizeSamples(samples_ms, method));
+      },
+      py::arg("samples_ms"), py::arg("method") = "");
+}
+
+}  // namespace mkb::python

@@ -1,0 +1,55 @@
+// The message channel between the judge host and its worker: a SOCK_SEQPACKET socket pair.
+// Each message is one datagram of serialized protobuf, optionally carrying file descriptors
+// (shared segments). Reads take a deadline, so that a hung worker cannot hang the judge.
+#ifndef LIBMKB_JUDGE_CHANNEL_H_
+#define LIBMKB_JUDGE_CHANNEL_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace mkb {
+
+// Messages are at most this large; a larger one is an error, not a truncation.
+inline constexpr size_t kMaxChannelMessageBytes = 4 << 20;
+inline constexpr int kMaxChannelFds = 16;
+
+struct ChannelMessage {
+  std::string bytes;
+  std::vector<int> fds;  // owned by the receiver, who must close them
+};
+
+// One end of a channel. Move-only; closes its socket on destruction.
+class Channel {
+ public:
+  // Two connected ends.
+  static absl::StatusOr<std::pair<Channel, Channel>> CreatePair();
+  // Adopts a connected socket (e.g. inherited by a forked worker).
+  explicit Channel(int fd) : fd_(fd) {}
+
+  Channel(Channel&& other) noexcept;
+  Channel& operator=(Channel&& other) noexcept;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel();
+
+  // Sends one message with descriptors (which stay owned by the caller).
+  absl::Status Send(const std::string& bytes, const std::vector<int>& fds = {});
+  // Receives one message. DeadlineExceededError when none arrives before `deadline`;
+  // UnavailableError when the other end has closed.
+  absl::StatusOr<ChannelMessage> Receive(absl::Time deadline);
+
+  int fd() const { return fd_; }
+  // Gives up ownership of the socket.
+  int Release();
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace mkb
+
+#endif  // LIBMKB_JUDGE_CHANNEL_H_

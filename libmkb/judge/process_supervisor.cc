@@ -1,0 +1,158 @@
+#include "libmkb/judge/process_supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace mkb {
+
+void TailBuffer::Append(const char* data, size_t size) {
+  buffer_.append(data, size);
+  if (buffer_.size() > capacity_) {
+    const size_t cut = buffer_.size() - capacity_;
+    buffer_.erase(0, cut);
+    dropped_ += cut;
+  }
+}
+
+std::string TailBuffer::Contents() const {
+  if (dropped_ == 0) return buffer_;
+  return absl::StrCat("[... ", dropped_, " bytes cut ...]\n", buffer_);
+}
+
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream statm(absl::StrCat("/proc/", pid, "/statm"));
+  int64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+ProcessSupervisor::ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd, const SupervisorOptions& options)
+    : pid_(pid),
+      options_(options),
+      stdout_fd_(stdout_fd),
+      stderr_fd_(stderr_fd),
+      stdout_tail_(options.tail_bytes),
+      stderr_tail_(options.tail_bytes) {
+  for (int fd : {stdout_fd_, stderr_fd_}) {
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  watcher_ = std::thread([this] { Watch(); });
+}
+
+ProcessSupervisor::~ProcessSupervisor() {
+  if (alive()) Kill(false);
+  Finish(absl::Seconds(5));
+}
+
+bool ProcessSupervisor::alive() { return !ReapIfExited(false); }
+
+void ProcessSupervisor::Kill(bool timed_out) {
+  if (timed_out) timed_out_ = true;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+}
+
+bool ProcessSupervisor::ReapIfExited(bool block) {
+  absl::MutexLock lock(&mutex_);
+  if (reaped_) return true;
+  int status = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &status, block ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_) {
+    reaped_ = true;
+    wait_status_ = status;
+    return true;
+  }
+  if (r < 0 && errno == ECHILD) {  // reaped elsewhere
+    reaped_ = true;
+    return true;
+  }
+  return false;
+}
+
+void ProcessSupervisor::Watch() {
+  char buffer[4096];
+  int rounds_after_stop = 0;
+  while (true) {
+    struct pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(options_.poll_interval)));
+    bool open_pipes = false;
+    for (int i = 0; i < 2; ++i) {
+      int& fd = i == 0 ? stdout_fd_ : stderr_fd_;
+      if (fd < 0) continue;
+      open_pipes = true;
+      if (ready <= 0 || fds[i].revents == 0) continue;
+      while (true) {
+        const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+        if (n > 0) {
+          absl::MutexLock lock(&mutex_);
+          (i == 0 ? stdout_tail_ : stderr_tail_).Append(buffer, static_cast<size_t>(n));
+          continue;
+        }
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          ::close(fd);
+          fd = -1;
+        }
+        break;
+      }
+    }
+    const int64_t rss = ResidentBytes(pid_);
+    if (rss > peak_rss_bytes_.load()) peak_rss_bytes_ = rss;
+    if (options_.memory_limit_bytes > 0 && rss > options_.memory_limit_bytes && !out_of_memory_) {
+      out_of_memory_ = true;
+      Kill(false);
+    }
+    // After Finish: drain what is buffered, but never wait on a pipe that a straggler holds open.
+    if (stop_ && (!open_pipes || ready <= 0 || ++rounds_after_stop > 20)) break;
+  }
+}
+
+v1::ProcessOutcome ProcessSupervisor::Snapshot() {
+  v1::ProcessOutcome outcome;
+  absl::MutexLock lock(&mutex_);
+  outcome.set_stdout_tail(stdout_tail_.Contents());
+  outcome.set_stderr_tail(stderr_tail_.Contents());
+  outcome.set_timed_out(timed_out_);
+  outcome.set_out_of_memory(out_of_memory_);
+  outcome.set_peak_rss_bytes(static_cast<double>(peak_rss_bytes_.load()));
+  if (reaped_) {
+    if (WIFEXITED(wait_status_)) outcome.set_exit_code(WEXITSTATUS(wait_status_));
+    if (WIFSIGNALED(wait_status_)) {
+      outcome.set_signal(WTERMSIG(wait_status_));
+      const char* name = ::sigabbrev_np(WTERMSIG(wait_status_));
+      outcome.set_signal_name(name != nullptr ? absl::StrCat("SIG", name) : absl::StrCat("signal ", WTERMSIG(wait_status_)));
+    }
+  }
+  return outcome;
+}
+
+v1::ProcessOutcome ProcessSupervisor::Finish(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!ReapIfExited(false) && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  if (!ReapIfExited(false)) {
+    Kill(false);
+    ReapIfExited(true);
+  }
+  // Stragglers of the group (children the kernel left behind) die with it.
+  ::kill(-pid_, SIGKILL);
+  stop_ = true;
+  if (watcher_.joinable()) watcher_.join();
+  for (int fd : {stdout_fd_, stderr_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+  stdout_fd_ = stderr_fd_ = -1;
+  return Snapshot();
+}
+
+}  // namespace mkb

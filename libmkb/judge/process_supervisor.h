@@ -1,0 +1,86 @@
+// Watch over a child process (the judge host, or the worker that runs a kernel): keeps the
+// tails of its stdout and stderr, enforces its memory limit, kills its whole process group on
+// demand, and reports how it ended.
+#ifndef LIBMKB_JUDGE_PROCESS_SUPERVISOR_H_
+#define LIBMKB_JUDGE_PROCESS_SUPERVISOR_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "mkb/v1/verdict.pb.h"
+
+namespace mkb {
+
+// Keeps the last `capacity` bytes written to it.
+class TailBuffer {
+ public:
+  explicit TailBuffer(size_t capacity) : capacity_(capacity) {}
+  void Append(const char* data, size_t size);
+  // The tail, prefixed with "[... N bytes cut ...]" when bytes were dropped.
+  std::string Contents() const;
+
+ private:
+  size_t capacity_;
+  std::string buffer_;
+  uint64_t dropped_ = 0;
+};
+
+struct SupervisorOptions {
+  int64_t memory_limit_bytes = 0;   // resident memory of the worker; 0 = unlimited
+  size_t tail_bytes = 8192;
+  absl::Duration poll_interval = absl::Milliseconds(50);
+};
+
+// Watches `pid` (a child of this process and the leader of its own process group). Takes
+// ownership of the read ends of the child's stdout / stderr pipes. Not movable: its thread
+// points into it.
+class ProcessSupervisor {
+ public:
+  ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd, const SupervisorOptions& options);
+  ProcessSupervisor(const ProcessSupervisor&) = delete;
+  ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
+  ~ProcessSupervisor();  // kills the group if it still runs, and reaps it
+
+  pid_t pid() const { return pid_; }
+  bool alive();
+  // SIGKILL to the worker's process group. `timed_out` marks the outcome as a timeout.
+  void Kill(bool timed_out);
+  // Waits up to `timeout` for the worker to exit (killing it after that), reaps it, and
+  // returns the outcome with the output tails.
+  v1::ProcessOutcome Finish(absl::Duration timeout);
+  // The outcome so far (tails; exit details once it has exited).
+  v1::ProcessOutcome Snapshot();
+  int64_t peak_rss_bytes() const { return peak_rss_bytes_.load(); }
+
+ private:
+  void Watch();
+  bool ReapIfExited(bool block);
+
+  const pid_t pid_;
+  const SupervisorOptions options_;
+  int stdout_fd_;
+  int stderr_fd_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> timed_out_{false};
+  std::atomic<bool> out_of_memory_{false};
+  std::atomic<int64_t> peak_rss_bytes_{0};
+  absl::Mutex mutex_;
+  TailBuffer stdout_tail_ ABSL_GUARDED_BY(mutex_);
+  TailBuffer stderr_tail_ ABSL_GUARDED_BY(mutex_);
+  bool reaped_ ABSL_GUARDED_BY(mutex_) = false;
+  int wait_status_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::thread watcher_;
+};
+
+// Resident set size of a process in bytes (0 when it is gone).
+int64_t ResidentBytes(pid_t pid);
+
+}  // namespace mkb
+
+#endif  // LIBMKB_JUDGE_PROCESS_SUPERVISOR_H_

@@ -1,0 +1,47 @@
+// Shared memory for CPU tensors crossing between the judge host and its worker: an anonymous
+// memfd mapped MAP_SHARED, passed to the other process as a file descriptor.
+#ifndef LIBMKB_JUDGE_SHARED_SEGMENT_H_
+#define LIBMKB_JUDGE_SHARED_SEGMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+
+namespace mkb {
+
+// Owns a mapping and its file descriptor. Move-only: the mapping is unmapped and the descriptor
+// closed on destruction.
+class SharedSegment {
+ public:
+  // A new zero-filled segment of `bytes` (at least 1 page).
+  static absl::StatusOr<SharedSegment> Create(size_t bytes);
+  // Maps a segment received from the other process; takes ownership of `fd`. The size is the
+  // file's size; `writable` maps it read-write, else read-only.
+  static absl::StatusOr<SharedSegment> Map(int fd, bool writable);
+
+  SharedSegment(SharedSegment&& other) noexcept;
+  SharedSegment& operator=(SharedSegment&& other) noexcept;
+  SharedSegment(const SharedSegment&) = delete;
+  SharedSegment& operator=(const SharedSegment&) = delete;
+  ~SharedSegment();
+
+  char* data() const { return static_cast<char*>(address_); }
+  size_t size() const { return size_; }
+  int fd() const { return fd_; }
+
+ private:
+  SharedSegment(void* address, size_t size, int fd) : address_(address), size_(size), fd_(fd) {}
+  void Reset();
+
+  void* address_ = nullptr;
+  size_t size_ = 0;
+  int fd_ = -1;
+};
+
+// Bytes at which the next tensor is placed: `offset` rounded up to 64.
+inline int64_t AlignTensorOffset(int64_t offset) { return (offset + 63) / 64 * 64; }
+
+}  // namespace mkb
+
+#endif  // LIBMKB_JUDGE_SHARED_SEGMENT_H_

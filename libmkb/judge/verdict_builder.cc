@@ -1,0 +1,342 @@
+#include "libmkb/judge/verdict_builder.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
+#include "libmkb/core/sha256.h"
+#include "libmkb/core/version.h"
+#include "libmkb/judge/timing_summary.h"
+#include "libmkb/model/defaults.h"
+#include "libmkb/model/names.h"
+
+namespace mkb {
+namespace {
+
+bool IsUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = text[i];
+    int extra;
+    if (c < 0x80) {
+      extra = 0;
+    } else if ((c >> 5) == 0x6) {
+      extra = 1;
+    } else if ((c >> 4) == 0xe) {
+      extra = 2;
+    } else if ((c >> 3) == 0x1e) {
+      extra = 3;
+    } else {
+      return false;
+    }
+    if (i + extra >= text.size() + (extra == 0 ? 1 : 0) && extra > 0) return false;
+    for (int k = 1; k <= extra; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+    }
+    i += 1 + extra;
+  }
+  return true;
+}
+
+// The last non-empty line of a traceback: the exception and its message.
+std::string LastLine(absl::string_view text) {
+  absl::string_view stripped = absl::StripTrailingAsciiWhitespace(text);
+  const size_t newline = stripped.rfind('\n');
+  return std::string(absl::StripAsciiWhitespace(newline == absl::string_view::npos ? stripped
+                                                                                    : stripped.substr(newline + 1)));
+}
+
+std::string Milliseconds(double ms) {
+  if (ms >= 100) return absl::StrFormat("%.1f ms", ms);
+  if (ms >= 1) return absl::StrFormat("%.3f ms", ms);
+  return absl::StrFormat("%.1f us", ms * 1e3);
+}
+
+}  // namespace
+
+v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
+  v1::JudgeConfig out = config;
+  if (out.correctness_draws() <= 0) out.set_correctness_draws(5);
+  if (out.warmup_calls() <= 0) out.set_warmup_calls(10);
+  if (out.timing_draws() <= 0) out.set_timing_draws(50);
+  if (out.recheck_draws() <= 0) out.set_recheck_draws(3);
+  out.set_recheck_draws(std::min(out.recheck_draws(), out.timing_draws()));
+  if (out.import_timeout_s() <= 0) out.set_import_timeout_s(300);
+  if (out.call_timeout_s() <= 0) out.set_call_timeout_s(300);
+  if (out.total_timeout_s() <= 0) out.set_total_timeout_s(1800);
+  if (out.memory_limit_bytes() <= 0) out.set_memory_limit_bytes(int64_t{32} << 30);
+  if (out.max_kernel_bytes() <= 0) out.set_max_kernel_bytes(kDefaultMaxKernelBytes);
+  if (out.tail_bytes() <= 0) out.set_tail_bytes(8192);
+  if (out.cpu_seconds_limit() <= 0) out.set_cpu_seconds_limit(3600);
+  return out;
+}
+
+v1::TensorCheck TensorCheckOf(const std::string& path, const TensorComparison& comparison) {
+  v1::TensorCheck check;
+  check.set_output_path(path);
+  check.set_passed(comparison.passed);
+  check.set_max_error(comparison.max_error);
+  check.set_allowance(comparison.allowance);
+  check.set_count_over(comparison.count_over);
+  check.set_numel(comparison.numel);
+  check.set_exact(comparison.exact);
+  return check;
+}
+
+v1::Mismatch MismatchOf(v1::JudgePhase phase, int draw_index, const std::string& path, const TensorRef& out,
+                        const TensorComparison& c) {
+  v1::Mismatch m;
+  m.set_phase(phase);
+  m.set_draw_index(draw_index);
+  m.set_output_path(path);
+  m.set_kind(c.nan_count > 0 ? v1::MISMATCH_NAN : c.exact ? v1::MISMATCH_INEXACT : v1::MISMATCH_VALUE);
+  m.set_max_error(c.max_error);
+  m.set_allowance(c.allowance);
+  m.set_factor_over(c.allowance > 0 ? c.max_error / c.allowance : std::numeric_limits<double>::infinity());
+  m.set_count_over(c.count_over);
+  m.set_numel(c.numel);
+  for (int64_t i : out.Unravel(std::max<int64_t>(c.worst_index, 0))) m.add_worst_index(i);
+  m.set_worst_value(c.worst_value);
+  m.set_worst_anchor(c.worst_anchor);
+  m.set_reference_error(c.reference_error);
+  const std::string where = absl::StrCat("[", absl::StrJoin(m.worst_index(), ", "), "]");
+  if (m.kind() == v1::MISMATCH_NAN) {
+    m.set_message(absl::StrFormat("%s: %d of %d elements are NaN (first at %s); NaN never passes", path, c.nan_count,
+                                  c.numel, where));
+  } else if (c.exact) {
+    m.set_message(absl::StrFormat("%s: %d of %d elements differ from the exact expected values (e.g. %s: got %g, "
+                                  "expected %g)",
+                                  path, c.count_over, c.numel, where, c.worst_value, c.worst_anchor));
+  } else {
+    m.set_message(absl::StrFormat("%s: max |out - anchor| = %.4g is %.3gx the allowance %.4g; %d of %d elements over "
+                                  "(worst at %s: got %g, anchor %g)",
+                                  path, c.max_error, m.factor_over(), c.allowance, c.count_over, c.numel, where,
+                                  c.worst_value, c.worst_anchor));
+  }
+  return m;
+}
+
+VerdictBuilder::VerdictBuilder(const v1::Problem& problem, v1::Dsl dsl, const std::string& workload,
+                               const v1::JudgeConfig& config)
+    : problem_(problem), config_(WithDefaults(config)) {
+  verdict_.set_problem_slug(problem.slug());
+  verdict_.set_problem_fingerprint(problem.fingerprint());
+  verdict_.set_dsl(dsl);
+  verdict_.set_workload(workload);
+  verdict_.set_total_draws(config_.correctness_draws());
+  verdict_.mutable_environment()->set_harness_version(kVersion);
+}
+
+bool VerdictBuilder::CheckSubmission(absl::string_view source) {
+  verdict_.set_kernel_sha256(Sha256Hex(source));
+  verdict_.set_kernel_bytes(static_cast<int64_t>(source.size()));
+  std::string reason;
+  if (source.find_first_not_of(" \t\r\n") == absl::string_view::npos) {
+    reason = "kernel.py is empty";
+  } else if (static_cast<int64_t>(source.size()) > config_.max_kernel_bytes()) {
+    reason = absl::StrCat("kernel.py is ", source.size(), " bytes, over the limit of ", config_.max_kernel_bytes());
+  } else if (!IsUtf8(source)) {
+    reason = "kernel.py is not UTF-8 text";
+  } else if (source.find('\0') != absl::string_view::npos) {
+    reason = "kernel.py contains NUL bytes";
+  }
+  if (reason.empty()) return true;
+  invalid_ = true;
+  verdict_.set_message(absl::StrCat("invalid submission: ", reason, " (not counted)"));
+  return false;
+}
+
+void VerdictBuilder::SetUnparseable(int line, absl::string_view message) {
+  invalid_ = true;
+  verdict_.set_message(absl::StrCat("invalid submission: kernel.py does not parse: line ", line, ": ", message,
+                                    " (not counted)"));
+}
+
+void VerdictBuilder::AddFindings(const std::vector<v1::AuditFinding>& findings) {
+  for (const v1::AuditFinding& finding : findings) {
+    // The same runtime event reported by several replies is one finding.
+    bool duplicate = false;
+    for (const v1::AuditFinding& existing : verdict_.findings()) {
+      duplicate |= existing.code() == finding.code() && existing.evidence() == finding.evidence() &&
+                   existing.phase() == finding.phase();
+    }
+    if (!duplicate && verdict_.findings_size() < 128) *verdict_.add_findings() = finding;
+  }
+}
+
+bool VerdictBuilder::HasViolation() const {
+  for (const v1::AuditFinding& finding : verdict_.findings()) {
+    if (finding.severity() == v1::SEVERITY_VIOLATION) return true;
+  }
+  return false;
+}
+
+void VerdictBuilder::SetEnvironment(const v1::Environment& environment) {
+  const std::string harness = verdict_.environment().harness_version();
+  *verdict_.mutable_environment() = environment;
+  verdict_.mutable_environment()->set_harness_version(harness);
+}
+
+void VerdictBuilder::SetImport(bool ok, absl::string_view error_type, absl::string_view error) {
+  verdict_.set_imported(ok);
+  if (!ok) {
+    import_failed_ = true;
+    verdict_.mutable_process()->set_traceback(std::string(error));
+    NoteFailure(v1::IMPORT_ERROR, absl::StrCat("import error: ", error_type.empty() ? "kernel.py" : error_type,
+                                               error.empty() ? "" : absl::StrCat(": ", error.substr(0, 300))));
+  }
+}
+
+void VerdictBuilder::SetKernelNames(const std::vector<std::string>& names) {
+  verdict_.clear_kernel_names();
+  for (const std::string& name : names) verdict_.add_kernel_names(name);
+}
+
+void VerdictBuilder::NoteFailure(v1::VerdictStatus status, std::string message) {
+  if (!first_failure_.has_value()) first_failure_ = Failure{status, std::move(message)};
+}
+
+void VerdictBuilder::RecordDraw(const v1::DrawCheck& draw, const std::optional<v1::Mismatch>& mismatch) {
+  *verdict_.add_draws() = draw;
+  if (draw.phase() == v1::PHASE_CORRECTNESS && draw.passed()) {
+    verdict_.set_correct_draws(verdict_.correct_draws() + 1);
+  }
+  if (!draw.passed()) {
+    if (mismatch.has_value() && !verdict_.has_first_mismatch()) *verdict_.mutable_first_mismatch() = *mismatch;
+    const bool recheck = draw.phase() == v1::PHASE_TIMING_RECHECK;
+    const std::string detail = mismatch.has_value() ? mismatch->message() : "outputs differ";
+    NoteFailure(recheck ? v1::DIVERGENCE : v1::MISMATCH,
+                recheck ? absl::StrCat("divergence on a timing draw: ", detail)
+                        : absl::StrCat("mismatch on draw ", draw.index() + 1, ": ", detail));
+  }
+}
+
+void VerdictBuilder::RecordCallError(v1::JudgePhase phase, int draw_index, absl::string_view error_type,
+                                     absl::string_view error) {
+  if (verdict_.process().traceback().empty()) verdict_.mutable_process()->set_traceback(std::string(error));
+  v1::DrawCheck draw;
+  draw.set_phase(phase);
+  draw.set_index(draw_index);
+  draw.set_passed(false);
+  *verdict_.add_draws() = draw;
+  NoteFailure(v1::EXCEPTION,
+              absl::StrCat("solve raised ", error_type, " on ",
+                           EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)), " draw ",
+                           draw_index + 1, ": ", LastLine(error).substr(0, 300)));
+}
+
+void VerdictBuilder::RecordWorkerLost(v1::JudgePhase phase, int draw_index, absl::string_view what) {
+  worker_lost_ = true;
+  lost_what_ = absl::StrCat(what, " during ", EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)),
+                            phase == v1::PHASE_CORRECTNESS || phase == v1::PHASE_TIMING
+                                ? absl::StrCat(" draw ", draw_index + 1)
+                                : "");
+}
+
+void VerdictBuilder::SetParityTiming(const std::vector<double>& kernel_ms, const std::vector<double>& eager_ms,
+                                     const std::string& method) {
+  timed_ = !kernel_ms.empty() && !eager_ms.empty();
+  kernel_ms_ = kernel_ms;
+  eager_ms_ = eager_ms;
+  *verdict_.mutable_kernel_parity() = SummarizeSamples(kernel_ms, method);
+  *verdict_.mutable_eager_parity() = SummarizeSamples(eager_ms, method);
+}
+
+void VerdictBuilder::SetProcessOutcome(const v1::ProcessOutcome& outcome) {
+  const std::string traceback = verdict_.process().traceback();
+  *verdict_.mutable_process() = outcome;
+  if (outcome.traceback().empty()) verdict_.mutable_process()->set_traceback(traceback);
+}
+
+bool VerdictBuilder::CanContinue() const { return !invalid_ && !HasViolation() && !import_failed_ && !worker_lost_; }
+
+bool VerdictBuilder::AllDrawsCorrect() const {
+  for (const v1::DrawCheck& draw : verdict_.draws()) {
+    if (draw.phase() == v1::PHASE_CORRECTNESS && !draw.passed()) return false;
+  }
+  return true;
+}
+
+v1::Verdict VerdictBuilder::Finish() {
+  v1::Verdict& v = verdict_;
+  const int draws = config_.correctness_draws();
+  v.set_correct(v.correct_draws() == draws && AllDrawsCorrect() && !first_failure_.has_value() && !worker_lost_ &&
+                !invalid_);
+  v.set_passed(false);
+  v.clear_speedup_vs_eager();
+  if (invalid_) {
+    v.set_status(v1::INVALID_SUBMISSION);
+    v.set_correct(false);
+    return v;
+  }
+  if (HasViolation()) {
+    v.set_status(v1::POLICY_VIOLATION);
+    v.set_correct(false);
+    for (const v1::AuditFinding& finding : v.findings()) {
+      if (finding.severity() == v1::SEVERITY_VIOLATION) {
+        v.set_message(absl::StrCat("policy violation: ", finding.message(),
+                                   finding.evidence().empty() ? "" : absl::StrCat(" (", finding.evidence(), ")")));
+        break;
+      }
+    }
+    return v;
+  }
+  if (import_failed_) {
+    v.set_status(v1::IMPORT_ERROR);
+    v.set_message(first_failure_->message);
+    return v;
+  }
+  if (worker_lost_) {
+    const v1::ProcessOutcome& p = v.process();
+    v.set_correct(false);
+    if (p.timed_out()) {
+      v.set_status(v1::TIMEOUT);
+      v.set_message(absl::StrCat("timeout: ", lost_what_));
+    } else {
+      v.set_status(v1::CRASH);
+      std::string how;
+      if (p.out_of_memory()) {
+        how = absl::StrCat("killed for exceeding the memory limit (", config_.memory_limit_bytes() >> 20, " MiB)");
+      } else if (p.signal() != 0) {
+        how = absl::StrCat("killed by ", p.signal_name());
+      } else {
+        how = absl::StrCat("exited with code ", p.exit_code());
+      }
+      v.set_message(absl::StrCat("crash: the worker ", how, " (", lost_what_, ")"));
+    }
+    return v;
+  }
+  if (first_failure_.has_value()) {
+    v.set_status(first_failure_->status);
+    v.set_message(first_failure_->message);
+    v.set_correct(false);
+    return v;
+  }
+  if (!v.correct()) {
+    v.set_status(v1::MISMATCH);
+    v.set_message(absl::StrCat("only ", v.correct_draws(), " of ", draws, " draws ran correctly"));
+    return v;
+  }
+  if (!timed_) {
+    v.set_status(v1::CORRECT);
+    v.set_message(absl::StrCat("correct on ", draws, "/", draws, " draws (timing not requested)"));
+    return v;
+  }
+  v.set_status(v1::PASSED);
+  v.set_passed(true);
+  const double kernel = v.kernel_parity().median_ms();
+  const double eager = v.eager_parity().median_ms();
+  if (kernel > 0) v.set_speedup_vs_eager(eager / kernel);
+  if (v.kernel_span().median_ms() > 0 && v.eager_span().median_ms() > 0) {
+    v.set_speedup_span(v.eager_span().median_ms() / v.kernel_span().median_ms());
+  }
+  v.set_message(absl::StrFormat("passed: %d/%d draws correct; %.3gx vs eager (%s vs %s, median of %d)", draws, draws,
+                                v.has_speedup_vs_eager() ? v.speedup_vs_eager() : 0.0, Milliseconds(kernel),
+                                Milliseconds(eager), v.kernel_parity().samples()));
+  return v;
+}
+
+}  // namespace mkb

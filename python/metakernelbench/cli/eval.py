@@ -1,0 +1,69 @@
+"""`mkb eval`: judge one kernel.py, as an agent's submission would be judged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from . import _state
+
+
+def _parse_bytes(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError:
+        raise typer.BadParameter(f"'{text}' is not a size (e.g. 8GiB, 512M, 1000000)") from None
+
+
+def eval_kernel(
+    kernel: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="The kernel.py to judge."),
+    problem: str = typer.Option(..., "--problem", "-p", help="Problem slug or number."),
+    dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    workload: Optional[str] = typer.Option(None, "--workload", help="full or small (default: full on CUDA, small on CPU)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
+    draws: Optional[int] = typer.Option(None, "--draws", help="Correctness draws (default 5)."),
+    timing_draws: Optional[int] = typer.Option(None, "--timing-draws", help="Timing draws (default 50)."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up calls (default 10)."),
+    no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
+    permissive: bool = typer.Option(False, "--permissive", help="Static audit findings become warnings."),
+    call_timeout: Optional[float] = typer.Option(None, "--call-timeout", help="Seconds one solve call may take."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Host memory of the worker, e.g. 16GiB."),
+    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Downgrade an audit finding code to a warning."),
+) -> None:
+    """Judge KERNEL on a problem and print the report (or the Verdict with --json).
+
+    Exit status: 0 when the kernel passed (or was correct with --no-timing), 1 when it did not,
+    2 when the judge could not run."""
+    from .. import evaluate, report
+
+    if dsl not in ("cutedsl", "tirx"):
+        raise typer.BadParameter(f"'{dsl}' is not one of cutedsl, tirx", param_hint="--dsl")
+    if device not in ("auto", "cpu", "cuda"):
+        raise typer.BadParameter(f"'{device}' is not one of auto, cpu, cuda", param_hint="--device")
+    config: dict = {}
+    for key, value in (("correctness_draws", draws), ("timing_draws", timing_draws), ("warmup_calls", warmup),
+                       ("call_timeout_s", call_timeout)):
+        if value is not None:
+            config[key] = value
+    if no_timing:
+        config["skip_timing"] = True
+    if permissive or allow:
+        config["policy"] = {"permissive": permissive, "allow": list(allow or [])}
+    if memory_limit is not None:
+        config["memory_limit_bytes"] = _parse_bytes(memory_limit)
+    suite = _state.load_suite()
+    verdict = evaluate(suite.find(problem), dsl, path=kernel, device=device, workload=workload, config=config)
+    if as_json:
+        print(json.dumps(verdict.to_dict(), indent=2, default=str))
+    else:
+        print(report(verdict), end="")
+    ok = verdict.passed or (no_timing and verdict.correct)
+    raise typer.Exit(0 if ok else 1)

@@ -1,0 +1,192 @@
+"""Tensors and returned structures as the judge's wire format sees them (mkb.v1.ValueNode,
+TensorMeta), and the shared-memory / CUDA-IPC transport of tensor data between processes."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import _core
+
+DTYPES: dict[str, torch.dtype] = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float8_e4m3fn": torch.float8_e4m3fn,
+    "float8_e5m2": torch.float8_e5m2,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+NAMES: dict[torch.dtype, str] = {v: k for k, v in DTYPES.items()}
+UPCAST = (torch.float32, torch.float16, torch.bfloat16)
+# Types whose DLPack export is not standard in DLPack 0.6: crossed as uint8 bytes.
+BYTE_VIEW = (torch.float8_e4m3fn, torch.float8_e5m2, torch.bool)
+
+
+def dtype_name(t: torch.Tensor) -> str:
+    return NAMES.get(t.dtype, "")
+
+
+def capsule(t: torch.Tensor):
+    """A DLPack capsule of t's memory (fp8 / bool viewed as uint8 bytes)."""
+    base = t.view(torch.uint8) if t.dtype in BYTE_VIEW else t
+    return base.__dlpack__()
+
+
+def tensor_meta(t: torch.Tensor, plain: bool | None = None) -> dict:
+    return {
+        "dtype": NAMES.get(t.dtype),
+        "torch_dtype": str(t.dtype),
+        "shape": list(t.shape),
+        "strides": list(t.stride()),
+        "device": str(t.device),
+        "plain": (type(t) is torch.Tensor) if plain is None else plain,
+    }
+
+
+def value_node(value, handle_of=None) -> dict:
+    """The structure of `value` as a ValueNode dict; `handle_of(tensor)` supplies each tensor leaf's
+    TensorHandle (or metadata only when None)."""
+    if isinstance(value, torch.Tensor):
+        handle = handle_of(value) if handle_of else {"meta": tensor_meta(value)}
+        return {"kind": "tensor", "type_name": type(value).__name__, "tensor": handle}
+    if isinstance(value, tuple) and type(value) is tuple:
+        return {"kind": "tuple", "items": [value_node(v, handle_of) for v in value]}
+    if isinstance(value, list) and type(value) is list:
+        return {"kind": "list", "items": [value_node(v, handle_of) for v in value]}
+    if value is None:
+        return {"kind": "none"}
+    return {"kind": "other", "type_name": f"{type(value).__module__}.{type(value).__qualname__}"}
+
+
+def leaves(value) -> list[torch.Tensor]:
+    """Tensor leaves of a tuple / list structure, in order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if type(value) in (tuple, list):
+        return [leaf for v in value for leaf in leaves(v)]
+    return []
+
+
+def upcast(inputs: list) -> list:
+    """The anchor's inputs: float32 / float16 / bfloat16 tensors as float64, others cloned."""
+    return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in UPCAST else clone(x) for x in inputs]
+
+
+def clone(x):
+    return x.clone() if isinstance(x, torch.Tensor) else x
+
+
+class CpuTransport:
+    """CPU tensors cross in one shared memory segment (memfd) per message."""
+
+    device = "cpu"
+
+    def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
+        offsets, total = [], 0
+        for t in tensors:
+            total = _core.align_tensor_offset(total)
+            offsets.append(total)
+            total += t.numel() * t.element_size()
+        segment = _core.SharedSegment.create(max(total, 1))
+        buffer = torch.from_dlpack(segment.capsule())
+        handles = []
+        for t, offset in zip(tensors, offsets):
+            nbytes = t.numel() * t.element_size()
+            if nbytes:
+                buffer[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
+            handles.append({"meta": tensor_meta(t), "segment_offset": offset, "nbytes": nbytes})
+        return handles, [segment.fd], (segment, buffer)
+
+    def open(self, handles: list, fds: list[int], writable: bool) -> tuple[list[torch.Tensor], object]:
+        if not handles:
+            for fd in fds:
+                _close(fd)
+            return [], None
+        if len(fds) != 1:
+            for fd in fds:
+                _close(fd)
+            raise _core.InvalidArgumentError(f"expected one shared segment, got {len(fds)}")
+        segment = _core.SharedSegment.map(fds[0], writable)
+        buffer = torch.from_dlpack(segment.capsule())
+        out = []
+        for h in handles:
+            meta = h.meta
+            dtype = DTYPES[meta.dtype]
+            start, nbytes = h.segment_offset, h.nbytes
+            expected = _numel(meta.shape) * torch.empty((), dtype=dtype).element_size()
+            if nbytes != expected or start < 0 or start + nbytes > segment.size:
+                raise _core.InvalidArgumentError("a tensor handle points outside its segment")
+            out.append(buffer[start : start + nbytes].view(dtype).view(list(meta.shape)))
+        return out, (segment, buffer)
+
+
+class CudaTransport:
+    """CUDA tensors cross by IPC handle: the receiver maps the sender's allocation, no copy."""
+
+    device = "cuda"
+
+    def __init__(self):
+        if not hasattr(_core, "cuda"):
+            raise _core.FailedPreconditionError("metakernelbench was built without CUDA: no GPU judge")
+        self._cuda = _core.cuda
+        self._opened: dict[bytes, int] = {}
+
+    def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
+        keep, handles = [], []
+        for t in tensors:
+            c = t.detach().contiguous()
+            keep.append(c)
+            nbytes = c.numel() * c.element_size()
+            handle, offset = (b"", 0) if nbytes == 0 else self._cuda.ipc_export(c.data_ptr())
+            handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
+                            "nbytes": nbytes, "device_index": c.device.index or 0})
+        return handles, [], keep
+
+    def open(self, handles: list, fds: list[int], writable: bool) -> tuple[list[torch.Tensor], object]:
+        for fd in fds:
+            _close(fd)
+        out = []
+        for h in handles:
+            meta = h.meta
+            dtype = DTYPES[meta.dtype]
+            device = h.device_index
+            if h.nbytes == 0:
+                out.append(torch.empty(list(meta.shape), dtype=dtype, device=f"cuda:{device}"))
+                continue
+            key = bytes(h.cuda_ipc_handle)
+            base = self._opened.get(key)
+            if base is None:
+                base = self._cuda.ipc_open(key, device)
+                self._opened[key] = base
+            expected = _numel(meta.shape) * torch.empty((), dtype=dtype).element_size()
+            if h.nbytes != expected:
+                raise _core.InvalidArgumentError("a tensor handle's size does not match its shape")
+            raw = torch.from_dlpack(self._cuda.device_capsule(base + h.cuda_offset, h.nbytes, device))
+            out.append(raw.view(dtype).view(list(meta.shape)))
+        return out, None
+
+    def close(self):
+        for base in self._opened.values():
+            self._cuda.ipc_close(base)
+        self._opened.clear()
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _close(fd: int) -> None:
+    import os
+
+    try:
+        os.close(fd)
+    except OSError:
+        pass

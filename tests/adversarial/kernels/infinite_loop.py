@@ -1,0 +1,4 @@
+# Never returns.
+def solve(x, residual, weight):
+    while True:
+        pass

@@ -1,0 +1,3 @@
+# Raises inside solve.
+def solve(x, residual, weight):
+    raise ValueError("shape bookkeeping went wrong")

@@ -1,0 +1,2 @@
+def solve(x, residual, weight)
+    return x, residual

@@ -1,0 +1,8 @@
+# Right values in a list instead of a tuple.
+import torch
+
+
+def solve(x, residual, weight):
+    s = x.float() + residual.float()
+    inv = torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-5)
+    return [(s * inv * weight.float()).to(x.dtype), s.to(residual.dtype)]

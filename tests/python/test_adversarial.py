@@ -1,0 +1,58 @@
+"""The adversarial suite (tests/adversarial/cases.toml) through `mkb eval`: every cheating or
+broken kernel gets one of the verdicts it may get, honest kernels pass, and the judge itself
+never fails (exit status 2)."""
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parents[1] / "adversarial"
+CASES = tomllib.loads((HERE / "cases.toml").read_text())["case"]
+
+
+def _params():
+    return [pytest.param(case, id=case["name"],
+                         marks=[pytest.mark.gpu] if case.get("device", "cpu") == "cuda" else [])
+            for case in CASES]
+
+
+def _kernel_path(case, tmp_path) -> Path:
+    if case["kernel"].startswith("<generated"):
+        path = tmp_path / "oversized.py"
+        path.write_text("import torch\n" + "#" * 300_000 + "\ndef solve(*a):\n    return a\n")
+        assert path.stat().st_size > 300_000
+        return path
+    return HERE / "kernels" / case["kernel"]
+
+
+@pytest.mark.parametrize("case", _params())
+def test_adversarial_case(case, tmp_path):
+    device = case.get("device", "cpu")
+    command = [sys.executable, "-m", "metakernelbench.cli", "eval", str(_kernel_path(case, tmp_path)),
+               "--problem", case["problem"], "--dsl", "cutedsl", "--device", device, "--json",
+               "--timing-draws", "10" if device == "cuda" else "8", "--warmup", "3" if device == "cuda" else "2"]
+    if case.get("mode") == "permissive":
+        command.append("--permissive")
+    for code in case.get("allow", []):
+        command += ["--allow", code]
+    if "call_timeout" in case:
+        command += ["--call-timeout", str(case["call_timeout"])]
+    if "memory_limit" in case:
+        command += ["--memory-limit", case["memory_limit"]]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), f"the judge failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    verdict = json.loads(proc.stdout)
+    summary = f"{verdict['status']}: {verdict['message']}"
+    assert verdict["status"] in case["expect"], f"{case['why']}; got {summary}"
+    assert (proc.returncode == 0) == (verdict["status"] == "passed")
+    if verdict["status"] != "passed":
+        assert not verdict["passed"] and verdict["speedup_vs_eager"] is None
+    if "mismatch_kind" in case:
+        assert verdict["first_mismatch"]["kind"] == case["mismatch_kind"], summary
+    # The agent-facing report never carries the judge's internals.
+    text = json.dumps(verdict)
+    assert "metakernelbench/judge" not in text and "mkb-eval-" not in text, summary
