@@ -366,6 +366,7 @@ class Auditor {
         i = j - 1;
         continue;
       }
+      for (size_t k = i + 2; k < j; k += 2) CheckIntrospectionAttribute(tokens_[k]);  // a.b.__globals__
       const std::string path = Resolve(dotted);
       const bool is_call = j < tokens_.size() && tokens_[j].text == "(";
       const bool is_assignment = j < tokens_.size() && IsAssignmentOperator(tokens_[j].text);

@@ -255,7 +255,9 @@ class Evaluation:
             "cpu_seconds": int(self.config.cpu_seconds_limit),
             "address_space_bytes": self.config.memory_limit_bytes if self.device == "cpu" else 0,
             "max_processes": 0,
-            "isolate_network": True,
+            # MKB_WORKER_NETNS=0 skips the private network namespace (for environments where
+            # namespaces are unavailable; the runtime audit still blocks sockets).
+            "isolate_network": os.environ.get("MKB_WORKER_NETNS", "1") != "0",
             "drop_privileges": self.config.drop_privileges,
         }
         pid, channel, out_r, err_r = _fork_worker(options)

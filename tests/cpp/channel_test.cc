@@ -1,0 +1,98 @@
+#include "libmkb/judge/channel.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "libmkb/judge/process_supervisor.h"
+#include "libmkb/judge/seeds.h"
+#include "libmkb/judge/shared_segment.h"
+#include "libmkb/judge/timing_summary.h"
+
+TEST_CASE("messages and shared segments cross a channel") {
+  auto pair = mkb::Channel::CreatePair();
+  REQUIRE(pair.ok());
+  auto segment = mkb::SharedSegment::Create(4096);
+  REQUIRE(segment.ok());
+  std::strcpy(segment->data(), "tensor bytes");
+  REQUIRE(pair->first.Send("hello", {segment->fd()}).ok());
+  auto received = pair->second.Receive(absl::Now() + absl::Seconds(5));
+  REQUIRE(received.ok());
+  CHECK(received->bytes == "hello");
+  REQUIRE(received->fds.size() == 1);
+  auto mapped = mkb::SharedSegment::Map(received->fds[0], /*writable=*/true);
+  REQUIRE(mapped.ok());
+  CHECK(std::string(mapped->data()) == "tensor bytes");
+  mapped->data()[0] = 'T';  // shared: the sender sees the write
+  CHECK(segment->data()[0] == 'T');
+  REQUIRE(pair->first.Send("").ok());
+  auto empty = pair->second.Receive(absl::Now() + absl::Seconds(5));
+  REQUIRE(empty.ok());
+  CHECK(empty->bytes.empty());
+}
+
+TEST_CASE("receive honours its deadline and reports a closed peer") {
+  auto pair = mkb::Channel::CreatePair();
+  REQUIRE(pair.ok());
+  auto late = pair->second.Receive(absl::Now() + absl::Milliseconds(50));
+  CHECK(late.status().code() == absl::StatusCode::kDeadlineExceeded);
+  { mkb::Channel closing = std::move(pair->first); }
+  auto gone = pair->second.Receive(absl::Now() + absl::Seconds(5));
+  CHECK(gone.status().code() == absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("the supervisor keeps output tails and kills on demand") {
+  int out[2], err[2];
+  REQUIRE(::pipe(out) == 0);
+  REQUIRE(::pipe(err) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    for (int i = 0; i < 1000; ++i) ::write(1, "0123456789\n", 11);
+    ::write(2, "about to hang\n", 14);
+    ::pause();
+    ::_exit(0);
+  }
+  ::setpgid(pid, pid);
+  ::close(out[1]);
+  ::close(err[1]);
+  mkb::SupervisorOptions options;
+  options.tail_bytes = 100;
+  mkb::ProcessSupervisor supervisor(pid, out[0], err[0], options);
+  absl::SleepFor(absl::Milliseconds(200));
+  CHECK(supervisor.alive());
+  supervisor.Kill(/*timed_out=*/true);
+  auto outcome = supervisor.Finish(absl::Seconds(5));
+  CHECK(outcome.timed_out());
+  CHECK(outcome.signal_name() == "SIGKILL");
+  CHECK(outcome.stderr_tail() == "about to hang\n");
+  CHECK(outcome.stdout_tail().find("bytes cut") != std::string::npos);
+  CHECK(outcome.stdout_tail().size() < 200);
+}
+
+TEST_CASE("seeds are 63-bit and fresh") {
+  auto a = mkb::DrawSeeds(64), b = mkb::DrawSeeds(64);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  for (uint64_t s : *a) CHECK(s < (uint64_t{1} << 63));
+  CHECK(*a != *b);
+}
+
+TEST_CASE("timing summaries: median, spread and an order-statistic interval") {
+  std::vector<double> samples;
+  for (int i = 1; i <= 101; ++i) samples.push_back(i);
+  auto s = mkb::SummarizeSamples(samples, "parity_e2e");
+  CHECK(s.samples() == 101);
+  CHECK(s.median_ms() == 51);
+  CHECK(s.min_ms() == 1);
+  CHECK(s.max_ms() == 101);
+  CHECK(s.ci95_low_ms() < 51);
+  CHECK(s.ci95_high_ms() > 51);
+  CHECK(s.ci95_high_ms() - s.ci95_low_ms() < 30);
+  CHECK(s.p10_ms() == 11);
+}
