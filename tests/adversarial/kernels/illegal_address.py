@@ -1,12 +1,10 @@
-# GPU: a raw CUDA kernel (CuPy) that writes through a null pointer: an illegal address.
-import cupy
+# GPU: a device-side fault: an out-of-range gather trips torch's device assert and leaves the
+# worker's CUDA context unusable, as an illegal address in a hand-written kernel would.
 import torch
-
-_kernel = cupy.RawKernel(r"""
-extern "C" __global__ void poke(float* p) { p[threadIdx.x] = 1.0f; }
-""", "poke")
 
 
 def solve(x, residual, weight):
-    _kernel((1,), (32,), (cupy.uint64(0),))
+    flat = x.view(-1)
+    index = torch.full((1024,), 1 << 40, dtype=torch.int64, device=x.device)
+    flat.gather(0, index)
     return torch.zeros_like(x), torch.zeros_like(residual)
