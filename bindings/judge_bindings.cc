@@ -388,9 +388,11 @@ void RegisterJudge(py::module_& m) {
              JudgeOptions options;
              options.python = python;
              options.environment = std::move(environment);
+             options.inherit_environment = false;
              return std::make_unique<Judge>(options);
            }),
-           py::arg("python"), py::arg("environment") = std::vector<std::string>{})
+           py::arg("python"), py::arg("environment"),
+           "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE strings.")
       .def(
           "evaluate",
           [](const Judge& judge, py::object request) {

@@ -58,6 +58,7 @@ note "building the package and the tests (MKB_WITH_CUDA=ON)"
 t0=$(date +%s)
 if "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$SITE" . \
      -Cbuild-dir="$BUILD_DIR" -Ccmake.define.MKB_BUILD_TESTS=ON -Ccmake.define.MKB_WITH_CUDA=ON \
+     -Ccmake.define.CMAKE_CUDA_ARCHITECTURES=native \
      -Ccmake.build-type=RelWithDebInfo -Cbuild.verbose=false > "$OUT_DIR/build.log" 2>&1; then
   row "build" "ok ($(elapsed "$t0"))"
 else

@@ -90,7 +90,9 @@ absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  if (options_.inherit_environment) {
+    for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  }
   for (const std::string& extra : options_.environment) env_storage.push_back(extra);
   std::vector<char*> envp;
   for (std::string& e : env_storage) envp.push_back(e.data());

@@ -21,8 +21,12 @@ namespace mkb {
 struct JudgeOptions {
   // An interpreter that can import metakernelbench (and torch).
   std::string python = "python3";
-  // Extra environment entries for the host, "KEY=VALUE" (e.g. PYTHONPATH, CUDA_VISIBLE_DEVICES).
+  // Environment entries for the host, "KEY=VALUE" (e.g. PYTHONPATH, CUDA_VISIBLE_DEVICES),
+  // added to this process's environment, or the whole environment when inherit_environment is
+  // false (the Python binding passes os.environ so: a module loaded with RTLD_DEEPBIND must not
+  // read libc's `environ` directly).
   std::vector<std::string> environment;
+  bool inherit_environment = true;
   // Time the host may take beyond the request's total_timeout_s before it is killed.
   absl::Duration deadline_margin = absl::Seconds(120);
 };

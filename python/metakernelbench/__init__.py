@@ -9,8 +9,32 @@ Python face. Errors are metakernelbench.Error subclasses whose messages name the
 argument at fault.
 """
 
-from . import stats
-from ._core import (
+
+
+def _load_core() -> None:
+    """Loads the C++ core with its own symbols bound first (RTLD_DEEPBIND): the same process
+    usually holds torch, whose libraries carry other copies of libraries libmkb uses (the CUDA
+    runtime, protobuf); a symbol of one resolving to the other corrupts both. MKB_DLOPEN=now
+    or =default loads it without DEEPBIND (e.g. under a preloaded malloc or a sanitizer)."""
+    import os
+    import sys
+
+    mode = os.environ.get("MKB_DLOPEN", "deepbind")
+    saved = sys.getdlopenflags()
+    if mode == "deepbind" and hasattr(os, "RTLD_DEEPBIND"):
+        sys.setdlopenflags(os.RTLD_NOW | os.RTLD_LOCAL | os.RTLD_DEEPBIND)
+    elif mode == "now":
+        sys.setdlopenflags(os.RTLD_NOW | os.RTLD_LOCAL)
+    try:
+        from . import _core  # noqa: F401
+    finally:
+        sys.setdlopenflags(saved)
+
+
+_load_core()
+
+from . import stats  # noqa: E402
+from ._core import (  # noqa: E402
     AlreadyExistsError,
     CancelledError,
     DeadlineExceededError,
@@ -30,10 +54,10 @@ from ._core import (
     parse_message,
     standard_arms,
 )
-from ._core import __version__ as __version__
-from ._paths import default_suite_root
-from .judge import evaluate, report
-from .suite import Problem, Suite, load_suite
+from ._core import __version__ as __version__  # noqa: E402
+from ._paths import default_suite_root  # noqa: E402
+from .judge import evaluate, report  # noqa: E402
+from .suite import Problem, Suite, load_suite  # noqa: E402
 
 __all__ = [
     "AlreadyExistsError",

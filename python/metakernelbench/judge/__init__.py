@@ -65,7 +65,7 @@ def evaluate(
     }
     if device == "auto":
         del request["device"]
-    judge = _core.Judge(python or sys.executable)
+    judge = _core.Judge(python or sys.executable, [f"{k}={v}" for k, v in os.environ.items()])
     return judge.evaluate(request)
 
 

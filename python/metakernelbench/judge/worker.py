@@ -23,6 +23,12 @@ from . import values
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STDLIB_DIRS = tuple({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 
+
+def _is_stdlib(filename: str) -> bool:
+    """The standard library's own files (in a venv platstdlib can be the venv's lib directory,
+    which also holds site-packages: those are libraries, not the standard library)."""
+    return filename.startswith(_STDLIB_DIRS) and "-packages" not in filename
+
 # Audit events a candidate may not raise from its own code, with the finding code they map to.
 _BLOCKED_EVENTS = {
     "socket.__new__": "runtime.network",
@@ -86,8 +92,7 @@ class RuntimeAudit:
             filename = frame.f_code.co_filename
             if filename == self.kernel_path:
                 return frame.f_lineno
-            if not (filename.startswith("<frozen") or filename.startswith(_STDLIB_DIRS)
-                    or filename == __file__):
+            if not (filename.startswith("<frozen") or _is_stdlib(filename) or filename == __file__):
                 return None
             frame = frame.f_back
         return None
