@@ -7,7 +7,12 @@
 #include "bindings/bindings.h"
 #include "bindings/dlpack_capsule.h"
 #include "bindings/status.h"
+#include "bindings/proto_convert.h"
+#include "libmkb/judge/call_trace.h"
+#include "libmkb/judge/cuda/cupti_source.h"
 #include "libmkb/judge/cuda/device.h"
+#include "libmkb/judge/cuda/l2_flush.h"
+#include "libmkb/judge/cuda/nvml_sampler.h"
 
 namespace mkb::python {
 
@@ -48,6 +53,65 @@ void RegisterCuda(py::module_& parent) {
       py::arg("ptr"), py::arg("nbytes"), py::arg("device") = 0,
       "A DLPack capsule of uint8[nbytes] at a device address (the memory is not owned).");
   m.def("driver_version", &cuda::DriverCudaVersion, "The driver's CUDA version, e.g. '13.0'.");
+
+  py::class_<CallTracer>(m, "Tracer", "CUPTI activity tracing of one call at a time (process-wide CUPTI).")
+      .def(py::init([](std::vector<std::string> library_dirs) {
+             ActivitySource* source = ValueOrThrow(cuda::CuptiActivitySource(library_dirs));
+             ThrowIfError(source->Start());
+             return std::make_unique<CallTracer>(source);
+           }),
+           py::arg("library_dirs") = std::vector<std::string>{},
+           "Loads libcupti (searching library_dirs first) and starts kernel / memcpy / memset activity.\n"
+           "FailedPreconditionError when another profiler holds CUPTI.")
+      .def("begin", [](CallTracer& t) { ThrowIfError(t.Begin()); })
+      .def("end", [](CallTracer& t) {
+        absl::StatusOr<v1::CallTrace> trace;
+        {
+          py::gil_scoped_release release;
+          trace = t.End();
+        }
+        return ViewOf(ValueOrThrow(std::move(trace)));
+      });
+
+  py::class_<cuda::NvmlSampler>(m, "NvmlSampler", "SM clock, temperature and throttle reasons of a GPU (NVML).")
+      .def(py::init([](int device) { return ValueOrThrow(cuda::NvmlSampler::Open(device)); }), py::arg("device") = 0)
+      .def_property_readonly("driver_version", &cuda::NvmlSampler::driver_version)
+      .def("sample", [](const cuda::NvmlSampler& s) {
+        const cuda::GpuSample g = ValueOrThrow(s.Sample());
+        py::dict d;
+        d["sm_clock_mhz"] = g.sm_clock_mhz;
+        d["mem_clock_mhz"] = g.mem_clock_mhz;
+        d["temperature_c"] = g.temperature_c;
+        d["throttle_reasons"] = g.throttle_reasons;
+        d["throttled"] = g.throttled;
+        return d;
+      });
+
+  py::class_<cuda::L2Flusher>(m, "L2Flusher", "Evicts the L2 cache by writing a buffer twice its size.")
+      .def(py::init([](int device) { return ValueOrThrow(cuda::L2Flusher::Create(device)); }), py::arg("device") = 0)
+      .def_property_readonly("bytes", &cuda::L2Flusher::bytes)
+      .def(
+          "flush",
+          [](const cuda::L2Flusher& f, uintptr_t stream) {
+            absl::Status status;
+            {
+              py::gil_scoped_release release;
+              status = f.Flush(stream);
+            }
+            ThrowIfError(status);
+          },
+          py::arg("stream") = 0, "Flushes on `stream` (a cudaStream_t as int) and waits.");
+  m.def(
+      "copy_bandwidth",
+      [](int device) {
+        absl::StatusOr<double> bandwidth;
+        {
+          py::gil_scoped_release release;
+          bandwidth = cuda::MeasureCopyBandwidth(device);
+        }
+        return ValueOrThrow(std::move(bandwidth));
+      },
+      py::arg("device") = 0, "Device-to-device copy bandwidth, bytes/s (read + written), best of 5 copies of 1 GiB.");
 }
 
 }  // namespace mkb::python

@@ -19,6 +19,7 @@
 #include "libmkb/judge/compare.h"
 #include "libmkb/judge/judge.h"
 #include "libmkb/judge/report.h"
+#include "libmkb/judge/runtime_audit.h"
 #include "libmkb/judge/sandbox.h"
 #include "libmkb/judge/seeds.h"
 #include "libmkb/judge/shared_segment.h"
@@ -213,6 +214,45 @@ void RegisterJudge(py::module_& m) {
       py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true, py::arg("policy") = py::none(),
       py::arg("filename") = "kernel.py", "The static audit of a kernel source: a list of AuditFinding.");
   m.def("static_audit_codes", &StaticAuditCodes);
+  m.def(
+      "audit_kernel_calls",
+      [](py::list calls, bool require_dsl_kernel, double library_share_limit, double floor_ms) {
+        std::vector<v1::CallTrace> traces;
+        for (py::handle c : calls) traces.push_back(ValueOrThrow(MessageFromPython<v1::CallTrace>(c)));
+        RuntimeAuditOptions options;
+        options.require_dsl_kernel = require_dsl_kernel;
+        if (library_share_limit > 0) options.library_share_limit = library_share_limit;
+        options.floor_ms = floor_ms;
+        py::list out;
+        for (v1::AuditFinding& f : AuditKernelCalls(traces, options)) out.append(ViewOf(std::move(f)));
+        return out;
+      },
+      py::arg("calls"), py::arg("require_dsl_kernel") = true, py::arg("library_share_limit") = 0.0,
+      py::arg("floor_ms") = 0.0, "The runtime audits of SPEC §3 over the kernel's timed calls (CallTrace messages).");
+  m.def(
+      "apply_audit_policy",
+      [](py::list findings, py::object policy) {
+        std::vector<v1::AuditFinding> all;
+        for (py::handle f : findings) all.push_back(ValueOrThrow(MessageFromPython<v1::AuditFinding>(f)));
+        ApplyAuditPolicy(ValueOrThrow(MessageFromPython<v1::AuditPolicy>(policy)), &all);
+        py::list out;
+        for (v1::AuditFinding& f : all) out.append(ViewOf(std::move(f)));
+        return out;
+      },
+      py::arg("findings"), py::arg("policy") = py::none(), "Findings with a policy's allow / deny applied.");
+  m.def(
+      "physical_floor_ms",
+      [](py::object roofline, double bandwidth, double peak_flops) {
+        return PhysicalFloorMs(ValueOrThrow(MessageFromPython<v1::RooflineFacts>(roofline, false)), bandwidth,
+                               peak_flops);
+      },
+      py::arg("roofline"), py::arg("bandwidth_bytes_per_s"), py::arg("peak_flops_per_s"));
+  m.def(
+      "classify_kernel", [](const std::string& name) { return std::string(KernelOriginName(ClassifyKernel(name))); },
+      py::arg("name"), "'dsl', 'aten', 'library' or 'judge'.");
+  m.def(
+      "kernel_names", [](py::object call) { return KernelNames(ValueOrThrow(MessageFromPython<v1::CallTrace>(call))); },
+      py::arg("call"));
   m.def("audit_module", [](const std::string& module) { return AuditModule(module); }, py::arg("module"),
         "(finding code, reason) when importing module is forbidden, else None.");
 
@@ -373,8 +413,14 @@ void RegisterJudge(py::module_& m) {
             b.RecordWorkerLost(Phase(phase), index, what);
           },
           py::arg("phase"), py::arg("index"), py::arg("what"))
+      .def(
+          "record_infra_error", [](VerdictBuilder& b, const std::string& what) { b.RecordInfraError(what); },
+          py::arg("what"))
       .def("set_parity_timing", &VerdictBuilder::SetParityTiming, py::arg("kernel_ms"), py::arg("eager_ms"),
-           py::arg("method"))
+           py::arg("method"), py::arg("kernel_throttled") = std::vector<bool>{},
+           py::arg("eager_throttled") = std::vector<bool>{})
+      .def("set_span_timing", &VerdictBuilder::SetSpanTiming, py::arg("kernel_span_ms"), py::arg("eager_span_ms"),
+           py::arg("kernel_sum_ms"), py::arg("method"), py::arg("kernel_throttled"), py::arg("eager_throttled"))
       .def(
           "set_process_outcome",
           [](VerdictBuilder& b, py::object outcome) {

@@ -92,7 +92,7 @@ else
 fi
 
 # --- benchmarks ------------------------------------------------------------------------------
-for bench in benchmarks/*/run.py; do
+for bench in ${MKB_BENCHMARKS:-benchmarks/*/run.py}; do
   [ -f "$bench" ] || continue
   name=$(basename "$(dirname "$bench")")
   note "benchmark $name"

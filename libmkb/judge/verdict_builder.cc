@@ -237,12 +237,23 @@ void VerdictBuilder::RecordWorkerLost(v1::JudgePhase phase, int draw_index, absl
 }
 
 void VerdictBuilder::SetParityTiming(const std::vector<double>& kernel_ms, const std::vector<double>& eager_ms,
-                                     const std::string& method) {
+                                     const std::string& method, const std::vector<bool>& kernel_throttled,
+                                     const std::vector<bool>& eager_throttled) {
   timed_ = !kernel_ms.empty() && !eager_ms.empty();
   kernel_ms_ = kernel_ms;
   eager_ms_ = eager_ms;
-  *verdict_.mutable_kernel_parity() = SummarizeSamples(kernel_ms, method);
-  *verdict_.mutable_eager_parity() = SummarizeSamples(eager_ms, method);
+  *verdict_.mutable_kernel_parity() = SummarizeSamples(kernel_ms, method, kernel_throttled);
+  *verdict_.mutable_eager_parity() = SummarizeSamples(eager_ms, method, eager_throttled);
+}
+
+void VerdictBuilder::SetSpanTiming(const std::vector<double>& kernel_span_ms, const std::vector<double>& eager_span_ms,
+                                   const std::vector<double>& kernel_sum_ms, const std::string& method,
+                                   const std::vector<bool>& kernel_throttled,
+                                   const std::vector<bool>& eager_throttled) {
+  *verdict_.mutable_kernel_span() = SummarizeSamples(kernel_span_ms, method, kernel_throttled);
+  *verdict_.mutable_eager_span() = SummarizeSamples(eager_span_ms, method, eager_throttled);
+  *verdict_.mutable_kernel_sum() = SummarizeSamples(kernel_sum_ms, method == "cupti_span" ? "cupti_kernel_sum" : method,
+                                                    kernel_throttled);
 }
 
 void VerdictBuilder::SetProcessOutcome(const v1::ProcessOutcome& outcome) {
@@ -251,7 +262,13 @@ void VerdictBuilder::SetProcessOutcome(const v1::ProcessOutcome& outcome) {
   if (outcome.traceback().empty()) verdict_.mutable_process()->set_traceback(traceback);
 }
 
-bool VerdictBuilder::CanContinue() const { return !invalid_ && !HasViolation() && !import_failed_ && !worker_lost_; }
+void VerdictBuilder::RecordInfraError(absl::string_view what) {
+  if (infra_error_.empty()) infra_error_ = std::string(what);
+}
+
+bool VerdictBuilder::CanContinue() const {
+  return !invalid_ && !HasViolation() && !import_failed_ && !worker_lost_ && infra_error_.empty();
+}
 
 bool VerdictBuilder::AllDrawsCorrect() const {
   for (const v1::DrawCheck& draw : verdict_.draws()) {
@@ -282,6 +299,12 @@ v1::Verdict VerdictBuilder::Finish() {
         break;
       }
     }
+    return v;
+  }
+  if (!infra_error_.empty()) {
+    v.set_status(v1::INFRA_ERROR);
+    v.set_correct(false);
+    v.set_message(absl::StrCat("infrastructure error (not counted): ", infra_error_));
     return v;
   }
   if (import_failed_) {

@@ -53,8 +53,17 @@ class VerdictBuilder {
   // Samples of the synchronised end-to-end times (ms), kernel and eager baseline. `method`:
   // "parity_e2e" on a GPU, "host_clock" on the CPU.
   void SetParityTiming(const std::vector<double>& kernel_ms, const std::vector<double>& eager_ms,
-                       const std::string& method);
+                       const std::string& method, const std::vector<bool>& kernel_throttled = {},
+                       const std::vector<bool>& eager_throttled = {});
+  // The stricter metric: GPU spans of every traced sample ("cupti_span", or "cuda_events" when
+  // CUPTI was unavailable), and the kernel's summed kernel time.
+  void SetSpanTiming(const std::vector<double>& kernel_span_ms, const std::vector<double>& eager_span_ms,
+                     const std::vector<double>& kernel_sum_ms, const std::string& method,
+                     const std::vector<bool>& kernel_throttled, const std::vector<bool>& eager_throttled);
   void SetProcessOutcome(const v1::ProcessOutcome& outcome);
+  // The judge itself failed (CUDA / CUPTI / IPC trouble, a lost judge resource): INFRA_ERROR,
+  // which is not counted against the kernel.
+  void RecordInfraError(absl::string_view what);
 
   // Whether the evaluation can go on (no invalid submission, violation, import error, lost worker).
   bool CanContinue() const;
@@ -76,6 +85,7 @@ class VerdictBuilder {
   bool invalid_ = false;
   bool import_failed_ = false;
   bool worker_lost_ = false;
+  std::string infra_error_;
   bool timed_ = false;
   std::string lost_what_;
   std::optional<Failure> first_failure_;

@@ -29,10 +29,26 @@ def _kernel_path(case, tmp_path) -> Path:
     return HERE / "kernels" / case["kernel"]
 
 
+def _suite_with_roofline(case, tmp_path) -> list[str]:
+    """A copy of the suite whose problem claims another min_bytes (to exercise the floor audit)."""
+    import re
+    import shutil
+
+    if "roofline_min_bytes" not in case:
+        return []
+    root = tmp_path / "problems"
+    shutil.copytree(HERE.parents[1] / "problems", root)
+    for path in root.glob(f"*/{int(case['problem']):02d}_*/problem.textproto"):
+        text = re.sub(r"min_bytes: [0-9.e+]+", f"min_bytes: {case['roofline_min_bytes']:.6g}", path.read_text())
+        path.write_text(text)
+    return ["--suite", str(root)]
+
+
 @pytest.mark.parametrize("case", _params())
 def test_adversarial_case(case, tmp_path):
     device = case.get("device", "cpu")
-    command = [sys.executable, "-m", "metakernelbench.cli", "eval", str(_kernel_path(case, tmp_path)),
+    command = [sys.executable, "-m", "metakernelbench.cli", *_suite_with_roofline(case, tmp_path), "eval",
+               str(_kernel_path(case, tmp_path)),
                "--problem", case["problem"], "--dsl", "cutedsl", "--device", device, "--json",
                "--timing-draws", "10" if device == "cuda" else "8", "--warmup", "3" if device == "cuda" else "2"]
     if case.get("mode") == "permissive":
@@ -53,6 +69,9 @@ def test_adversarial_case(case, tmp_path):
         assert not verdict["passed"] and verdict["speedup_vs_eager"] is None
     if "mismatch_kind" in case:
         assert verdict["first_mismatch"]["kind"] == case["mismatch_kind"], summary
+    if "finding" in case:
+        codes = {f["code"] for f in verdict["findings"] if f["severity"] == "violation"}
+        assert case["finding"] in codes, summary
     # The agent-facing report never carries the judge's internals.
     text = json.dumps(verdict)
     assert "metakernelbench/judge" not in text and "mkb-eval-" not in text, summary

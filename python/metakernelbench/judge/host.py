@@ -30,6 +30,11 @@ from .. import _core  # noqa: E402
 from . import values  # noqa: E402
 
 
+# No kernel computes faster than this (FLOP/s): above every tensor-core rate of current GPUs,
+# so that the physical floor only ever rejects the impossible.
+PEAK_FLOPS_CEILING = 1e16
+
+
 class WorkerLost(Exception):
     """The worker died or stopped answering."""
 
@@ -82,12 +87,10 @@ class Session:
         self._next_id += 1
         message = {"op": op, "id": request_id, "inputs": handles, **fields}
         try:
+            # The descriptors stay owned by `holder` (the shared segment); the worker gets copies.
             self.channel.send(_core.message("WorkerRequest", message).serialize(), fds)
         except _core.UnavailableError as gone:
             raise WorkerLost("the worker closed its channel") from gone
-        finally:
-            for fd in fds:
-                os.close(fd) if holder is None else None
         return self.wait(request_id, timeout_s or self.call_timeout_s), holder
 
     def wait(self, request_id: int, timeout_s: float):
@@ -157,9 +160,9 @@ def _environment(device: str, versions) -> dict:
         env["gpu_name"] = props.name
         env["gpu_arch"] = f"sm_{props.major}{props.minor}"
         try:
-            env["driver_version"] = _core.cuda.driver_version()
+            env["driver_version"] = _core.cuda.NvmlSampler(torch.cuda.current_device()).driver_version
         except Exception:
-            pass
+            env["driver_version"] = f"CUDA {_core.cuda.driver_version()}"
     return env
 
 
@@ -194,6 +197,9 @@ class Evaluation:
         self.times: dict[str, float] = {}
         self.module = None
         self.versions = []
+        self.policy = None
+        self.clocks = None
+        self.bandwidth = 0.0
 
     # --- the problem's code, in this (trusted) process ------------------------------------------
     def _load_reference(self):
@@ -238,6 +244,7 @@ class Evaluation:
             return b.finish()
         policy = self.config.policy
         require_dsl = policy.require_dsl if policy is not None and policy.has("require_dsl") else self.device == "cuda"
+        self.policy = policy
         b.add_findings(_core.static_audit(source, self.request.dsl, require_dsl, policy))
         if b.has_violation():
             return b.finish()
@@ -306,50 +313,25 @@ class Evaluation:
             if isinstance(transport, values.CudaTransport):
                 transport.close()
             shutil.rmtree(workdir, ignore_errors=True)
-        b.set_environment(_environment(self.device, self.versions))
+        env = _environment(self.device, self.versions)
+        if self.clocks is not None:
+            env["sm_clock_mhz"] = self.clocks.sm_clock_mhz
+        b.set_environment(env)
         self.times["total_s"] = time.perf_counter() - start
         b.set_phase_times(self.times)
         return b.finish()
 
-    def _call(self, session, op: str, inputs: list, poison: bool = False):
-        """Sends the worker private copies of `inputs`; returns (reply, output tensors by leaf,
-        the copies it received)."""
-        copies = [values.clone(x) for x in inputs]
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-        (reply, fds), holder = session.request(op, copies, poison=poison)
-        self.builder.add_findings(list(reply.findings))
-        outputs = []
-        if reply.ok and reply.output is not None:
-            handles = [leaf.tensor for leaf in _leaf_nodes(reply.output) if leaf.tensor.nbytes > 0
-                       or _numel(leaf.tensor.meta.shape) == 0]
-            try:
-                tensors, keep = session.transport.open(handles, list(fds), writable=False)
-            except _core.Error as error:
-                session.supervisor.kill()
-                raise WorkerLost(f"the worker returned an unreadable tensor: {error}") from None
-            outputs = (tensors, keep)
-        else:
-            for fd in fds:
-                os.close(fd)
-        received = self._received_inputs(holder, copies)
-        return reply, outputs, received
-
-    def _received_inputs(self, holder, copies):
-        # The worker wrote into what it received: CPU, the shared segment; CUDA, the copies.
-        if isinstance(holder, tuple) and holder and isinstance(holder[0], _core.SharedSegment):
-            return copies  # CPU: the segment was a copy of these; re-read it below
-        return copies
-
-    def _draw(self, phase: str, index: int, seed: int, session, inputs=None, reply_outputs=None):
+    def _draw(self, phase: str, index: int, seed: int, session):
         b = self.builder
-        if inputs is None:
-            inputs = self.make(seed)
+        inputs = self.make(seed)
         expected, anchor = self.references(inputs)
         pristine = [values.clone(x) for x in inputs]
         t = time.perf_counter()
-        reply, outputs, worker_inputs, segment_inputs = self._call_and_inputs(session, inputs)
+        reply, outputs, segment_inputs = self._call_and_inputs(session, inputs)
         seconds = time.perf_counter() - t
+        if reply.judge_error:
+            b.record_infra_error(reply.judge_error)
+            return
         if not reply.ok:
             b.record_call_error(phase, index, reply.error_type or "Exception", reply.error)
             return
@@ -372,8 +354,7 @@ class Evaluation:
         else:
             for fd in fds:
                 os.close(fd)
-        segment_inputs = self._worker_view_of_inputs(holder, copies)
-        return reply, outputs, copies, segment_inputs
+        return reply, outputs, self._worker_view_of_inputs(holder, copies)
 
     def _worker_view_of_inputs(self, holder, copies):
         """The inputs as the worker left them: on CUDA the copies it mapped; on the CPU the
@@ -433,60 +414,153 @@ class Evaluation:
         b.judge_tensors(phase, index, leaves, True, seconds, self.allowance_factor, self.eps_scale)
 
     def _timing(self, seeds, session):
-        b = self.builder
-        warmups = self.config.warmup_calls
-        draws = self.config.timing_draws
-        rechecks = set(random.SystemRandom().sample(range(draws), min(self.config.recheck_draws, draws)))
-        kernel_ms, eager_ms = [], []
-        for n, seed in enumerate(seeds[: warmups + draws]):
+        """Interleaved timing of the kernel and the eager baseline on the same fresh inputs.
+
+        The first timing_draws samples give the parity metric (and hold the secret re-check
+        draws); on a GPU every sample is also traced (CUPTI spans), and sampling goes on until
+        both span medians are known to target_relative_ci, within max_timing_draws and
+        timing_budget_s."""
+        b, config = self.builder, self.config
+        warmups, draws = config.warmup_calls, config.timing_draws
+        traced = self.device == "cuda" and not config.disable_tracing
+        max_draws = max(draws, config.max_timing_draws or 200) if traced else draws
+        target = config.target_relative_ci or 0.01
+        budget_s = config.timing_budget_s or 60.0
+        rechecks = set(random.SystemRandom().sample(range(draws), min(config.recheck_draws, draws)))
+        seeds = list(seeds)
+        parity = {"time_kernel": [], "time_eager": []}
+        spans = {"time_kernel": [], "time_eager": []}
+        throttled = {"time_kernel": [], "time_eager": []}
+        rtt = {"time_kernel": [], "time_eager": []}
+        kernel_sums, kernel_traces = [], []
+        method = "cupti_span"
+        started = time.perf_counter()
+        n = 0
+        while True:
             sample = n - warmups
-            inputs = self.make(seed)
+            if sample >= draws and (not traced or self._converged(spans, target) or sample >= max_draws
+                                    or time.perf_counter() - started > budget_s):
+                break
+            if n >= len(seeds):
+                seeds += _core.draw_seeds(64)
+            inputs = self.make(seeds[n])
             order = ("time_kernel", "time_eager") if n % 2 == 0 else ("time_eager", "time_kernel")
             for op in order:
-                if op == "time_kernel" and sample in rechecks:
+                recheck = op == "time_kernel" and sample in rechecks
+                if recheck:
                     expected, anchor = self.references(inputs)
                     pristine = [values.clone(x) for x in inputs]
-                    reply, outputs, _copies, worker_inputs = self._timed_with_outputs(session, inputs)
-                    if not reply.ok:
-                        b.record_call_error("timing_recheck", sample, reply.error_type or "Exception", reply.error)
+                t = time.perf_counter()
+                reply, outputs, worker_inputs = self._timed_call(session, op, inputs, want_outputs=recheck,
+                                                                 trace=traced)
+                round_trip = time.perf_counter() - t
+                if reply.judge_error:
+                    b.record_infra_error(reply.judge_error)
+                    return
+                if not reply.ok:
+                    if op == "time_eager":
+                        b.record_infra_error(f"the eager baseline failed: {reply.error_type}: {reply.error[-300:]}")
                         return
+                    b.record_call_error("timing_recheck" if recheck else "timing", max(sample, 0),
+                                        reply.error_type or "Exception", reply.error)
+                    return
+                if recheck:
                     self._judge_outputs("timing_recheck", sample, expected, anchor, reply, outputs, pristine,
                                         worker_inputs, reply.seconds)
-                    seconds = reply.seconds
-                else:
-                    copies = [values.clone(x) for x in inputs]
-                    if self.device == "cuda":
-                        torch.cuda.synchronize()
-                    (reply, fds), _holder = session.request(op, copies)
-                    for fd in fds:
-                        os.close(fd)
-                    b.add_findings(list(reply.findings))
-                    if not reply.ok:
-                        if op == "time_eager":
-                            raise WorkerLost(f"the eager baseline failed: {reply.error_type}")
-                        b.record_call_error("timing", max(sample, 0), reply.error_type or "Exception", reply.error)
-                        return
-                    seconds = reply.seconds
-                if sample >= 0:
-                    (kernel_ms if op == "time_kernel" else eager_ms).append(seconds * 1e3)
+                if sample < 0:
+                    continue
+                trace = reply.trace
+                if sample < draws:
+                    parity[op].append(reply.seconds * 1e3)
+                    rtt[op].append(round_trip - reply.seconds)
+                if trace is not None:
+                    method = "cupti_span" if trace.method == "cupti" else "cuda_events"
+                    spans[op].append(trace.span_ms)
+                    throttled[op].append(bool(trace.throttled))
+                    if op == "time_kernel":
+                        kernel_sums.append(trace.kernel_sum_ms)
+                        kernel_traces.append(trace)
+                        if len(kernel_traces) == 1:
+                            b.set_kernel_names(_core.kernel_names(trace))
+                            self.clocks = trace
             if not b.can_continue():
                 return
-        b.set_parity_timing(kernel_ms, eager_ms, "parity_e2e" if self.device == "cuda" else "host_clock")
+            n += 1
+        pmethod = "parity_e2e" if self.device == "cuda" else "host_clock"
+        b.set_parity_timing(parity["time_kernel"], parity["time_eager"], pmethod,
+                            throttled["time_kernel"][:draws], throttled["time_eager"][:draws])
+        if traced:
+            b.set_span_timing(spans["time_kernel"], spans["time_eager"], kernel_sums, method,
+                              throttled["time_kernel"], throttled["time_eager"])
+            floor = self._physical_floor()
+            findings = _core.audit_kernel_calls(kernel_traces, True, config.library_share_limit, floor)
+            b.add_findings(_core.apply_audit_policy(findings, self.policy))
+        b.add_findings(self._timing_consistency(rtt, parity["time_kernel"]))
 
-    def _timed_with_outputs(self, session, inputs):
+    @staticmethod
+    def _converged(spans, target: float) -> bool:
+        for samples in spans.values():
+            if len(samples) < 10:
+                return False
+            s = _core.summarize_samples(samples, "")
+            if s.median_ms <= 0 or (s.ci95_high_ms - s.ci95_low_ms) / 2 > target * s.median_ms:
+                return False
+        return True
+
+    def _physical_floor(self) -> float:
+        """The problem's physical floor on this GPU, from ceilings an honest kernel cannot beat:
+        the measured copy bandwidth with a 25% margin, and 10 PFLOP/s."""
+        try:
+            bandwidth = _core.cuda.copy_bandwidth(torch.cuda.current_device())
+        except _core.Error:
+            return 0.0
+        self.bandwidth = bandwidth
+        return _core.physical_floor_ms(self._workload_message().roofline, 1.25 * bandwidth, PEAK_FLOPS_CEILING)
+
+    def _workload_message(self):
+        for w in self.problem.workloads:
+            if w.name == self.workload:
+                return w
+        raise _core.NotFoundError(f"no workload {self.workload}")
+
+    @staticmethod
+    def _timing_consistency(rtt, kernel_ms) -> list[dict]:
+        """The host's own clock against the worker's reports: the protocol's overhead (round
+        trip minus reported time) must be about the same for the kernel and the eager baseline.
+        A kernel that under-reports its time would widen its own gap."""
+        kernel, eager = sorted(rtt["time_kernel"]), sorted(rtt["time_eager"])
+        if len(kernel) < 5 or len(eager) < 5:
+            return []
+        gap = kernel[len(kernel) // 2] - eager[len(eager) // 2]
+        typical_s = sorted(kernel_ms)[len(kernel_ms) // 2] * 1e-3
+        if gap > max(0.002, 0.25 * typical_s):
+            return [{"code": "timing.inconsistent", "severity": "violation", "phase": "timing",
+                     "message": f"the worker's reported kernel times are {gap * 1e3:.2f} ms per call below what the "
+                                "host's clock saw (the eager baseline's reports agree with it)",
+                     "evidence": f"median host-side overhead: kernel {kernel[len(kernel) // 2] * 1e3:.3f} ms, "
+                                 f"eager {eager[len(eager) // 2] * 1e3:.3f} ms"}]
+        return []
+
+    def _timed_call(self, session, op: str, inputs: list, want_outputs: bool, trace: bool):
+        """One timed call on private copies of `inputs`; the outputs are opened only for a
+        re-check."""
         copies = [values.clone(x) for x in inputs]
         if self.device == "cuda":
             torch.cuda.synchronize()
-        (reply, fds), holder = session.request("time_kernel", copies)
+        (reply, fds), holder = session.request(op, copies, trace=trace)
         self.builder.add_findings(list(reply.findings))
         outputs = None
-        if reply.ok and reply.output is not None:
+        if want_outputs and reply.ok and reply.output is not None:
             handles = [node.tensor for node in _leaf_nodes(reply.output) if _has_data(node)]
-            outputs = session.transport.open(handles, list(fds), writable=False)
+            try:
+                outputs = session.transport.open(handles, list(fds), writable=False)
+            except (_core.Error, KeyError, RuntimeError) as error:
+                session.supervisor.kill()
+                raise WorkerLost(f"the worker returned an unreadable tensor: {error}") from None
         else:
             for fd in fds:
                 os.close(fd)
-        return reply, outputs, copies, self._worker_view_of_inputs(holder, copies)
+        return reply, outputs, self._worker_view_of_inputs(holder, copies)
 
 
 def _leaf_nodes(node) -> list:

@@ -179,6 +179,7 @@ class Worker:
         self._perf = time.perf_counter
         self._clone = torch.Tensor.clone
         self._numerics = Numerics()
+        self._tracing = None  # GpuTracing, created at the first traced call
         self.solve = None
         self.reference = None
         self.kernel_path = ""
@@ -265,13 +266,28 @@ class Worker:
         poison = bool(request.poison)
         race = False
         try:
+            tracing = self._gpu_tracing() if request.trace and self.device == "cuda" else None
+            if tracing is not None:
+                tracing.before()
+        except Exception as error:  # the judge's machinery, not the kernel
+            return {"ok": False, "judge_error": f"GPU tracing: {type(error).__name__}: {error}"}
+        trace = None
+        try:
             if poison:
                 _poison(True)
             sync, perf = self._sync, self._perf
             sync()
             start = perf()
             out = fn(*inputs)
-            if op == "call" and self.device == "cuda":
+            if tracing is not None:
+                sync()
+                seconds = perf() - start
+                try:
+                    trace = tracing.after(keep_records=op == "time_kernel")
+                except _core.Error as error:
+                    return {"ok": False, "judge_error": f"GPU tracing: {error}"}
+                exported = values.leaves(out)
+            elif op == "call" and self.device == "cuda":
                 # What a consumer on the current stream would read the moment solve returns.
                 snapshot = [self._clone(t) if _exportable(t, self.device) else t for t in values.leaves(out)]
                 sync()
@@ -300,7 +316,15 @@ class Worker:
 
         node = values.value_node(out, handle_of)
         self._held = (out, exported, holder, keep)
-        return {"ok": True, "output": node, "seconds": seconds, "side_stream_race": race, "_fds": out_fds}
+        reply = {"ok": True, "output": node, "seconds": seconds, "side_stream_race": race, "_fds": out_fds}
+        if trace is not None:
+            reply["trace"] = trace
+        return reply
+
+    def _gpu_tracing(self):
+        if self._tracing is None:
+            self._tracing = GpuTracing(self._sync)
+        return self._tracing
 
     def _format(self, error: BaseException) -> str:
         return format_error(error, self.kernel_path)
@@ -313,6 +337,68 @@ def format_error(error: BaseException, kernel_path: str = "") -> str:
     if kernel_path:
         text = text.replace(kernel_path, "kernel.py").replace(os.path.dirname(kernel_path), "<workspace>")
     return ("Traceback (most recent call last):\n" + text) if frames else text
+
+
+class GpuTracing:
+    """Around each timed call: evict the L2 cache, sample clocks, and trace the call's GPU work
+    with CUPTI (or, when another profiler holds CUPTI, time the current stream with events)."""
+
+    def __init__(self, sync):
+        cuda = _core.cuda
+        self._sync = sync
+        self._flusher = cuda.L2Flusher(torch.cuda.current_device())
+        try:
+            self._nvml = cuda.NvmlSampler(torch.cuda.current_device())
+        except _core.Error:
+            self._nvml = None
+        try:
+            self._tracer = cuda.Tracer(cupti_dirs())
+            self.method = "cupti"
+        except _core.Error as error:
+            self._tracer = None
+            self.method = "cuda_events"
+            self.unavailable = str(error)
+        self._events = None
+        self._sample = None
+
+    def before(self) -> None:
+        self._flusher.flush(torch.cuda.current_stream().cuda_stream)
+        self._sample = self._nvml.sample() if self._nvml is not None else None
+        if self._tracer is not None:
+            self._tracer.begin()
+        else:
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            self._events[0].record()
+
+    def after(self, keep_records: bool) -> dict:
+        if self._tracer is not None:
+            trace = self._tracer.end().to_dict()
+            if not keep_records:
+                trace["records"] = []
+        else:
+            self._events[1].record()
+            self._sync()
+            span = self._events[0].elapsed_time(self._events[1])
+            trace = {"method": "cuda_events", "span_ms": span, "kernel_sum_ms": span}
+        if self._sample is not None:
+            trace.update({k: self._sample[k] for k in ("sm_clock_mhz", "temperature_c", "throttle_reasons",
+                                                        "throttled")})
+        return trace
+
+
+def cupti_dirs() -> list[str]:
+    """Where libcupti may live: pip's nvidia-cuda-cupti (torch's dependency), the toolkit."""
+    dirs = []
+    try:
+        import nvidia.cuda_cupti as pip_cupti  # type: ignore[import-not-found]
+
+        dirs += [os.path.join(p, "lib") for p in pip_cupti.__path__]
+    except ImportError:
+        pass
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "extras/CUPTI/lib64"):
+        dirs.append(os.path.join(home, sub))
+    return [d for d in dirs if os.path.isdir(d)]
 
 
 def _no_sync() -> None:

@@ -1,0 +1,47 @@
+// The runtime audits of SPEC §3, from the GPU activity of the timed calls: a kernel written in
+// the variant's DSL ran on every call; the share of GPU time in library / ATen kernels; no
+// CUDA Graph launches; the same kernel set on every call; and no time below the problem's
+// physical floor.
+#ifndef LIBMKB_JUDGE_RUNTIME_AUDIT_H_
+#define LIBMKB_JUDGE_RUNTIME_AUDIT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "mkb/v1/judge.pb.h"
+#include "mkb/v1/problem.pb.h"
+#include "mkb/v1/verdict.pb.h"
+
+namespace mkb {
+
+// Who wrote a kernel, judged by its name. A kernel that is neither the judge's, ATen's nor a
+// vendor library's is the candidate's: kernel.py may launch nothing else (raw CUDA, Triton and
+// the like are forbidden), so it was written in the variant's DSL (CuTe DSL names its kernels
+// kernel_cutlass_*, TVM after the PrimFunc).
+enum class KernelOrigin { kDsl, kAten, kLibrary, kJudge };
+KernelOrigin ClassifyKernel(absl::string_view name);
+const char* KernelOriginName(KernelOrigin origin);
+
+struct RuntimeAuditOptions {
+  bool require_dsl_kernel = true;     // every call must run one (GPU judging)
+  double library_share_limit = 0.5;   // of kernel time, above which a finding is raised
+  double floor_ms = 0;                // the physical floor; 0 = not checked
+};
+
+// Findings over the traces of the kernel's timed calls (not the eager baseline's).
+std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>& calls,
+                                               const RuntimeAuditOptions& options);
+
+// The least time the workload can take on this device: the larger of its minimum bytes over the
+// copy bandwidth and its flops over the peak arithmetic rate, in ms. Bandwidth in bytes/s,
+// rate in flop/s; the caller passes ceilings (measured copy bandwidth with a margin, the
+// fastest tensor-core rate), so that an honest kernel can never land below the floor.
+double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s, double peak_flops_per_s);
+
+// Distinct kernel names of a trace, in first-launch order.
+std::vector<std::string> KernelNames(const v1::CallTrace& call);
+
+}  // namespace mkb
+
+#endif  // LIBMKB_JUDGE_RUNTIME_AUDIT_H_

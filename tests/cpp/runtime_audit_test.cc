@@ -1,0 +1,129 @@
+#include "libmkb/judge/runtime_audit.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_floating_point.hpp>
+
+#include "libmkb/judge/call_trace.h"
+
+namespace {
+
+mkb::v1::ActivityRecord Kernel(const std::string& name, uint64_t start, uint64_t end, uint32_t graph = 0) {
+  mkb::v1::ActivityRecord r;
+  r.set_kind(mkb::v1::ActivityRecord::KERNEL);
+  r.set_name(name);
+  r.set_start_ns(start);
+  r.set_end_ns(end);
+  r.set_graph_id(graph);
+  return r;
+}
+
+mkb::v1::CallTrace Call(std::vector<mkb::v1::ActivityRecord> records) {
+  return mkb::SummarizeCall(records, 0);
+}
+
+bool Has(const std::vector<mkb::v1::AuditFinding>& findings, const std::string& code,
+         mkb::v1::FindingSeverity severity) {
+  for (const auto& f : findings) {
+    if (f.code() == code && f.severity() == severity) return true;
+  }
+  return false;
+}
+
+// Replays scripted records as if the GPU had produced them.
+class ReplayedActivity : public mkb::ActivitySource {
+ public:
+  absl::Status Start() override { return absl::OkStatus(); }
+  absl::StatusOr<uint64_t> Now() override { return now; }
+  absl::StatusOr<std::vector<mkb::v1::ActivityRecord>> Drain() override {
+    std::vector<mkb::v1::ActivityRecord> out;
+    out.swap(pending);
+    return out;
+  }
+  uint64_t dropped_records() override { return dropped; }
+
+  uint64_t now = 0;
+  uint64_t dropped = 0;
+  std::vector<mkb::v1::ActivityRecord> pending;
+};
+
+}  // namespace
+
+TEST_CASE("kernel names tell who wrote a kernel") {
+  CHECK(mkb::ClassifyKernel("kernel_cutlass_rmsnorm_0") == mkb::KernelOrigin::kDsl);
+  CHECK(mkb::ClassifyKernel("default_function_kernel") == mkb::KernelOrigin::kDsl);
+  CHECK(mkb::ClassifyKernel("fused_add_rmsnorm_kernel") == mkb::KernelOrigin::kDsl);
+  CHECK(mkb::ClassifyKernel("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE") ==
+        mkb::KernelOrigin::kAten);
+  CHECK(mkb::ClassifyKernel("nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_TNT") == mkb::KernelOrigin::kLibrary);
+  CHECK(mkb::ClassifyKernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64") ==
+        mkb::KernelOrigin::kLibrary);
+  CHECK(mkb::ClassifyKernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>") == mkb::KernelOrigin::kLibrary);
+  CHECK(mkb::ClassifyKernel("_ZN3mkb4cuda12_GLOBAL__N_112mkb_l2_flushEP5uint4lj") == mkb::KernelOrigin::kJudge);
+}
+
+TEST_CASE("a call's span covers every stream; earlier records are left out") {
+  std::vector<mkb::v1::ActivityRecord> records = {Kernel("mkb_l2_flush", 10, 90), Kernel("a", 100, 200),
+                                                  Kernel("b", 150, 400)};
+  records.back().set_stream(7);
+  mkb::v1::ActivityRecord copy;
+  copy.set_kind(mkb::v1::ActivityRecord::MEMCPY);
+  copy.set_start_ns(400);
+  copy.set_end_ns(500);
+  records.push_back(copy);
+  auto trace = mkb::SummarizeCall(records, 100);
+  CHECK(trace.records_size() == 3);
+  CHECK_THAT(trace.span_ms(), Catch::Matchers::WithinAbs(400e-6, 1e-12));
+  CHECK_THAT(trace.kernel_sum_ms(), Catch::Matchers::WithinAbs(350e-6, 1e-12));
+}
+
+TEST_CASE("the tracer brackets a call and counts dropped records") {
+  ReplayedActivity gpu;
+  mkb::CallTracer tracer(&gpu);
+  gpu.pending = {Kernel("stale", 1, 2)};
+  gpu.now = 1000;
+  REQUIRE(tracer.Begin().ok());
+  gpu.pending = {Kernel("kernel_cutlass_x", 1100, 1600)};
+  gpu.dropped = 3;
+  auto trace = tracer.End();
+  REQUIRE(trace.ok());
+  CHECK(trace->records_size() == 1);
+  CHECK(trace->dropped_records() == 3);
+  CHECK_THAT(trace->span_ms(), Catch::Matchers::WithinAbs(500e-6, 1e-12));
+}
+
+TEST_CASE("runtime audits") {
+  const auto dsl = Call({Kernel("kernel_cutlass_main", 0, 900), Kernel("_ZN2at6native13reduce_kernel", 900, 1000)});
+  const auto aten_only = Call({Kernel("_ZN2at6native13reduce_kernel", 0, 1000)});
+  mkb::RuntimeAuditOptions options;
+
+  SECTION("an honest DSL kernel raises nothing") { CHECK(mkb::AuditKernelCalls({dsl, dsl}, options).empty()); }
+  SECTION("a call without a DSL kernel is a violation") {
+    auto findings = mkb::AuditKernelCalls({dsl, aten_only}, options);
+    CHECK(Has(findings, "runtime.no_dsl_kernel", mkb::v1::SEVERITY_VIOLATION));
+    CHECK(Has(findings, "runtime.kernel_set_changed", mkb::v1::SEVERITY_WARNING));
+  }
+  SECTION("library share over the limit") {
+    auto findings = mkb::AuditKernelCalls({aten_only}, options);
+    CHECK(Has(findings, "runtime.library_share", mkb::v1::SEVERITY_WARNING));
+  }
+  SECTION("graphs") {
+    auto graph = Call({Kernel("kernel_cutlass_main", 0, 900, /*graph=*/4)});
+    CHECK(Has(mkb::AuditKernelCalls({graph}, options), "runtime.cuda_graph", mkb::v1::SEVERITY_VIOLATION));
+  }
+  SECTION("below the physical floor") {
+    options.floor_ms = 0.01;  // 10 us; the calls take 1 us
+    CHECK(Has(mkb::AuditKernelCalls({dsl}, options), "runtime.below_physical_floor", mkb::v1::SEVERITY_VIOLATION));
+  }
+}
+
+TEST_CASE("the physical floor is the larger of bytes and flops over their ceilings") {
+  mkb::v1::RooflineFacts roofline;
+  roofline.set_min_bytes(4e9);
+  roofline.set_flops(1e12);
+  CHECK_THAT(mkb::PhysicalFloorMs(roofline, 4e12, 1e16), Catch::Matchers::WithinRel(1.0, 1e-12));
+  roofline.set_flops(1e14);
+  CHECK_THAT(mkb::PhysicalFloorMs(roofline, 4e12, 1e16), Catch::Matchers::WithinRel(10.0, 1e-12));
+}
