@@ -79,7 +79,7 @@ def run_ncu(samples: int) -> dict[str, list[float]]:
     for row in reader:
         if row.get("Metric Name") != "gpu__time_duration.sum" or "mkb_l2_flush" in row.get("Kernel Name", ""):
             continue
-        durations.append((row.get("Kernel Name", ""), float(row["Metric Value"]) * 1e-3))  # ns -> us
+        durations.append((row.get("Kernel Name", ""), float(row["Metric Value"].replace(",", "")) * 1e-3))  # ns -> us
     # Kernels appear in launch order: `samples` per benchmark kernel (GEMMs may launch several).
     per = len(durations) // len(order) if durations else 0
     for i, name in enumerate(order):
