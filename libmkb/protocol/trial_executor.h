@@ -1,7 +1,7 @@
 // The interface through which the protocol (libmkb/protocol) runs one trial. The agent
 // (libmkb/agent, AgentTrialExecutor) implements it; tests stand in with fakes.
-#ifndef MKB_PROTOCOL_TRIAL_EXECUTOR_H_
-#define MKB_PROTOCOL_TRIAL_EXECUTOR_H_
+#ifndef LIBMKB_PROTOCOL_TRIAL_EXECUTOR_H_
+#define LIBMKB_PROTOCOL_TRIAL_EXECUTOR_H_
 
 #include "absl/status/statusor.h"
 #include "mkb/v1/attempt.pb.h"
@@ -25,4 +25,4 @@ class TrialExecutor {
 
 }  // namespace mkb
 
-#endif  // MKB_PROTOCOL_TRIAL_EXECUTOR_H_
+#endif  // LIBMKB_PROTOCOL_TRIAL_EXECUTOR_H_
