@@ -30,9 +30,10 @@ def _options(
 
 
 def _register() -> None:
-    from . import demo, eval, problems, version
+    from . import demo, eval, problems, suite, version
 
     app.add_typer(problems.app, name="problems")
+    app.add_typer(suite.app, name="suite")
     app.command("version")(version.version)
     app.command("eval")(eval.eval_kernel)
     app.command("demo")(demo.demo)
