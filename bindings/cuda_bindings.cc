@@ -1,13 +1,13 @@
 // metakernelbench._core.cuda: the judge's CUDA operations (present when libmkb was built with
 // the CUDA Toolkit). Importing it installs the device comparisons of compare.h.
-#include <string>
-
 #include <pybind11/stl.h>
+
+#include <string>
 
 #include "bindings/bindings.h"
 #include "bindings/dlpack_capsule.h"
-#include "bindings/status.h"
 #include "bindings/proto_convert.h"
+#include "bindings/status.h"
 #include "libmkb/judge/call_trace.h"
 #include "libmkb/judge/cuda/cupti_source.h"
 #include "libmkb/judge/cuda/device.h"
@@ -20,7 +20,8 @@ namespace py = pybind11;
 
 void RegisterCuda(py::module_& parent) {
   cuda::RegisterDeviceTensorOps();
-  py::module_ m = parent.def_submodule("cuda", "CUDA IPC, synchronisation and device comparisons of the judge.");
+  py::module_ m = parent.def_submodule(
+      "cuda", "CUDA IPC, synchronisation and device comparisons of the judge.");
   m.def("device_count", &cuda::DeviceCount, "Visible CUDA devices (0 without a driver).");
   m.def(
       "device_synchronize",
@@ -32,36 +33,45 @@ void RegisterCuda(py::module_& parent) {
         }
         ThrowIfError(status);
       },
-      py::arg("device") = 0, "cudaDeviceSynchronize on `device` (all streams of this process). Blocks.");
+      py::arg("device") = 0,
+      "cudaDeviceSynchronize on `device` (all streams of this process). Blocks.");
   m.def(
       "ipc_export",
       [](uintptr_t ptr) {
         const cuda::IpcExport e = ValueOrThrow(cuda::ExportIpc(ptr));
         return py::make_tuple(py::bytes(e.handle), e.offset);
       },
-      py::arg("ptr"), "(IPC handle bytes, byte offset) of the allocation holding device pointer ptr.");
+      py::arg("ptr"),
+      "(IPC handle bytes, byte offset) of the allocation holding device pointer ptr.");
   m.def(
-      "ipc_open", [](const py::bytes& handle, int device) { return ValueOrThrow(cuda::OpenIpc(handle, device)); },
-      py::arg("handle"), py::arg("device") = 0, "Maps another process's allocation; returns its base address.");
+      "ipc_open",
+      [](const py::bytes& handle, int device) {
+        return ValueOrThrow(cuda::OpenIpc(handle, device));
+      },
+      py::arg("handle"), py::arg("device") = 0,
+      "Maps another process's allocation; returns its base address.");
   m.def(
       "ipc_close", [](uintptr_t base) { ThrowIfError(cuda::CloseIpc(base)); }, py::arg("base"));
   m.def(
       "device_capsule",
       [](uintptr_t ptr, int64_t nbytes, int device) {
-        return ByteCapsule(reinterpret_cast<void*>(ptr), nbytes, DLDevice{kDLCUDA, device}, nullptr);
+        return ByteCapsule(reinterpret_cast<void*>(ptr), nbytes, DLDevice{kDLCUDA, device},
+                           nullptr);
       },
       py::arg("ptr"), py::arg("nbytes"), py::arg("device") = 0,
       "A DLPack capsule of uint8[nbytes] at a device address (the memory is not owned).");
   m.def("driver_version", &cuda::DriverCudaVersion, "The driver's CUDA version, e.g. '13.0'.");
 
-  py::class_<CallTracer>(m, "Tracer", "CUPTI activity tracing of one call at a time (process-wide CUPTI).")
+  py::class_<CallTracer>(m, "Tracer",
+                         "CUPTI activity tracing of one call at a time (process-wide CUPTI).")
       .def(py::init([](std::vector<std::string> library_dirs) {
              ActivitySource* source = ValueOrThrow(cuda::CuptiActivitySource(library_dirs));
              ThrowIfError(source->Start());
              return std::make_unique<CallTracer>(source);
            }),
            py::arg("library_dirs") = std::vector<std::string>{},
-           "Loads libcupti (searching library_dirs first) and starts kernel / memcpy / memset activity.\n"
+           "Loads libcupti (searching library_dirs first) and starts kernel / memcpy / memset "
+           "activity.\n"
            "FailedPreconditionError when another profiler holds CUPTI.")
       .def("begin", [](CallTracer& t) { ThrowIfError(t.Begin()); })
       .def("end", [](CallTracer& t) {
@@ -73,8 +83,10 @@ void RegisterCuda(py::module_& parent) {
         return ViewOf(ValueOrThrow(std::move(trace)));
       });
 
-  py::class_<cuda::NvmlSampler>(m, "NvmlSampler", "SM clock, temperature and throttle reasons of a GPU (NVML).")
-      .def(py::init([](int device) { return ValueOrThrow(cuda::NvmlSampler::Open(device)); }), py::arg("device") = 0)
+  py::class_<cuda::NvmlSampler>(m, "NvmlSampler",
+                                "SM clock, temperature and throttle reasons of a GPU (NVML).")
+      .def(py::init([](int device) { return ValueOrThrow(cuda::NvmlSampler::Open(device)); }),
+           py::arg("device") = 0)
       .def_property_readonly("driver_version", &cuda::NvmlSampler::driver_version)
       .def("sample", [](const cuda::NvmlSampler& s) {
         const cuda::GpuSample g = ValueOrThrow(s.Sample());
@@ -87,8 +99,10 @@ void RegisterCuda(py::module_& parent) {
         return d;
       });
 
-  py::class_<cuda::L2Flusher>(m, "L2Flusher", "Evicts the L2 cache by writing a buffer twice its size.")
-      .def(py::init([](int device) { return ValueOrThrow(cuda::L2Flusher::Create(device)); }), py::arg("device") = 0)
+  py::class_<cuda::L2Flusher>(m, "L2Flusher",
+                              "Evicts the L2 cache by writing a buffer twice its size.")
+      .def(py::init([](int device) { return ValueOrThrow(cuda::L2Flusher::Create(device)); }),
+           py::arg("device") = 0)
       .def_property_readonly("bytes", &cuda::L2Flusher::bytes)
       .def(
           "flush",
@@ -111,7 +125,8 @@ void RegisterCuda(py::module_& parent) {
         }
         return ValueOrThrow(std::move(bandwidth));
       },
-      py::arg("device") = 0, "Device-to-device copy bandwidth, bytes/s (read + written), best of 5 copies of 1 GiB.");
+      py::arg("device") = 0,
+      "Device-to-device copy bandwidth, bytes/s (read + written), best of 5 copies of 1 GiB.");
 }
 
 }  // namespace mkb::python

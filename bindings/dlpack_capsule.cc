@@ -32,13 +32,16 @@ void CapsuleDestructor(PyObject* capsule) {
 
 }  // namespace
 
-absl::StatusOr<TensorRef> TensorRefFromCapsule(py::handle capsule, const std::string& dtype, const std::string& what) {
+absl::StatusOr<TensorRef> TensorRefFromCapsule(py::handle capsule, const std::string& dtype,
+                                               const std::string& what) {
   if (!PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": expected an unconsumed DLPack capsule (tensor.__dlpack__())"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected an unconsumed DLPack capsule (tensor.__dlpack__())"));
   }
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   auto parsed = ParseDType(dtype);
-  if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", parsed.status().message()));
+  if (!parsed.ok())
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", parsed.status().message()));
   return TensorRefFromDLPack(managed->dl_tensor, *parsed, what);
 }
 

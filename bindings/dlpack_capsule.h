@@ -4,12 +4,11 @@
 #define BINDINGS_DLPACK_CAPSULE_H_
 
 #include <dlpack/dlpack.h>
+#include <pybind11/pybind11.h>
 
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <pybind11/pybind11.h>
 
 #include "absl/status/statusor.h"
 #include "libmkb/judge/tensor_ref.h"
@@ -23,7 +22,8 @@ absl::StatusOr<TensorRef> TensorRefFromCapsule(pybind11::handle capsule, const s
 
 // A capsule of a 1-D uint8 tensor over [data, data + bytes) on `device`. `release` runs when
 // the consumer (torch) frees the tensor, or when the capsule is dropped unconsumed.
-pybind11::capsule ByteCapsule(void* data, int64_t bytes, DLDevice device, std::function<void()> release);
+pybind11::capsule ByteCapsule(void* data, int64_t bytes, DLDevice device,
+                              std::function<void()> release);
 
 }  // namespace mkb::python
 

@@ -1,14 +1,13 @@
 // The judge's C++ parts as used by the Python judge host and worker
 // (python/metakernelbench/judge/): sandbox, supervisor, channel, shared segments, comparisons,
 // static audit, verdict assembly and the report.
+#include <pybind11/stl.h>
 #include <unistd.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <pybind11/stl.h>
 
 #include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
@@ -18,6 +17,7 @@
 #include "libmkb/judge/channel.h"
 #include "libmkb/judge/compare.h"
 #include "libmkb/judge/judge.h"
+#include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/report.h"
 #include "libmkb/judge/runtime_audit.h"
 #include "libmkb/judge/sandbox.h"
@@ -25,7 +25,6 @@
 #include "libmkb/judge/shared_segment.h"
 #include "libmkb/judge/static_audit.h"
 #include "libmkb/judge/structure.h"
-#include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/timing_summary.h"
 #include "libmkb/judge/verdict_builder.h"
 #include "libmkb/model/names.h"
@@ -36,7 +35,8 @@ namespace {
 namespace py = pybind11;
 
 template <typename Enum>
-Enum EnumFromName(const google::protobuf::EnumDescriptor* type, const std::string& name, const char* what) {
+Enum EnumFromName(const google::protobuf::EnumDescriptor* type, const std::string& name,
+                  const char* what) {
   const auto* value = FindEnumValue(type, name);
   if (value == nullptr) {
     ThrowIfError(absl::InvalidArgumentError(
@@ -87,8 +87,8 @@ void RegisterJudge(py::module_& m) {
   // --- isolation ---------------------------------------------------------------------------
   m.def(
       "enter_sandbox",
-      [](std::vector<int> keep_fds, int64_t address_space_bytes, int64_t cpu_seconds, int64_t max_processes,
-         bool isolate_network, bool drop_privileges) {
+      [](std::vector<int> keep_fds, int64_t address_space_bytes, int64_t cpu_seconds,
+         int64_t max_processes, bool isolate_network, bool drop_privileges) {
         SandboxOptions options;
         options.keep_fds = std::move(keep_fds);
         options.address_space_bytes = address_space_bytes;
@@ -107,20 +107,26 @@ void RegisterJudge(py::module_& m) {
         return out;
       },
       py::arg("keep_fds"), py::arg("address_space_bytes") = 0, py::arg("cpu_seconds") = 0,
-      py::arg("max_processes") = 0, py::arg("isolate_network") = true, py::arg("drop_privileges") = false,
-      "Worker side, first thing after fork: own session, limits, closed descriptors, network namespace.");
-  m.def("protect_host", [] { ThrowIfError(ProtectHost()); },
-        "Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).");
+      py::arg("max_processes") = 0, py::arg("isolate_network") = true,
+      py::arg("drop_privileges") = false,
+      "Worker side, first thing after fork: own session, limits, closed descriptors, network "
+      "namespace.");
+  m.def(
+      "protect_host", [] { ThrowIfError(ProtectHost()); },
+      "Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user "
+      "processes).");
 
-  py::class_<ProcessSupervisor>(m, "ProcessSupervisor", "Watches a forked worker: output tails, memory, kill, exit.")
-      .def(py::init([](int pid, int stdout_fd, int stderr_fd, int64_t memory_limit_bytes, int tail_bytes) {
+  py::class_<ProcessSupervisor>(m, "ProcessSupervisor",
+                                "Watches a forked worker: output tails, memory, kill, exit.")
+      .def(py::init([](int pid, int stdout_fd, int stderr_fd, int64_t memory_limit_bytes,
+                       int tail_bytes) {
              SupervisorOptions options;
              options.memory_limit_bytes = memory_limit_bytes;
              options.tail_bytes = static_cast<size_t>(tail_bytes);
              return std::make_unique<ProcessSupervisor>(pid, stdout_fd, stderr_fd, options);
            }),
-           py::arg("pid"), py::arg("stdout_fd"), py::arg("stderr_fd"), py::arg("memory_limit_bytes") = 0,
-           py::arg("tail_bytes") = 8192)
+           py::arg("pid"), py::arg("stdout_fd"), py::arg("stderr_fd"),
+           py::arg("memory_limit_bytes") = 0, py::arg("tail_bytes") = 8192)
       .def_property_readonly("pid", &ProcessSupervisor::pid)
       .def("alive", &ProcessSupervisor::alive)
       .def("kill", &ProcessSupervisor::Kill, py::arg("timed_out") = false)
@@ -136,7 +142,8 @@ void RegisterJudge(py::module_& m) {
             }
             return ViewOf(outcome);
           },
-          py::arg("timeout_s") = 5.0, "Waits for the worker to exit (killing it after timeout_s); blocks.");
+          py::arg("timeout_s") = 5.0,
+          "Waits for the worker to exit (killing it after timeout_s); blocks.");
 
   py::class_<Channel>(m, "Channel", "One end of the host/worker message channel (SOCK_SEQPACKET).")
       .def(py::init<int>(), py::arg("fd"))
@@ -167,20 +174,24 @@ void RegisterJudge(py::module_& m) {
             return py::make_tuple(py::bytes(value.bytes), value.fds);
           },
           py::arg("timeout_s"),
-          "Blocks up to timeout_s; raises DeadlineExceededError, or UnavailableError when the peer is gone.");
+          "Blocks up to timeout_s; raises DeadlineExceededError, or UnavailableError when the peer "
+          "is gone.");
 
-  py::class_<SharedSegment, std::shared_ptr<SharedSegment>>(m, "SharedSegment",
-                                                             "Shared memory (memfd) for CPU tensors.")
-      .def_static("create",
-                  [](int64_t bytes) {
-                    return std::make_shared<SharedSegment>(ValueOrThrow(SharedSegment::Create(static_cast<size_t>(bytes))));
-                  },
-                  py::arg("bytes"))
-      .def_static("map",
-                  [](int fd, bool writable) {
-                    return std::make_shared<SharedSegment>(ValueOrThrow(SharedSegment::Map(fd, writable)));
-                  },
-                  py::arg("fd"), py::arg("writable"), "Maps a received segment, taking ownership of fd.")
+  py::class_<SharedSegment, std::shared_ptr<SharedSegment>>(
+      m, "SharedSegment", "Shared memory (memfd) for CPU tensors.")
+      .def_static(
+          "create",
+          [](int64_t bytes) {
+            return std::make_shared<SharedSegment>(
+                ValueOrThrow(SharedSegment::Create(static_cast<size_t>(bytes))));
+          },
+          py::arg("bytes"))
+      .def_static(
+          "map",
+          [](int fd, bool writable) {
+            return std::make_shared<SharedSegment>(ValueOrThrow(SharedSegment::Map(fd, writable)));
+          },
+          py::arg("fd"), py::arg("writable"), "Maps a received segment, taking ownership of fd.")
       .def_property_readonly("fd", &SharedSegment::fd)
       .def_property_readonly("size", &SharedSegment::size)
       .def(
@@ -195,8 +206,9 @@ void RegisterJudge(py::module_& m) {
   m.def("align_tensor_offset", &AlignTensorOffset);
 
   // --- checks ------------------------------------------------------------------------------
-  m.def("draw_seeds", [](int count) { return ValueOrThrow(DrawSeeds(count)); }, py::arg("count"),
-        "count secret 63-bit seeds from the OS entropy source.");
+  m.def(
+      "draw_seeds", [](int count) { return ValueOrThrow(DrawSeeds(count)); }, py::arg("count"),
+      "count secret 63-bit seeds from the OS entropy source.");
   m.def(
       "static_audit",
       [](const std::string& source, const std::string& dsl, bool require_dsl, py::object policy,
@@ -211,50 +223,61 @@ void RegisterJudge(py::module_& m) {
         for (v1::AuditFinding& f : findings) out.append(ViewOf(std::move(f)));
         return out;
       },
-      py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true, py::arg("policy") = py::none(),
-      py::arg("filename") = "kernel.py", "The static audit of a kernel source: a list of AuditFinding.");
+      py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true,
+      py::arg("policy") = py::none(), py::arg("filename") = "kernel.py",
+      "The static audit of a kernel source: a list of AuditFinding.");
   m.def("static_audit_codes", &StaticAuditCodes);
   m.def(
       "audit_kernel_calls",
       [](py::list calls, bool require_dsl_kernel, double library_share_limit, double floor_ms) {
         std::vector<v1::CallTrace> traces;
-        for (py::handle c : calls) traces.push_back(ValueOrThrow(MessageFromPython<v1::CallTrace>(c)));
+        for (py::handle c : calls)
+          traces.push_back(ValueOrThrow(MessageFromPython<v1::CallTrace>(c)));
         RuntimeAuditOptions options;
         options.require_dsl_kernel = require_dsl_kernel;
         if (library_share_limit > 0) options.library_share_limit = library_share_limit;
         options.floor_ms = floor_ms;
         py::list out;
-        for (v1::AuditFinding& f : AuditKernelCalls(traces, options)) out.append(ViewOf(std::move(f)));
+        for (v1::AuditFinding& f : AuditKernelCalls(traces, options))
+          out.append(ViewOf(std::move(f)));
         return out;
       },
       py::arg("calls"), py::arg("require_dsl_kernel") = true, py::arg("library_share_limit") = 0.0,
-      py::arg("floor_ms") = 0.0, "The runtime audits of SPEC §3 over the kernel's timed calls (CallTrace messages).");
+      py::arg("floor_ms") = 0.0,
+      "The runtime audits of SPEC §3 over the kernel's timed calls (CallTrace messages).");
   m.def(
       "apply_audit_policy",
       [](py::list findings, py::object policy) {
         std::vector<v1::AuditFinding> all;
-        for (py::handle f : findings) all.push_back(ValueOrThrow(MessageFromPython<v1::AuditFinding>(f)));
+        for (py::handle f : findings)
+          all.push_back(ValueOrThrow(MessageFromPython<v1::AuditFinding>(f)));
         ApplyAuditPolicy(ValueOrThrow(MessageFromPython<v1::AuditPolicy>(policy)), &all);
         py::list out;
         for (v1::AuditFinding& f : all) out.append(ViewOf(std::move(f)));
         return out;
       },
-      py::arg("findings"), py::arg("policy") = py::none(), "Findings with a policy's allow / deny applied.");
+      py::arg("findings"), py::arg("policy") = py::none(),
+      "Findings with a policy's allow / deny applied.");
   m.def(
       "physical_floor_ms",
       [](py::object roofline, double bandwidth, double peak_flops) {
-        return PhysicalFloorMs(ValueOrThrow(MessageFromPython<v1::RooflineFacts>(roofline, false)), bandwidth,
-                               peak_flops);
+        return PhysicalFloorMs(ValueOrThrow(MessageFromPython<v1::RooflineFacts>(roofline, false)),
+                               bandwidth, peak_flops);
       },
       py::arg("roofline"), py::arg("bandwidth_bytes_per_s"), py::arg("peak_flops_per_s"));
   m.def(
-      "classify_kernel", [](const std::string& name) { return std::string(KernelOriginName(ClassifyKernel(name))); },
+      "classify_kernel",
+      [](const std::string& name) { return std::string(KernelOriginName(ClassifyKernel(name))); },
       py::arg("name"), "'dsl', 'aten', 'library' or 'judge'.");
   m.def(
-      "kernel_names", [](py::object call) { return KernelNames(ValueOrThrow(MessageFromPython<v1::CallTrace>(call))); },
+      "kernel_names",
+      [](py::object call) {
+        return KernelNames(ValueOrThrow(MessageFromPython<v1::CallTrace>(call)));
+      },
       py::arg("call"));
-  m.def("audit_module", [](const std::string& module) { return AuditModule(module); }, py::arg("module"),
-        "(finding code, reason) when importing module is forbidden, else None.");
+  m.def(
+      "audit_module", [](const std::string& module) { return AuditModule(module); },
+      py::arg("module"), "(finding code, reason) when importing module is forbidden, else None.");
 
   m.def(
       "compare_structure",
@@ -265,7 +288,8 @@ void RegisterJudge(py::module_& m) {
         if (!mismatch.has_value()) return py::none();
         return py::cast(ViewOf(*mismatch));
       },
-      py::arg("expected"), py::arg("actual"), "The first structural difference (a Mismatch) or None.");
+      py::arg("expected"), py::arg("actual"),
+      "The first structural difference (a Mismatch) or None.");
   m.def(
       "same_contents",
       [](py::object a, const std::string& a_dtype, py::object b, const std::string& b_dtype) {
@@ -278,11 +302,13 @@ void RegisterJudge(py::module_& m) {
         }
         return ValueOrThrow(std::move(same));
       },
-      py::arg("a"), py::arg("a_dtype"), py::arg("b"), py::arg("b_dtype"), "Bitwise equality of two capsules' tensors.");
+      py::arg("a"), py::arg("a_dtype"), py::arg("b"), py::arg("b_dtype"),
+      "Bitwise equality of two capsules' tensors.");
   m.def(
       "compare_tensor",
-      [](py::object out, const std::string& out_dtype, py::object expected, const std::string& expected_dtype,
-         py::object anchor, const std::string& anchor_dtype, bool exact, double allowance_factor, double eps_scale) {
+      [](py::object out, const std::string& out_dtype, py::object expected,
+         const std::string& expected_dtype, py::object anchor, const std::string& anchor_dtype,
+         bool exact, double allowance_factor, double eps_scale) {
         Leaf leaf{"out", out, out_dtype, expected, expected_dtype, anchor, anchor_dtype, exact};
         AnchorTolerance tolerance;
         if (allowance_factor > 0) tolerance.allowance_factor = allowance_factor;
@@ -302,33 +328,42 @@ void RegisterJudge(py::module_& m) {
         d["worst_index"] = out_ref.Unravel(std::max<int64_t>(c.worst_index, 0));
         d["worst_value"] = c.worst_value;
         d["worst_anchor"] = c.worst_anchor;
-        d["factor_over"] = c.allowance > 0 ? c.max_error / c.allowance : (c.passed ? 0.0 : INFINITY);
+        d["factor_over"] =
+            c.allowance > 0 ? c.max_error / c.allowance : (c.passed ? 0.0 : INFINITY);
         return d;
       },
-      py::arg("out"), py::arg("out_dtype"), py::arg("expected"), py::arg("expected_dtype"), py::arg("anchor"),
-      py::arg("anchor_dtype"), py::arg("exact") = false, py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
+      py::arg("out"), py::arg("out_dtype"), py::arg("expected"), py::arg("expected_dtype"),
+      py::arg("anchor"), py::arg("anchor_dtype"), py::arg("exact") = false,
+      py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
       "The correctness rule on one tensor (capsules), as a dict.");
 
   // --- the verdict -------------------------------------------------------------------------
-  py::class_<VerdictBuilder>(m, "VerdictBuilder", "Assembles a Verdict and decides its status (C++).")
-      .def(py::init([](py::object problem, const std::string& dsl, const std::string& workload, py::object config) {
-             const auto p = ValueOrThrow(MessageFromPython<v1::Problem>(problem, /*validate=*/false));
+  py::class_<VerdictBuilder>(m, "VerdictBuilder",
+                             "Assembles a Verdict and decides its status (C++).")
+      .def(py::init([](py::object problem, const std::string& dsl, const std::string& workload,
+                       py::object config) {
+             const auto p =
+                 ValueOrThrow(MessageFromPython<v1::Problem>(problem, /*validate=*/false));
              const auto c = ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config));
              return std::make_unique<VerdictBuilder>(p, ValueOrThrow(ParseDsl(dsl)), workload, c);
            }),
            py::arg("problem"), py::arg("dsl"), py::arg("workload"), py::arg("config") = py::none())
       .def(
-          "check_submission", [](VerdictBuilder& b, const std::string& source) { return b.CheckSubmission(source); },
+          "check_submission",
+          [](VerdictBuilder& b, const std::string& source) { return b.CheckSubmission(source); },
           py::arg("source"))
       .def(
           "set_unparseable",
-          [](VerdictBuilder& b, int line, const std::string& message) { b.SetUnparseable(line, message); },
+          [](VerdictBuilder& b, int line, const std::string& message) {
+            b.SetUnparseable(line, message);
+          },
           py::arg("line"), py::arg("message"))
       .def(
           "add_findings",
           [](VerdictBuilder& b, py::list findings) {
             std::vector<v1::AuditFinding> out;
-            for (py::handle f : findings) out.push_back(ValueOrThrow(MessageFromPython<v1::AuditFinding>(f)));
+            for (py::handle f : findings)
+              out.push_back(ValueOrThrow(MessageFromPython<v1::AuditFinding>(f)));
             b.AddFindings(out);
           },
           py::arg("findings"))
@@ -337,7 +372,9 @@ void RegisterJudge(py::module_& m) {
       .def("all_draws_correct", &VerdictBuilder::AllDrawsCorrect)
       .def(
           "set_environment",
-          [](VerdictBuilder& b, py::object env) { b.SetEnvironment(ValueOrThrow(MessageFromPython<v1::Environment>(env))); },
+          [](VerdictBuilder& b, py::object env) {
+            b.SetEnvironment(ValueOrThrow(MessageFromPython<v1::Environment>(env)));
+          },
           py::arg("environment"))
       .def(
           "set_phase_times",
@@ -354,7 +391,8 @@ void RegisterJudge(py::module_& m) {
       .def("set_kernel_names", &VerdictBuilder::SetKernelNames, py::arg("names"))
       .def(
           "record_mismatch",
-          [](VerdictBuilder& b, const std::string& phase, int index, py::object mismatch, double seconds) {
+          [](VerdictBuilder& b, const std::string& phase, int index, py::object mismatch,
+             double seconds) {
             v1::Mismatch m = ValueOrThrow(MessageFromPython<v1::Mismatch>(mismatch));
             m.set_phase(Phase(phase));
             m.set_draw_index(index);
@@ -369,8 +407,8 @@ void RegisterJudge(py::module_& m) {
           "A draw that failed before any tensor comparison (structure, modified inputs, races).")
       .def(
           "judge_tensors",
-          [](VerdictBuilder& b, const std::string& phase, int index, py::list leaves, bool inputs_unmodified,
-             double seconds, double allowance_factor, double eps_scale) {
+          [](VerdictBuilder& b, const std::string& phase, int index, py::list leaves,
+             bool inputs_unmodified, double seconds, double allowance_factor, double eps_scale) {
             v1::DrawCheck draw;
             draw.set_phase(Phase(phase));
             draw.set_index(index);
@@ -383,29 +421,33 @@ void RegisterJudge(py::module_& m) {
             bool passed = true;
             for (py::handle item : leaves) {
               py::tuple t = py::reinterpret_borrow<py::tuple>(item);
-              Leaf leaf{t[0].cast<std::string>(), t[1], t[2].cast<std::string>(), t[3], t[4].cast<std::string>(),
-                        py::reinterpret_borrow<py::object>(t[5]), t[6].cast<std::string>(), t[7].cast<bool>()};
+              Leaf leaf{t[0].cast<std::string>(), t[1],
+                        t[2].cast<std::string>(), t[3],
+                        t[4].cast<std::string>(), py::reinterpret_borrow<py::object>(t[5]),
+                        t[6].cast<std::string>(), t[7].cast<bool>()};
               TensorRef out_ref;
               const TensorComparison c = Compare(leaf, tolerance, &out_ref);
               *draw.add_tensors() = TensorCheckOf(leaf.path, c);
               if (!c.passed) {
                 passed = false;
-                if (!first.has_value()) first = MismatchOf(draw.phase(), index, leaf.path, out_ref, c);
+                if (!first.has_value())
+                  first = MismatchOf(draw.phase(), index, leaf.path, out_ref, c);
               }
             }
             draw.set_passed(passed);
             b.RecordDraw(draw, first);
             return passed;
           },
-          py::arg("phase"), py::arg("index"), py::arg("leaves"), py::arg("inputs_unmodified") = true,
-          py::arg("seconds") = 0.0, py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
-          "Compares each leaf (path, out, out_dtype, expected, expected_dtype, anchor|None, anchor_dtype, exact)\n"
+          py::arg("phase"), py::arg("index"), py::arg("leaves"),
+          py::arg("inputs_unmodified") = true, py::arg("seconds") = 0.0,
+          py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
+          "Compares each leaf (path, out, out_dtype, expected, expected_dtype, anchor|None, "
+          "anchor_dtype, exact)\n"
           "with the correctness rule and records the draw. Returns whether it passed.")
       .def(
           "record_call_error",
-          [](VerdictBuilder& b, const std::string& phase, int index, const std::string& type, const std::string& error) {
-            b.RecordCallError(Phase(phase), index, type, error);
-          },
+          [](VerdictBuilder& b, const std::string& phase, int index, const std::string& type,
+             const std::string& error) { b.RecordCallError(Phase(phase), index, type, error); },
           py::arg("phase"), py::arg("index"), py::arg("error_type"), py::arg("error"))
       .def(
           "record_worker_lost",
@@ -414,13 +456,16 @@ void RegisterJudge(py::module_& m) {
           },
           py::arg("phase"), py::arg("index"), py::arg("what"))
       .def(
-          "record_infra_error", [](VerdictBuilder& b, const std::string& what) { b.RecordInfraError(what); },
+          "record_infra_error",
+          [](VerdictBuilder& b, const std::string& what) { b.RecordInfraError(what); },
           py::arg("what"))
-      .def("set_parity_timing", &VerdictBuilder::SetParityTiming, py::arg("kernel_ms"), py::arg("eager_ms"),
-           py::arg("method"), py::arg("kernel_throttled") = std::vector<bool>{},
+      .def("set_parity_timing", &VerdictBuilder::SetParityTiming, py::arg("kernel_ms"),
+           py::arg("eager_ms"), py::arg("method"),
+           py::arg("kernel_throttled") = std::vector<bool>{},
            py::arg("eager_throttled") = std::vector<bool>{})
-      .def("set_span_timing", &VerdictBuilder::SetSpanTiming, py::arg("kernel_span_ms"), py::arg("eager_span_ms"),
-           py::arg("kernel_sum_ms"), py::arg("method"), py::arg("kernel_throttled"), py::arg("eager_throttled"))
+      .def("set_span_timing", &VerdictBuilder::SetSpanTiming, py::arg("kernel_span_ms"),
+           py::arg("eager_span_ms"), py::arg("kernel_sum_ms"), py::arg("method"),
+           py::arg("kernel_throttled"), py::arg("eager_throttled"))
       .def(
           "set_process_outcome",
           [](VerdictBuilder& b, py::object outcome) {
@@ -429,7 +474,9 @@ void RegisterJudge(py::module_& m) {
           py::arg("outcome"))
       .def("finish", [](VerdictBuilder& b) { return ViewOf(b.Finish()); });
 
-  py::class_<Judge>(m, "Judge", "Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).")
+  py::class_<Judge>(
+      m, "Judge",
+      "Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).")
       .def(py::init([](const std::string& python, std::vector<std::string> environment) {
              JudgeOptions options;
              options.python = python;
@@ -438,7 +485,8 @@ void RegisterJudge(py::module_& m) {
              return std::make_unique<Judge>(options);
            }),
            py::arg("python"), py::arg("environment"),
-           "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE strings.")
+           "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE "
+           "strings.")
       .def(
           "evaluate",
           [](const Judge& judge, py::object request) {
@@ -451,7 +499,8 @@ void RegisterJudge(py::module_& m) {
             return ViewOf(ValueOrThrow(std::move(verdict)));
           },
           py::arg("request"),
-          "Runs one evaluation (an EvaluationRequest message or dict) and returns its Verdict. Blocks for the\n"
+          "Runs one evaluation (an EvaluationRequest message or dict) and returns its Verdict. "
+          "Blocks for the\n"
           "whole evaluation (the GIL is released).");
 
   m.def(
@@ -461,10 +510,13 @@ void RegisterJudge(py::module_& m) {
         options.show_environment = show_environment;
         return RenderReport(ValueOrThrow(MessageFromPython<v1::Verdict>(verdict)), options);
       },
-      py::arg("verdict"), py::arg("show_environment") = true, "The agent-facing report of a Verdict.");
+      py::arg("verdict"), py::arg("show_environment") = true,
+      "The agent-facing report of a Verdict.");
   m.def(
       "judge_config",
-      [](py::object config) { return ViewOf(WithDefaults(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)))); },
+      [](py::object config) {
+        return ViewOf(WithDefaults(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config))));
+      },
       py::arg("config") = py::none(), "A JudgeConfig with the specification's defaults filled in.");
   m.def(
       "summarize_samples",

@@ -24,21 +24,29 @@ py::object ScalarToPython(const Message& message, const FieldDescriptor* field, 
   const bool repeated = index >= 0;
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
-      return py::int_(repeated ? r->GetRepeatedInt32(message, field, index) : r->GetInt32(message, field));
+      return py::int_(repeated ? r->GetRepeatedInt32(message, field, index)
+                               : r->GetInt32(message, field));
     case FieldDescriptor::CPPTYPE_INT64:
-      return py::int_(repeated ? r->GetRepeatedInt64(message, field, index) : r->GetInt64(message, field));
+      return py::int_(repeated ? r->GetRepeatedInt64(message, field, index)
+                               : r->GetInt64(message, field));
     case FieldDescriptor::CPPTYPE_UINT32:
-      return py::int_(repeated ? r->GetRepeatedUInt32(message, field, index) : r->GetUInt32(message, field));
+      return py::int_(repeated ? r->GetRepeatedUInt32(message, field, index)
+                               : r->GetUInt32(message, field));
     case FieldDescriptor::CPPTYPE_UINT64:
-      return py::int_(repeated ? r->GetRepeatedUInt64(message, field, index) : r->GetUInt64(message, field));
+      return py::int_(repeated ? r->GetRepeatedUInt64(message, field, index)
+                               : r->GetUInt64(message, field));
     case FieldDescriptor::CPPTYPE_DOUBLE:
-      return py::float_(repeated ? r->GetRepeatedDouble(message, field, index) : r->GetDouble(message, field));
+      return py::float_(repeated ? r->GetRepeatedDouble(message, field, index)
+                                 : r->GetDouble(message, field));
     case FieldDescriptor::CPPTYPE_FLOAT:
-      return py::float_(repeated ? r->GetRepeatedFloat(message, field, index) : r->GetFloat(message, field));
+      return py::float_(repeated ? r->GetRepeatedFloat(message, field, index)
+                                 : r->GetFloat(message, field));
     case FieldDescriptor::CPPTYPE_BOOL:
-      return py::bool_(repeated ? r->GetRepeatedBool(message, field, index) : r->GetBool(message, field));
+      return py::bool_(repeated ? r->GetRepeatedBool(message, field, index)
+                                : r->GetBool(message, field));
     case FieldDescriptor::CPPTYPE_ENUM: {
-      const auto* value = repeated ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field);
+      const auto* value =
+          repeated ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field);
       const std::string name = EnumShortName(value);
       if (name.empty()) return py::none();
       return py::str(name);
@@ -58,7 +66,8 @@ py::object ScalarToPython(const Message& message, const FieldDescriptor* field, 
 // Converts a field; `make_message` turns a sub-message into the Python object wanted (a dict
 // for to_dict, a view for attribute access).
 template <typename MakeMessage>
-py::object FieldToPython(const Message& message, const FieldDescriptor* field, MakeMessage make_message) {
+py::object FieldToPython(const Message& message, const FieldDescriptor* field,
+                         MakeMessage make_message) {
   const Reflection* r = message.GetReflection();
   if (field->is_map()) {
     py::dict out;
@@ -91,8 +100,9 @@ py::object FieldToPython(const Message& message, const FieldDescriptor* field, M
 }
 
 absl::Status TypeError(const std::string& path, absl::string_view wanted, py::handle got) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, ": expected ", wanted, ", got ", py::str(py::type::of(got).attr("__name__")).cast<std::string>()));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": expected ", wanted, ", got ",
+                   py::str(py::type::of(got).attr("__name__")).cast<std::string>()));
 }
 
 std::string Join(const std::string& prefix, absl::string_view name) {
@@ -104,7 +114,9 @@ absl::Status FromPythonAt(py::handle value, Message* out, const std::string& pat
 absl::Status SetScalar(py::handle value, Message* out, const FieldDescriptor* field, bool add,
                        const std::string& path) {
   const Reflection* r = out->GetReflection();
-  auto is_int = [&] { return py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value); };
+  auto is_int = [&] {
+    return py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value);
+  };
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
     case FieldDescriptor::CPPTYPE_INT64:
@@ -132,12 +144,14 @@ absl::Status SetScalar(py::handle value, Message* out, const FieldDescriptor* fi
     }
     case FieldDescriptor::CPPTYPE_DOUBLE:
     case FieldDescriptor::CPPTYPE_FLOAT: {
-      if (!(is_int() || py::isinstance<py::float_>(value))) return TypeError(path, "a number", value);
+      if (!(is_int() || py::isinstance<py::float_>(value)))
+        return TypeError(path, "a number", value);
       const double v = value.cast<double>();
       if (field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE) {
         add ? r->AddDouble(out, field, v) : r->SetDouble(out, field, v);
       } else {
-        add ? r->AddFloat(out, field, static_cast<float>(v)) : r->SetFloat(out, field, static_cast<float>(v));
+        add ? r->AddFloat(out, field, static_cast<float>(v))
+            : r->SetFloat(out, field, static_cast<float>(v));
       }
       return absl::OkStatus();
     }
@@ -156,8 +170,9 @@ absl::Status SetScalar(py::handle value, Message* out, const FieldDescriptor* fi
         return TypeError(path, "a name", value);
       }
       if (enum_value == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": '", py::str(value).cast<std::string>(),
-                                                       "' is not one of ", EnumShortNames(field->enum_type())));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": '", py::str(value).cast<std::string>(), "' is not one of ",
+                         EnumShortNames(field->enum_type())));
       }
       add ? r->AddEnum(out, field, enum_value) : r->SetEnum(out, field, enum_value);
       return absl::OkStatus();
@@ -176,7 +191,8 @@ absl::Status SetScalar(py::handle value, Message* out, const FieldDescriptor* fi
     }
     case FieldDescriptor::CPPTYPE_MESSAGE: {
       Message* sub = add ? r->AddMessage(out, field) : r->MutableMessage(out, field);
-      if (py::isinstance<MessageView>(value)) return CopyFromView(value.cast<const MessageView&>(), sub);
+      if (py::isinstance<MessageView>(value))
+        return CopyFromView(value.cast<const MessageView&>(), sub);
       return FromPythonAt(value, sub, path);
     }
   }
@@ -200,14 +216,18 @@ absl::Status FromPythonAt(py::handle value, Message* out, const std::string& pat
     }
     if (item.second.is_none()) continue;
     if (field->is_map()) {
-      if (!py::isinstance<py::dict>(item.second)) return TypeError(field_path, "a dict", item.second);
+      if (!py::isinstance<py::dict>(item.second))
+        return TypeError(field_path, "a dict", item.second);
       const FieldDescriptor* key_field = field->message_type()->map_key();
       const FieldDescriptor* value_field = field->message_type()->map_value();
       for (auto entry : item.second.cast<py::dict>()) {
-        const std::string entry_path = absl::StrCat(field_path, "[", py::repr(entry.first).cast<std::string>(), "]");
+        const std::string entry_path =
+            absl::StrCat(field_path, "[", py::repr(entry.first).cast<std::string>(), "]");
         Message* map_entry = r->AddMessage(out, field);
-        if (auto s = SetScalar(entry.first, map_entry, key_field, false, entry_path); !s.ok()) return s;
-        if (auto s = SetScalar(entry.second, map_entry, value_field, false, entry_path); !s.ok()) return s;
+        if (auto s = SetScalar(entry.first, map_entry, key_field, false, entry_path); !s.ok())
+          return s;
+        if (auto s = SetScalar(entry.second, map_entry, value_field, false, entry_path); !s.ok())
+          return s;
       }
     } else if (field->is_repeated()) {
       if (py::isinstance<py::str>(item.second) || py::isinstance<py::dict>(item.second) ||
@@ -216,7 +236,9 @@ absl::Status FromPythonAt(py::handle value, Message* out, const std::string& pat
       }
       int index = 0;
       for (py::handle element : item.second.cast<py::sequence>()) {
-        if (auto s = SetScalar(element, out, field, true, absl::StrCat(field_path, "[", index++, "]")); !s.ok()) {
+        if (auto s =
+                SetScalar(element, out, field, true, absl::StrCat(field_path, "[", index++, "]"));
+            !s.ok()) {
           return s;
         }
       }
@@ -238,11 +260,11 @@ py::object MessageAttribute(const MessageView& view, const std::string& name) {
   const Message& message = view.message();
   const FieldDescriptor* field = message.GetDescriptor()->FindFieldByName(name);
   if (field == nullptr) {
-    throw py::attribute_error(absl::StrCat(message.GetDescriptor()->name(), " has no field '", name, "'"));
+    throw py::attribute_error(
+        absl::StrCat(message.GetDescriptor()->name(), " has no field '", name, "'"));
   }
-  return FieldToPython(message, field, [&](const Message& sub) {
-    return py::cast(MessageView(view.root(), &sub));
-  });
+  return FieldToPython(
+      message, field, [&](const Message& sub) { return py::cast(MessageView(view.root(), &sub)); });
 }
 
 }  // namespace
@@ -262,7 +284,8 @@ absl::Status FromPython(py::handle value, Message* out) { return FromPythonAt(va
 
 absl::Status CopyFromView(const MessageView& view, Message* out) {
   if (view.message().GetDescriptor() != out->GetDescriptor()) {
-    return absl::InvalidArgumentError(absl::StrCat("expected a ", out->GetDescriptor()->name(), ", got a ",
+    return absl::InvalidArgumentError(absl::StrCat("expected a ", out->GetDescriptor()->name(),
+                                                   ", got a ",
                                                    view.message().GetDescriptor()->name()));
   }
   out->CopyFrom(view.message());
@@ -271,42 +294,50 @@ absl::Status CopyFromView(const MessageView& view, Message* out) {
 
 absl::StatusOr<std::unique_ptr<Message>> NewMessage(const std::string& type_name) {
   const Descriptor* type = FindType(type_name);
-  if (type == nullptr) return absl::NotFoundError(absl::StrCat("no message type '", type_name, "' in mkb.v1"));
-  const Message* prototype = google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
+  if (type == nullptr)
+    return absl::NotFoundError(absl::StrCat("no message type '", type_name, "' in mkb.v1"));
+  const Message* prototype =
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
   return std::unique_ptr<Message>(prototype->New());
 }
 
 void RegisterMessages(py::module_& module) {
-  py::class_<MessageView>(module, "Message",
-                          "A read-only view of a metakernelbench data-model message (mkb.v1).\n\n"
-                          "Fields read as attributes: enums as short lower-case names ('mlp_norm'),\n"
-                          "repeated fields as lists, sub-messages as views. Build new messages with\n"
-                          "metakernelbench.message(type_name, dict).")
+  py::class_<MessageView>(
+      module, "Message",
+      "A read-only view of a metakernelbench data-model message (mkb.v1).\n\n"
+      "Fields read as attributes: enums as short lower-case names ('mlp_norm'),\n"
+      "repeated fields as lists, sub-messages as views. Build new messages with\n"
+      "metakernelbench.message(type_name, dict).")
       .def("__getattr__", &MessageAttribute)
       .def("__dir__",
            [](const MessageView& view) {
              py::list names;
              const Descriptor* type = view.message().GetDescriptor();
              for (int i = 0; i < type->field_count(); ++i) names.append(type->field(i)->name());
-             for (const char* method : {"to_dict", "to_json", "to_text", "has", "type_name", "serialize"}) {
+             for (const char* method :
+                  {"to_dict", "to_json", "to_text", "has", "type_name", "serialize"}) {
                names.append(method);
              }
              return names;
            })
-      .def_property_readonly("type_name",
-                             [](const MessageView& view) { return view.message().GetDescriptor()->name(); })
-      .def("has",
-           [](const MessageView& view, const std::string& name) {
-             const FieldDescriptor* field = view.message().GetDescriptor()->FindFieldByName(name);
-             if (field == nullptr) throw py::attribute_error(absl::StrCat("no field '", name, "'"));
-             const Reflection* r = view.message().GetReflection();
-             return field->is_repeated() ? r->FieldSize(view.message(), field) > 0
-                                         : (field->has_presence() ? r->HasField(view.message(), field)
-                                                                  : r->HasField(view.message(), field));
-           },
-           py::arg("field"), "Whether the field is set (non-empty for repeated fields).")
-      .def("to_dict", [](const MessageView& view) { return ToPython(view.message()); },
-           "The message as nested dicts and lists; enums as short names.")
+      .def_property_readonly(
+          "type_name",
+          [](const MessageView& view) { return view.message().GetDescriptor()->name(); })
+      .def(
+          "has",
+          [](const MessageView& view, const std::string& name) {
+            const FieldDescriptor* field = view.message().GetDescriptor()->FindFieldByName(name);
+            if (field == nullptr) throw py::attribute_error(absl::StrCat("no field '", name, "'"));
+            const Reflection* r = view.message().GetReflection();
+            return field->is_repeated()
+                       ? r->FieldSize(view.message(), field) > 0
+                       : (field->has_presence() ? r->HasField(view.message(), field)
+                                                : r->HasField(view.message(), field));
+          },
+          py::arg("field"), "Whether the field is set (non-empty for repeated fields).")
+      .def(
+          "to_dict", [](const MessageView& view) { return ToPython(view.message()); },
+          "The message as nested dicts and lists; enums as short names.")
       .def(
           "to_json",
           [](const MessageView& view, int indent) {
@@ -314,22 +345,26 @@ void RegisterMessages(py::module_& module) {
             google::protobuf::util::JsonPrintOptions options;
             options.preserve_proto_field_names = true;
             options.add_whitespace = indent > 0;
-            ThrowIfError(absl::Status(static_cast<absl::StatusCode>(
-                                          google::protobuf::util::MessageToJsonString(view.message(), &json, options)
-                                              .code()),
-                                      "cannot print JSON"));
+            ThrowIfError(absl::Status(
+                static_cast<absl::StatusCode>(
+                    google::protobuf::util::MessageToJsonString(view.message(), &json, options)
+                        .code()),
+                "cannot print JSON"));
             return json;
           },
           py::arg("indent") = 0, "Protobuf JSON (field names as in the .proto files).")
-      .def("to_text",
-           [](const MessageView& view) {
-             std::string text;
-             google::protobuf::TextFormat::PrintToString(view.message(), &text);
-             return text;
-           },
-           "Protobuf text format.")
-      .def("serialize", [](const MessageView& view) { return py::bytes(view.message().SerializeAsString()); },
-           "The binary protobuf encoding.")
+      .def(
+          "to_text",
+          [](const MessageView& view) {
+            std::string text;
+            google::protobuf::TextFormat::PrintToString(view.message(), &text);
+            return text;
+          },
+          "Protobuf text format.")
+      .def(
+          "serialize",
+          [](const MessageView& view) { return py::bytes(view.message().SerializeAsString()); },
+          "The binary protobuf encoding.")
       .def("__eq__",
            [](const MessageView& a, const MessageView& b) {
              return a.message().GetDescriptor() == b.message().GetDescriptor() &&
@@ -347,7 +382,8 @@ void RegisterMessages(py::module_& module) {
                                   py::bytes(view.message().SerializeAsString()));
           },
           [](py::tuple state) {
-            std::unique_ptr<Message> message = ValueOrThrow(NewMessage(state[0].cast<std::string>()));
+            std::unique_ptr<Message> message =
+                ValueOrThrow(NewMessage(state[0].cast<std::string>()));
             if (!message->ParseFromString(state[1].cast<std::string>())) {
               ThrowIfError(absl::InvalidArgumentError("cannot parse pickled message"));
             }
@@ -363,7 +399,8 @@ void RegisterMessages(py::module_& module) {
         return MessageView(std::shared_ptr<const Message>(std::move(message)));
       },
       py::arg("type_name"), py::arg("fields") = py::none(),
-      "Builds and validates a message from a dict, e.g. message('Budget', {'max_submissions': 5}).\n"
+      "Builds and validates a message from a dict, e.g. message('Budget', {'max_submissions': "
+      "5}).\n"
       "Raises InvalidArgumentError naming the field that is wrong.");
   module.def(
       "parse_message",

@@ -4,11 +4,11 @@
 #ifndef BINDINGS_PROTO_CONVERT_H_
 #define BINDINGS_PROTO_CONVERT_H_
 
-#include <memory>
-#include <string>
-
 #include <google/protobuf/message.h>
 #include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "libmkb/model/validation.h"
@@ -20,7 +20,8 @@ class MessageView {
  public:
   explicit MessageView(std::shared_ptr<const google::protobuf::Message> root)
       : root_(root), message_(root.get()) {}
-  MessageView(std::shared_ptr<const google::protobuf::Message> root, const google::protobuf::Message* message)
+  MessageView(std::shared_ptr<const google::protobuf::Message> root,
+              const google::protobuf::Message* message)
       : root_(std::move(root)), message_(message) {}
 
   const google::protobuf::Message& message() const { return *message_; }

@@ -47,22 +47,29 @@ void RegisterExceptions(py::module_& module) {
   c.base = MakeClass(module, "Error", py::make_tuple(exception),
                      "Base class of every error raised by metakernelbench.");
   auto derived = [&](const char* name, PyObject* builtin, const char* doc) {
-    return MakeClass(module, name, py::make_tuple(c.base, py::reinterpret_borrow<py::object>(builtin)), doc);
+    return MakeClass(module, name,
+                     py::make_tuple(c.base, py::reinterpret_borrow<py::object>(builtin)), doc);
   };
   c.invalid_argument = derived("InvalidArgumentError", PyExc_ValueError,
                                "An argument, file or field is malformed; the message names it.");
-  c.not_found = derived("NotFoundError", PyExc_LookupError, "A file, problem or record does not exist.");
-  c.already_exists = derived("AlreadyExistsError", PyExc_ValueError, "A name or record is already taken.");
-  c.failed_precondition = derived("FailedPreconditionError", PyExc_RuntimeError,
-                                  "The system is not in a state the call needs (e.g. a stale trial).");
-  c.permission_denied = derived("PermissionDeniedError", PyExc_PermissionError, "Access was refused.");
-  c.deadline_exceeded = derived("DeadlineExceededError", PyExc_TimeoutError, "A time limit ran out.");
+  c.not_found =
+      derived("NotFoundError", PyExc_LookupError, "A file, problem or record does not exist.");
+  c.already_exists =
+      derived("AlreadyExistsError", PyExc_ValueError, "A name or record is already taken.");
+  c.failed_precondition =
+      derived("FailedPreconditionError", PyExc_RuntimeError,
+              "The system is not in a state the call needs (e.g. a stale trial).");
+  c.permission_denied =
+      derived("PermissionDeniedError", PyExc_PermissionError, "Access was refused.");
+  c.deadline_exceeded =
+      derived("DeadlineExceededError", PyExc_TimeoutError, "A time limit ran out.");
   c.unavailable = derived("UnavailableError", PyExc_ConnectionError,
                           "A service (GPU, model API) is unavailable; retrying may help.");
   c.resource_exhausted = derived("ResourceExhaustedError", PyExc_RuntimeError,
                                  "A budget, quota or memory limit was exhausted.");
   c.cancelled = derived("CancelledError", PyExc_RuntimeError, "The operation was cancelled.");
-  c.internal = derived("InternalError", PyExc_RuntimeError, "A bug or an unexpected system failure.");
+  c.internal =
+      derived("InternalError", PyExc_RuntimeError, "A bug or an unexpected system failure.");
 }
 
 void ThrowIfError(const absl::Status& status) {

@@ -2,9 +2,9 @@
 #ifndef BINDINGS_STATUS_H_
 #define BINDINGS_STATUS_H_
 
-#include <utility>
-
 #include <pybind11/pybind11.h>
+
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -1,7 +1,7 @@
+#include <pybind11/stl.h>
+
 #include <memory>
 #include <string>
-
-#include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
 #include "bindings/proto_convert.h"
@@ -44,13 +44,17 @@ void RegisterSuite(py::module_& module) {
       .def_property_readonly("problems",
                              [](const Suite& suite) {
                                py::list out;
-                               for (const v1::Problem& problem : suite.problems()) out.append(ViewOf(problem));
+                               for (const v1::Problem& problem : suite.problems())
+                                 out.append(ViewOf(problem));
                                return out;
                              })
       .def(
           "find",
-          [](const Suite& suite, const std::string& key) { return ViewOf(*ValueOrThrow(suite.Find(key))); },
-          py::arg("slug_or_number"), "The problem with this slug or number; NotFoundError suggests near names.")
+          [](const Suite& suite, const std::string& key) {
+            return ViewOf(*ValueOrThrow(suite.Find(key)));
+          },
+          py::arg("slug_or_number"),
+          "The problem with this slug or number; NotFoundError suggests near names.")
       .def(
           "in_family",
           [](const Suite& suite, const std::string& family) {
@@ -58,7 +62,8 @@ void RegisterSuite(py::module_& module) {
           },
           py::arg("family"))
       .def(
-          "matching", [](const Suite& suite, const std::string& glob) { return Views(suite.Matching(glob)); },
+          "matching",
+          [](const Suite& suite, const std::string& glob) { return Views(suite.Matching(glob)); },
           py::arg("glob"), "Problems whose slug matches a shell-style glob.");
 
   module.def(
@@ -69,7 +74,8 @@ void RegisterSuite(py::module_& module) {
       [](const std::string& text, const std::string& filename) {
         return ViewOf(ValueOrThrow(ParseProblem(text, filename)));
       },
-      py::arg("text"), py::arg("filename") = "<text>", "Parses and validates problem.textproto text.");
+      py::arg("text"), py::arg("filename") = "<text>",
+      "Parses and validates problem.textproto text.");
   module.def(
       "families",
       [] {
@@ -82,12 +88,14 @@ void RegisterSuite(py::module_& module) {
       "default_toolchain",
       [](const std::string& dsl) {
         py::list out;
-        for (const v1::PackagePin& pin : DefaultToolchain(ValueOrThrow(ParseDsl(dsl)))) out.append(ViewOf(pin));
+        for (const v1::PackagePin& pin : DefaultToolchain(ValueOrThrow(ParseDsl(dsl))))
+          out.append(ViewOf(pin));
         return out;
       },
       py::arg("dsl"), "The pinned packages of the published runs for 'cutedsl' or 'tirx'.");
   module.def(
-      "default_budget", [] { return ViewOf(WithDefaults(v1::Budget())); }, "The per-attempt budget of SPEC §4.");
+      "default_budget", [] { return ViewOf(WithDefaults(v1::Budget())); },
+      "The per-attempt budget of SPEC §4.");
   module.def(
       "standard_arms",
       [] {

@@ -8,10 +8,10 @@
 #include "absl/status/statusor.h"
 
 // Returns the status of `expr` from the enclosing function when it is not OK.
-#define MKB_RETURN_IF_ERROR(expr)                        \
-  do {                                                   \
-    ::absl::Status mkb_status_ = (expr);                 \
-    if (!mkb_status_.ok()) return mkb_status_;           \
+#define MKB_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::absl::Status mkb_status_ = (expr);       \
+    if (!mkb_status_.ok()) return mkb_status_; \
   } while (false)
 
 #define MKB_STATUS_CONCAT_INNER_(a, b) a##b
@@ -22,8 +22,8 @@
 #define MKB_ASSIGN_OR_RETURN(lhs, expr) \
   MKB_ASSIGN_OR_RETURN_IMPL_(MKB_STATUS_CONCAT_(mkb_statusor_, __LINE__), lhs, expr)
 
-#define MKB_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
-  auto statusor = (expr);                               \
+#define MKB_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)    \
+  auto statusor = (expr);                                  \
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()
 

@@ -53,9 +53,11 @@ int Channel::Release() {
 absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds) {
   if (fd_ < 0) return absl::FailedPreconditionError("channel is closed");
   if (bytes.size() > kMaxChannelMessageBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("message of ", bytes.size(), " bytes is over the channel's limit"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", bytes.size(), " bytes is over the channel's limit"));
   }
-  if (fds.size() > kMaxChannelFds) return absl::InvalidArgumentError("too many descriptors in one message");
+  if (fds.size() > kMaxChannelFds)
+    return absl::InvalidArgumentError("too many descriptors in one message");
   // An empty datagram carries no descriptors on some kernels; always send at least one byte.
   std::string payload = bytes.empty() ? std::string(1, '\0') : bytes;
   struct iovec iov = {payload.data(), payload.size()};
@@ -76,7 +78,8 @@ absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds
     const ssize_t sent = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (sent >= 0) return absl::OkStatus();
     if (errno == EINTR) continue;
-    if (errno == EPIPE || errno == ECONNRESET) return absl::UnavailableError("the other end closed the channel");
+    if (errno == EPIPE || errno == ECONNRESET)
+      return absl::UnavailableError("the other end closed the channel");
     return Errno("sendmsg");
   }
 }
@@ -85,7 +88,8 @@ absl::StatusOr<ChannelMessage> Channel::Receive(absl::Time deadline) {
   if (fd_ < 0) return absl::FailedPreconditionError("channel is closed");
   while (true) {
     const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) return absl::DeadlineExceededError("no message before the deadline");
+    if (left <= absl::ZeroDuration())
+      return absl::DeadlineExceededError("no message before the deadline");
     struct pollfd p = {fd_, POLLIN, 0};
     const int64_t ms = std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000);
     const int ready = ::poll(&p, 1, static_cast<int>(ms));
@@ -113,7 +117,8 @@ absl::StatusOr<ChannelMessage> Channel::Receive(absl::Time deadline) {
     received = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
   } while (received < 0 && errno == EINTR);
   if (received < 0) return Errno("recvmsg");
-  for (struct cmsghdr* header = CMSG_FIRSTHDR(&msg); header != nullptr; header = CMSG_NXTHDR(&msg, header)) {
+  for (struct cmsghdr* header = CMSG_FIRSTHDR(&msg); header != nullptr;
+       header = CMSG_NXTHDR(&msg, header)) {
     if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
       const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
       const int* fds = reinterpret_cast<const int*>(CMSG_DATA(header));

@@ -27,7 +27,8 @@ double DecodeHalf(uint16_t h) {
   if (exponent == 0) {
     value = std::ldexp(mantissa, -24);
   } else if (exponent == 31) {
-    value = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    value = mantissa ? std::numeric_limits<double>::quiet_NaN()
+                     : std::numeric_limits<double>::infinity();
   } else {
     value = std::ldexp(1024 + mantissa, exponent - 25);
   }
@@ -55,7 +56,8 @@ double DecodeE5M2(uint8_t b) { return DecodeHalf(static_cast<uint16_t>(b) << 8);
 
 absl::Status SameLayoutCheck(const TensorRef& a, const TensorRef& b, const char* what) {
   if (a.shape != b.shape) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": shapes differ: ", a.Describe(), " vs ", b.Describe()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": shapes differ: ", a.Describe(), " vs ", b.Describe()));
   }
   if (a.device_type != b.device_type || a.device_id != b.device_id) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": tensors are on different devices"));
@@ -76,7 +78,8 @@ absl::Status NoCuda() {
 class CpuTensorOps final : public DeviceTensorOps {
  public:
   absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out, const TensorRef& expected,
-                                                   const TensorRef& anchor, const AnchorTolerance& tolerance) override {
+                                                   const TensorRef& anchor,
+                                                   const AnchorTolerance& tolerance) override {
     TensorComparison r;
     r.numel = out.numel();
     const char* o = static_cast<const char*>(out.data);
@@ -106,10 +109,12 @@ class CpuTensorOps final : public DeviceTensorOps {
         r.worst_value = ov;
         r.worst_anchor = av;
       }
-      r.max_error = std::max(r.max_error, std::isnan(err) ? std::numeric_limits<double>::infinity() : err);
+      r.max_error =
+          std::max(r.max_error, std::isnan(err) ? std::numeric_limits<double>::infinity() : err);
     }
-    r.allowance = tolerance.allowance_factor *
-                  std::max(r.reference_error, tolerance.eps_scale * Epsilon(out.dtype) * r.max_abs_anchor);
+    r.allowance =
+        tolerance.allowance_factor *
+        std::max(r.reference_error, tolerance.eps_scale * Epsilon(out.dtype) * r.max_abs_anchor);
     if (r.nan_count > 0) r.max_error = std::numeric_limits<double>::quiet_NaN();
     for (int64_t i = 0; i < r.numel; ++i) {
       const double ov = DecodeElement(o + out.ByteOffsetOf(i), out.dtype);
@@ -121,7 +126,8 @@ class CpuTensorOps final : public DeviceTensorOps {
     return r;
   }
 
-  absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out, const TensorRef& expected) override {
+  absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out,
+                                                const TensorRef& expected) override {
     TensorComparison r;
     r.exact = true;
     r.numel = out.numel();
@@ -145,8 +151,9 @@ class CpuTensorOps final : public DeviceTensorOps {
         ev = DecodeElement(ep, expected.dtype);
       }
       if (!equal) {
-        const double err = std::isnan(ov) || std::isnan(ev) ? std::numeric_limits<double>::infinity()
-                                                             : std::fabs(ov - ev);
+        const double err = std::isnan(ov) || std::isnan(ev)
+                               ? std::numeric_limits<double>::infinity()
+                               : std::fabs(ov - ev);
         if (r.count_over++ == 0 || err > r.max_error) {
           r.worst_index = i;
           r.worst_value = ov;
@@ -173,7 +180,8 @@ class CpuTensorOps final : public DeviceTensorOps {
  private:
   // |x - y| with matching infinities counted as equal.
   static double ErrorBetween(double x, double y) {
-    if (std::isinf(x) || std::isinf(y)) return x == y ? 0.0 : std::numeric_limits<double>::infinity();
+    if (std::isinf(x) || std::isinf(y))
+      return x == y ? 0.0 : std::numeric_limits<double>::infinity();
     return std::fabs(x - y);
   }
 };
@@ -248,12 +256,13 @@ double DecodeElement(const void* element, v1::DType dtype) {
 void RegisterCudaTensorOps(DeviceTensorOps* ops) { cuda_ops.store(ops); }
 
 absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out, const TensorRef& expected,
-                                                 const TensorRef& anchor, const AnchorTolerance& tolerance) {
+                                                 const TensorRef& anchor,
+                                                 const AnchorTolerance& tolerance) {
   if (auto s = SameLayoutCheck(out, expected, "out vs expected"); !s.ok()) return s;
   if (auto s = SameLayoutCheck(out, anchor, "out vs anchor"); !s.ok()) return s;
   if (!IsFloatingPoint(out.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat("out: ", DTypeName(out.dtype),
-                                                   " is not floating point; compare it exactly"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("out: ", DTypeName(out.dtype), " is not floating point; compare it exactly"));
   }
   if (out.numel() == 0) {
     TensorComparison empty;
@@ -271,8 +280,8 @@ absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out, const Ten
 absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out, const TensorRef& expected) {
   if (auto s = SameLayoutCheck(out, expected, "out vs expected"); !s.ok()) return s;
   if (out.dtype != expected.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat("out vs expected: dtypes differ: ", out.Describe(), " vs ",
-                                                   expected.Describe()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "out vs expected: dtypes differ: ", out.Describe(), " vs ", expected.Describe()));
   }
   if (out.numel() == 0) {
     TensorComparison empty;

@@ -1,7 +1,8 @@
 // The judge's correctness comparison (SPEC §3), on host or device memory.
 //
 // A floating-point output passes iff no element is NaN and
-//   max|out - anchor| <= allowance_factor * max(max|expected - anchor|, eps_scale * eps(dtype) * max|anchor|)
+//   max|out - anchor| <= allowance_factor * max(max|expected - anchor|, eps_scale * eps(dtype) *
+//   max|anchor|)
 // where `expected` is the reference at the original dtypes and `anchor` the reference on inputs
 // upcast to float64. Integer, bool and `exact` outputs must equal `expected` element for element.
 // Empty outputs pass.
@@ -42,7 +43,8 @@ struct TensorComparison {
 // Shape, dtype or device disagreements are InvalidArgumentError (the caller checks structure
 // first); the comparison itself never fails on values.
 absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out, const TensorRef& expected,
-                                                 const TensorRef& anchor, const AnchorTolerance& tolerance);
+                                                 const TensorRef& anchor,
+                                                 const AnchorTolerance& tolerance);
 absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out, const TensorRef& expected);
 
 // Whether two tensors of the same shape and dtype hold the same bits in every element
@@ -54,10 +56,12 @@ absl::StatusOr<bool> SameContents(const TensorRef& a, const TensorRef& b);
 class DeviceTensorOps {
  public:
   virtual ~DeviceTensorOps() = default;
-  virtual absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out, const TensorRef& expected,
+  virtual absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out,
+                                                           const TensorRef& expected,
                                                            const TensorRef& anchor,
                                                            const AnchorTolerance& tolerance) = 0;
-  virtual absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out, const TensorRef& expected) = 0;
+  virtual absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out,
+                                                        const TensorRef& expected) = 0;
   virtual absl::StatusOr<bool> SameContents(const TensorRef& a, const TensorRef& b) = 0;
 };
 

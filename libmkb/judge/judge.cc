@@ -20,7 +20,9 @@ extern char** environ;
 namespace mkb {
 namespace {
 
-absl::Status Errno(const char* what) { return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno))); }
+absl::Status Errno(const char* what) {
+  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
 
 // Closes its descriptors on destruction.
 struct Pipe {
@@ -52,9 +54,12 @@ struct Pipe {
 
 absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
   if (request.problem_dir().empty()) return absl::InvalidArgumentError("problem_dir: required");
-  if (request.dsl() == v1::DSL_UNSPECIFIED) return absl::InvalidArgumentError("dsl: required (cutedsl or tirx)");
-  if (!request.workload().empty() && request.workload() != "full" && request.workload() != "small") {
-    return absl::InvalidArgumentError(absl::StrCat("workload: '", request.workload(), "' must be full or small"));
+  if (request.dsl() == v1::DSL_UNSPECIFIED)
+    return absl::InvalidArgumentError("dsl: required (cutedsl or tirx)");
+  if (!request.workload().empty() && request.workload() != "full" &&
+      request.workload() != "small") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload: '", request.workload(), "' must be full or small"));
   }
   if (request.config().correctness_draws() < 0 || request.config().timing_draws() < 0 ||
       request.config().warmup_calls() < 0 || request.config().recheck_draws() < 0) {
@@ -68,7 +73,8 @@ absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
 absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request) const {
   if (auto status = ValidateRequest(request); !status.ok()) return status;
   const v1::JudgeConfig config = WithDefaults(request.config());
-  const absl::Time deadline = absl::Now() + absl::Seconds(config.total_timeout_s()) + options_.deadline_margin;
+  const absl::Time deadline =
+      absl::Now() + absl::Seconds(config.total_timeout_s()) + options_.deadline_margin;
 
   Pipe in, reply, out, err;
   for (Pipe* p : {&in, &reply, &out, &err}) {
@@ -85,7 +91,8 @@ absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attributes, 0);
 
-  std::vector<std::string> args = {options_.python, "-m", "metakernelbench.judge.host", "--reply-fd", "3"};
+  std::vector<std::string> args = {options_.python, "-m", "metakernelbench.judge.host",
+                                   "--reply-fd", "3"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -99,12 +106,13 @@ absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request
   envp.push_back(nullptr);
 
   pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, options_.python.c_str(), &actions, &attributes, argv.data(), envp.data());
+  const int spawned = ::posix_spawnp(&pid, options_.python.c_str(), &actions, &attributes,
+                                     argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawned != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot start the judge host with '", options_.python, "': ", std::strerror(spawned)));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot start the judge host with '", options_.python, "': ", std::strerror(spawned)));
   }
   in.CloseRead();
   reply.CloseWrite();
@@ -141,7 +149,8 @@ absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request
       break;
     }
     struct pollfd p = {reply.read, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000)));
+    const int ready = ::poll(
+        &p, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000)));
     if (ready < 0 && errno != EINTR) return Errno("poll");
     if (ready <= 0) continue;
     const ssize_t n = ::read(reply.read, buffer, sizeof(buffer));
@@ -153,16 +162,19 @@ absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request
   const std::string tail = outcome.stderr_tail();
   if (timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("the judge host ran past its deadline (",
-                                                    config.total_timeout_s(), " s + margin); stderr:\n", tail));
+                                                    config.total_timeout_s(),
+                                                    " s + margin); stderr:\n", tail));
   }
   if (outcome.signal() != 0 || outcome.exit_code() != 0) {
     return absl::InternalError(absl::StrCat("the judge host failed (",
-                                            outcome.signal() != 0 ? outcome.signal_name()
-                                                                  : absl::StrCat("exit code ", outcome.exit_code()),
+                                            outcome.signal() != 0
+                                                ? outcome.signal_name()
+                                                : absl::StrCat("exit code ", outcome.exit_code()),
                                             "); stderr:\n", tail));
   }
   v1::Verdict verdict;
-  if (!verdict.ParseFromString(verdict_bytes) || verdict.status() == v1::VERDICT_STATUS_UNSPECIFIED) {
+  if (!verdict.ParseFromString(verdict_bytes) ||
+      verdict.status() == v1::VERDICT_STATUS_UNSPECIFIED) {
     return absl::InternalError(absl::StrCat("the judge host answered no verdict; stderr:\n", tail));
   }
   return verdict;

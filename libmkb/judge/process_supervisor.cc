@@ -35,7 +35,8 @@ int64_t ResidentBytes(pid_t pid) {
   return resident * ::sysconf(_SC_PAGESIZE);
 }
 
-ProcessSupervisor::ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd, const SupervisorOptions& options)
+ProcessSupervisor::ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd,
+                                     const SupervisorOptions& options)
     : pid_(pid),
       options_(options),
       stdout_fd_(stdout_fd),
@@ -86,7 +87,8 @@ void ProcessSupervisor::Watch() {
   int rounds_after_stop = 0;
   while (true) {
     struct pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
-    const int ready = ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(options_.poll_interval)));
+    const int ready =
+        ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(options_.poll_interval)));
     bool open_pipes = false;
     for (int i = 0; i < 2; ++i) {
       int& fd = i == 0 ? stdout_fd_ : stderr_fd_;
@@ -131,7 +133,8 @@ v1::ProcessOutcome ProcessSupervisor::Snapshot() {
     if (WIFSIGNALED(wait_status_)) {
       outcome.set_signal(WTERMSIG(wait_status_));
       const char* name = ::sigabbrev_np(WTERMSIG(wait_status_));
-      outcome.set_signal_name(name != nullptr ? absl::StrCat("SIG", name) : absl::StrCat("signal ", WTERMSIG(wait_status_)));
+      outcome.set_signal_name(name != nullptr ? absl::StrCat("SIG", name)
+                                              : absl::StrCat("signal ", WTERMSIG(wait_status_)));
     }
   }
   return outcome;

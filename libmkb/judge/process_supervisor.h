@@ -32,7 +32,7 @@ class TailBuffer {
 };
 
 struct SupervisorOptions {
-  int64_t memory_limit_bytes = 0;   // resident memory of the worker; 0 = unlimited
+  int64_t memory_limit_bytes = 0;  // resident memory of the worker; 0 = unlimited
   size_t tail_bytes = 8192;
   absl::Duration poll_interval = absl::Milliseconds(50);
 };

@@ -10,12 +10,13 @@ bool IsNameChar(unsigned char c) { return absl::ascii_isalnum(c) || c == '_' || 
 
 // Three-character, then two-character operators, longest first.
 constexpr absl::string_view kOps3[] = {"**=", "//=", ">>=", "<<=", "...", "!=="};
-constexpr absl::string_view kOps2[] = {"==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
-                                       "@=", "**", "//", "<<", ">>", "->", ":="};
+constexpr absl::string_view kOps2[] = {"==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=", "&=",
+                                       "|=", "^=", "@=", "**", "//", "<<", ">>", "->", ":="};
 
 class Tokenizer {
  public:
-  explicit Tokenizer(absl::string_view source, int first_line = 1) : s_(source), line_(first_line) {}
+  explicit Tokenizer(absl::string_view source, int first_line = 1)
+      : s_(source), line_(first_line) {}
 
   std::vector<PythonToken> Run() {
     while (i_ < s_.size()) {
@@ -44,10 +45,12 @@ class Tokenizer {
         }
       } else if (c == '\'' || c == '"') {
         String("");
-      } else if (absl::ascii_isdigit(c) || (c == '.' && i_ + 1 < s_.size() && absl::ascii_isdigit(s_[i_ + 1]))) {
+      } else if (absl::ascii_isdigit(c) ||
+                 (c == '.' && i_ + 1 < s_.size() && absl::ascii_isdigit(s_[i_ + 1]))) {
         const size_t start = i_;
-        while (i_ < s_.size() && (IsNameChar(s_[i_]) || s_[i_] == '.' ||
-                                  ((s_[i_] == '+' || s_[i_] == '-') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E')))) {
+        while (i_ < s_.size() &&
+               (IsNameChar(s_[i_]) || s_[i_] == '.' ||
+                ((s_[i_] == '+' || s_[i_] == '-') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E')))) {
           ++i_;
         }
         tokens_.push_back({PythonToken::kNumber, std::string(s_.substr(start, i_ - start)), line_});
@@ -179,6 +182,8 @@ class Tokenizer {
 
 }  // namespace
 
-std::vector<PythonToken> TokenizePython(absl::string_view source) { return Tokenizer(source).Run(); }
+std::vector<PythonToken> TokenizePython(absl::string_view source) {
+  return Tokenizer(source).Run();
+}
 
 }  // namespace mkb

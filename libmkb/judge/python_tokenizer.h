@@ -14,8 +14,8 @@ namespace mkb {
 struct PythonToken {
   enum Kind { kName, kNumber, kString, kOp, kNewline };
   Kind kind;
-  std::string text;   // names, operators, numbers; for strings the decoded value (best effort)
-  int line;           // 1-based
+  std::string text;  // names, operators, numbers; for strings the decoded value (best effort)
+  int line;          // 1-based
   bool f_string = false;
 };
 

@@ -10,7 +10,7 @@
 namespace mkb {
 
 struct ReportOptions {
-  int max_tail_lines = 30;     // of stdout / stderr each
+  int max_tail_lines = 30;  // of stdout / stderr each
   int max_traceback_lines = 40;
   bool show_environment = true;
 };

@@ -14,19 +14,23 @@ namespace {
 // Substrings of vendor-library kernel names (cuBLAS / cuBLASLt, cuDNN, cuFFT, CUB, CUTLASS's
 // prebuilt library kernels, PyTorch's bundled attention kernels).
 constexpr absl::string_view kLibraryMarks[] = {
-    "cublas", "nvjet", "xmma", "cutlass::", "_ZN7cutlass", "cutlass3x", "cutlass_75", "cutlass_80", "cutlass_90",
-    "cutlass_tensorop", "cudnn", "cufft", "regular_fft", "vector_fft", "_ZN3cub", "cub::", "splitKreduce",
-    "gemv2", "gemvx", "gemmk1", "dot_kernel", "ampere_", "volta_", "turing_", "sm80_", "sm90_", "sm100_",
-    "pytorch_flash", "flash_fwd", "flash_bwd", "fmha_", "nccl", "curand"};
+    "cublas",     "nvjet",        "xmma",          "cutlass::",  "_ZN7cutlass",
+    "cutlass3x",  "cutlass_75",   "cutlass_80",    "cutlass_90", "cutlass_tensorop",
+    "cudnn",      "cufft",        "regular_fft",   "vector_fft", "_ZN3cub",
+    "cub::",      "splitKreduce", "gemv2",         "gemvx",      "gemmk1",
+    "dot_kernel", "ampere_",      "volta_",        "turing_",    "sm80_",
+    "sm90_",      "sm100_",       "pytorch_flash", "flash_fwd",  "flash_bwd",
+    "fmha_",      "nccl",         "curand"};
 
 // Substrings of ATen / c10 kernel names, mangled or not.
-constexpr absl::string_view kAtenMarks[] = {"at::native", "_ZN2at", "at_cuda_detail", "c10::", "_ZN3c10",
-                                            "elementwise_kernel", "reduce_kernel", "vectorized_"};
+constexpr absl::string_view kAtenMarks[] = {"at::native",    "_ZN2at",     "at_cuda_detail",
+                                            "c10::",         "_ZN3c10",    "elementwise_kernel",
+                                            "reduce_kernel", "vectorized_"};
 
 std::string Percent(double x) { return absl::StrFormat("%.1f%%", 100 * x); }
 
-v1::AuditFinding Finding(const std::string& code, v1::FindingSeverity severity, const std::string& message,
-                         const std::string& evidence) {
+v1::AuditFinding Finding(const std::string& code, v1::FindingSeverity severity,
+                         const std::string& message, const std::string& evidence) {
   v1::AuditFinding f;
   f.set_code(code);
   f.set_severity(severity);
@@ -39,7 +43,8 @@ v1::AuditFinding Finding(const std::string& code, v1::FindingSeverity severity, 
 }  // namespace
 
 KernelOrigin ClassifyKernel(absl::string_view name) {
-  if (absl::StrContains(name, "mkb_l2_flush") || absl::StartsWith(name, "_ZN3mkb")) return KernelOrigin::kJudge;
+  if (absl::StrContains(name, "mkb_l2_flush") || absl::StartsWith(name, "_ZN3mkb"))
+    return KernelOrigin::kJudge;
   if (absl::StartsWith(name, "kernel_cutlass_")) return KernelOrigin::kDsl;  // CuTe DSL
   for (absl::string_view mark : kLibraryMarks) {
     if (absl::StrContains(name, mark)) return KernelOrigin::kLibrary;
@@ -67,7 +72,8 @@ const char* KernelOriginName(KernelOrigin origin) {
 std::vector<std::string> KernelNames(const v1::CallTrace& call) {
   std::vector<std::string> names;
   for (const v1::ActivityRecord& r : call.records()) {
-    if (r.kind() == v1::ActivityRecord::KERNEL && std::find(names.begin(), names.end(), r.name()) == names.end()) {
+    if (r.kind() == v1::ActivityRecord::KERNEL &&
+        std::find(names.begin(), names.end(), r.name()) == names.end()) {
       names.push_back(r.name());
     }
   }
@@ -108,17 +114,20 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
   }
   if (calls_without_dsl > 0) {
     findings.push_back(Finding(
-        "runtime.no_dsl_kernel", options.require_dsl_kernel ? v1::SEVERITY_VIOLATION : v1::SEVERITY_WARNING,
-        absl::StrCat(calls_without_dsl, " of ", calls.size(),
-                     " timed calls launched no kernel written in the variant's DSL (every call must)"),
+        "runtime.no_dsl_kernel",
+        options.require_dsl_kernel ? v1::SEVERITY_VIOLATION : v1::SEVERITY_WARNING,
+        absl::StrCat(
+            calls_without_dsl, " of ", calls.size(),
+            " timed calls launched no kernel written in the variant's DSL (every call must)"),
         absl::StrCat("kernels of such a call: ", example_without_dsl)));
   }
   if (kernel_ns > 0 && library_ns / kernel_ns > options.library_share_limit) {
-    findings.push_back(Finding("runtime.library_share", v1::SEVERITY_WARNING,
-                               absl::StrCat("library / ATen kernels took ", Percent(library_ns / kernel_ns),
-                                            " of the kernel's GPU time (limit ", Percent(options.library_share_limit),
-                                            "): the main work must be the DSL's"),
-                               ""));
+    findings.push_back(Finding(
+        "runtime.library_share", v1::SEVERITY_WARNING,
+        absl::StrCat("library / ATen kernels took ", Percent(library_ns / kernel_ns),
+                     " of the kernel's GPU time (limit ", Percent(options.library_share_limit),
+                     "): the main work must be the DSL's"),
+        ""));
   }
   if (!graphs.empty()) {
     findings.push_back(Finding("runtime.cuda_graph", v1::SEVERITY_VIOLATION,
@@ -126,14 +135,16 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
                                absl::StrCat(graphs.size(), " graph id(s) in the trace")));
   }
   if (kernel_sets.size() > 1) {
-    findings.push_back(Finding("runtime.kernel_set_changed", v1::SEVERITY_WARNING,
-                               absl::StrCat("the set of kernels differed between timed calls (", kernel_sets.size(),
-                                            " distinct sets); a kernel must do the same work on every call"),
-                               ""));
+    findings.push_back(Finding(
+        "runtime.kernel_set_changed", v1::SEVERITY_WARNING,
+        absl::StrCat("the set of kernels differed between timed calls (", kernel_sets.size(),
+                     " distinct sets); a kernel must do the same work on every call"),
+        ""));
   }
   if (dropped > 0) {
-    findings.push_back(Finding("runtime.dropped_records", v1::SEVERITY_INFO,
-                               absl::StrCat(dropped, " activity records were dropped; the audit saw the rest"), ""));
+    findings.push_back(Finding(
+        "runtime.dropped_records", v1::SEVERITY_INFO,
+        absl::StrCat(dropped, " activity records were dropped; the audit saw the rest"), ""));
   }
   if (options.floor_ms > 0) {
     std::vector<double> spans;
@@ -141,19 +152,22 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
     std::nth_element(spans.begin(), spans.begin() + spans.size() / 2, spans.end());
     const double median = spans[spans.size() / 2];
     if (median > 0 && median < options.floor_ms) {
-      findings.push_back(Finding("runtime.below_physical_floor", v1::SEVERITY_VIOLATION,
-                                 absl::StrFormat("the median GPU span %.4g ms is below the problem's physical floor "
-                                                 "%.4g ms on this GPU: the work cannot have been done",
-                                                 median, options.floor_ms),
-                                 ""));
+      findings.push_back(Finding(
+          "runtime.below_physical_floor", v1::SEVERITY_VIOLATION,
+          absl::StrFormat("the median GPU span %.4g ms is below the problem's physical floor "
+                          "%.4g ms on this GPU: the work cannot have been done",
+                          median, options.floor_ms),
+          ""));
     }
   }
   return findings;
 }
 
-double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s, double peak_flops_per_s) {
+double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s,
+                       double peak_flops_per_s) {
   double floor_s = 0;
-  if (bandwidth_bytes_per_s > 0) floor_s = std::max(floor_s, roofline.min_bytes() / bandwidth_bytes_per_s);
+  if (bandwidth_bytes_per_s > 0)
+    floor_s = std::max(floor_s, roofline.min_bytes() / bandwidth_bytes_per_s);
   if (peak_flops_per_s > 0) floor_s = std::max(floor_s, roofline.flops() / peak_flops_per_s);
   return floor_s * 1e3;
 }

@@ -24,9 +24,9 @@ KernelOrigin ClassifyKernel(absl::string_view name);
 const char* KernelOriginName(KernelOrigin origin);
 
 struct RuntimeAuditOptions {
-  bool require_dsl_kernel = true;     // every call must run one (GPU judging)
-  double library_share_limit = 0.5;   // of kernel time, above which a finding is raised
-  double floor_ms = 0;                // the physical floor; 0 = not checked
+  bool require_dsl_kernel = true;    // every call must run one (GPU judging)
+  double library_share_limit = 0.5;  // of kernel time, above which a finding is raised
+  double floor_ms = 0;               // the physical floor; 0 = not checked
 };
 
 // Findings over the traces of the kernel's timed calls (not the eager baseline's).
@@ -37,7 +37,8 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
 // copy bandwidth and its flops over the peak arithmetic rate, in ms. Bandwidth in bytes/s,
 // rate in flop/s; the caller passes ceilings (measured copy bandwidth with a margin, the
 // fastest tensor-core rate), so that an honest kernel can never land below the floor.
-double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s, double peak_flops_per_s);
+double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s,
+                       double peak_flops_per_s);
 
 // Distinct kernel names of a trace, in first-launch order.
 std::vector<std::string> KernelNames(const v1::CallTrace& call);

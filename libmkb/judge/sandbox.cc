@@ -1,8 +1,8 @@
 #include "libmkb/judge/sandbox.h"
 
 #include <dirent.h>
-#include <grp.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -35,7 +35,8 @@ void CloseOtherDescriptors(const std::vector<int>& keep) {
     while (struct dirent* entry = ::readdir(dir)) {
       if (entry->d_name[0] == '.') continue;
       const int fd = std::atoi(entry->d_name);
-      if (fd > 2 && fd != own && std::find(keep.begin(), keep.end(), fd) == keep.end()) open.push_back(fd);
+      if (fd > 2 && fd != own && std::find(keep.begin(), keep.end(), fd) == keep.end())
+        open.push_back(fd);
     }
     ::closedir(dir);
   }
@@ -80,11 +81,14 @@ absl::StatusOr<SandboxReport> EnterSandbox(const SandboxOptions& options) {
     if (auto s = SetLimit(RLIMIT_AS, limit, "RLIMIT_AS"); !s.ok()) return s;
   }
   if (options.cpu_seconds > 0) {
-    struct rlimit limit = {static_cast<rlim_t>(options.cpu_seconds), static_cast<rlim_t>(options.cpu_seconds + 5)};
+    struct rlimit limit = {static_cast<rlim_t>(options.cpu_seconds),
+                           static_cast<rlim_t>(options.cpu_seconds + 5)};
     ::setrlimit(RLIMIT_CPU, &limit);
   }
-  if (options.max_processes > 0) SetLimit(RLIMIT_NPROC, options.max_processes, "RLIMIT_NPROC").IgnoreError();
-  if (options.max_file_bytes > 0) SetLimit(RLIMIT_FSIZE, options.max_file_bytes, "RLIMIT_FSIZE").IgnoreError();
+  if (options.max_processes > 0)
+    SetLimit(RLIMIT_NPROC, options.max_processes, "RLIMIT_NPROC").IgnoreError();
+  if (options.max_file_bytes > 0)
+    SetLimit(RLIMIT_FSIZE, options.max_file_bytes, "RLIMIT_FSIZE").IgnoreError();
   SetLimit(RLIMIT_CORE, 0, "RLIMIT_CORE").IgnoreError();
 
   CloseOtherDescriptors(options.keep_fds);
@@ -102,8 +106,9 @@ absl::StatusOr<SandboxReport> EnterSandbox(const SandboxOptions& options) {
         WriteFile("/proc/self/gid_map", absl::StrCat(gid, " ", gid, " 1\n"));
         report.network_isolated = true;
       } else {
-        report.notes.push_back(absl::StrCat("no network namespace (", std::strerror(errno),
-                                            "): network calls are blocked by the runtime audit only"));
+        report.notes.push_back(
+            absl::StrCat("no network namespace (", std::strerror(errno),
+                         "): network calls are blocked by the runtime audit only"));
       }
     }
   }
@@ -113,11 +118,13 @@ absl::StatusOr<SandboxReport> EnterSandbox(const SandboxOptions& options) {
     if (::setgroups(0, nullptr) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0) {
       report.privileges_dropped = true;
     } else {
-      report.notes.push_back(absl::StrCat("could not drop root privileges: ", std::strerror(errno)));
+      report.notes.push_back(
+          absl::StrCat("could not drop root privileges: ", std::strerror(errno)));
     }
   } else if (::geteuid() == 0) {
-    report.notes.push_back("the worker runs as root: it is isolated by namespace, limits and audits, "
-                           "not by user id (set drop_privileges where the environment allows)");
+    report.notes.push_back(
+        "the worker runs as root: it is isolated by namespace, limits and audits, "
+        "not by user id (set drop_privileges where the environment allows)");
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) report.no_new_privileges = true;
   return report;

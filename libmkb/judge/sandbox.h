@@ -15,15 +15,15 @@
 namespace mkb {
 
 struct SandboxOptions {
-  std::vector<int> keep_fds;        // descriptors that stay open (0, 1, 2 always stay)
+  std::vector<int> keep_fds;  // descriptors that stay open (0, 1, 2 always stay)
   // RLIMIT_AS above the address space already mapped at entry (imported libraries reserve
   // gigabytes); 0 = unlimited. CUDA reserves vast address space: use on the CPU only.
   int64_t address_space_bytes = 0;
-  int64_t cpu_seconds = 0;          // RLIMIT_CPU; 0 = unlimited
-  int64_t max_processes = 0;        // RLIMIT_NPROC; 0 = unchanged (not enforced for root)
+  int64_t cpu_seconds = 0;                    // RLIMIT_CPU; 0 = unlimited
+  int64_t max_processes = 0;                  // RLIMIT_NPROC; 0 = unchanged (not enforced for root)
   int64_t max_file_bytes = int64_t{1} << 30;  // RLIMIT_FSIZE
-  bool isolate_network = true;      // a fresh network namespace: no interfaces, no network
-  bool drop_privileges = false;     // when root: become nobody (65534)
+  bool isolate_network = true;   // a fresh network namespace: no interfaces, no network
+  bool drop_privileges = false;  // when root: become nobody (65534)
 };
 
 // What EnterSandbox achieved, for the verdict's findings.
@@ -33,7 +33,7 @@ struct SandboxReport {
   bool privileges_dropped = false;
   bool no_new_privileges = false;
   bool dies_with_host = false;
-  std::vector<std::string> notes;   // what could not be done, and why
+  std::vector<std::string> notes;  // what could not be done, and why
 };
 
 // Called in the forked worker. Puts the process in its own session and process group, asks

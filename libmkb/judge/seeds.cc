@@ -23,7 +23,8 @@ absl::StatusOr<std::vector<uint64_t>> DrawSeeds(int count) {
     }
     filled += static_cast<size_t>(n);
   }
-  for (uint64_t& seed : seeds) seed >>= 1;  // 63 bits: torch.manual_seed takes a signed 64-bit value
+  for (uint64_t& seed : seeds)
+    seed >>= 1;  // 63 bits: torch.manual_seed takes a signed 64-bit value
   return seeds;
 }
 

@@ -50,7 +50,8 @@ absl::StatusOr<SharedSegment> SharedSegment::Map(int fd, bool writable) {
     return absl::InvalidArgumentError("received an empty segment");
   }
   const size_t size = static_cast<size_t>(info.st_size);
-  void* address = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  void* address =
+      ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (address == MAP_FAILED) {
     const absl::Status status = Errno("mmap of a received segment");
     ::close(fd);

@@ -26,7 +26,8 @@ constexpr Rule kForbiddenModules[] = {
     {"triton", "static.forbidden_import", "Triton is not a variant's DSL"},
     {"torch._dynamo", "static.forbidden_import", "torch.compile machinery is forbidden"},
     {"torch._inductor", "static.forbidden_import", "torch.compile machinery is forbidden"},
-    {"torch.utils.cpp_extension", "static.forbidden_import", "inline C++/CUDA extensions are forbidden"},
+    {"torch.utils.cpp_extension", "static.forbidden_import",
+     "inline C++/CUDA extensions are forbidden"},
     {"torch.cuda.graphs", "static.forbidden_import", "CUDA Graphs are forbidden"},
     {"ctypes", "static.forbidden_import", "ctypes (raw native calls) is forbidden"},
     {"cffi", "static.forbidden_import", "cffi (raw native calls) is forbidden"},
@@ -41,7 +42,8 @@ constexpr Rule kForbiddenModules[] = {
     {"subprocess", "static.forbidden_import", "subprocesses are forbidden"},
     {"multiprocessing", "static.forbidden_import", "subprocesses are forbidden"},
     {"concurrent", "static.forbidden_import", "threads and processes are forbidden"},
-    {"threading", "static.forbidden_import", "threads are forbidden (work must finish inside solve)"},
+    {"threading", "static.forbidden_import",
+     "threads are forbidden (work must finish inside solve)"},
     {"_thread", "static.forbidden_import", "threads are forbidden"},
     {"asyncio", "static.forbidden_import", "event loops are forbidden"},
     {"signal", "static.forbidden_import", "signal handlers are forbidden"},
@@ -56,7 +58,8 @@ constexpr Rule kForbiddenModules[] = {
     {"glob", "static.forbidden_import", "file access is forbidden"},
     {"io", "static.forbidden_import", "file access is forbidden"},
     {"mmap", "static.forbidden_import", "raw memory access is forbidden"},
-    {"pickle", "static.forbidden_import", "serialisation of live objects is not needed by a kernel"},
+    {"pickle", "static.forbidden_import",
+     "serialisation of live objects is not needed by a kernel"},
     {"marshal", "static.forbidden_import", "code objects are forbidden"},
     {"importlib", "static.dynamic_import", "dynamic imports are forbidden"},
     {"builtins", "static.introspection", "patching builtins is forbidden"},
@@ -84,8 +87,10 @@ constexpr Rule kForbiddenAttributes[] = {
     {"torch.cuda.graphs", "static.forbidden_call", "CUDA Graphs are forbidden"},
     {"torch.cuda.make_graphed_callables", "static.forbidden_call", "CUDA Graphs are forbidden"},
     {"torch.cuda.jiterator", "static.forbidden_call", "runtime-compiled CUDA is forbidden"},
-    {"torch.use_deterministic_algorithms", "static.judge_access", "the judge's numerics settings are off limits"},
-    {"torch.utils.deterministic", "static.judge_access", "the judge's numerics settings are off limits"},
+    {"torch.use_deterministic_algorithms", "static.judge_access",
+     "the judge's numerics settings are off limits"},
+    {"torch.utils.deterministic", "static.judge_access",
+     "the judge's numerics settings are off limits"},
     {"torch.manual_seed", "static.seed_access", "kernels may not depend on or change seeds"},
     {"torch.seed", "static.seed_access", "kernels may not depend on or change seeds"},
     {"torch.initial_seed", "static.seed_access", "kernels may not depend on or change seeds"},
@@ -93,13 +98,17 @@ constexpr Rule kForbiddenAttributes[] = {
     {"torch.get_rng_state", "static.seed_access", "kernels may not depend on or change seeds"},
     {"torch.set_rng_state", "static.seed_access", "kernels may not depend on or change seeds"},
     {"torch.cuda.manual_seed", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.manual_seed_all", "static.seed_access", "kernels may not depend on or change seeds"},
+    {"torch.cuda.manual_seed_all", "static.seed_access",
+     "kernels may not depend on or change seeds"},
     {"torch.cuda.initial_seed", "static.seed_access", "kernels may not depend on or change seeds"},
     {"torch.cuda.get_rng_state", "static.seed_access", "kernels may not depend on or change seeds"},
     {"torch.cuda.random", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.set_sync_debug_mode", "static.judge_access", "the judge's settings are off limits"},
-    {"torch.backends", "static.module_patch", "changing torch.backends settings changes the eager baseline"},
-    {"torch.set_float32_matmul_precision", "static.module_patch", "changes the eager baseline's numerics"},
+    {"torch.cuda.set_sync_debug_mode", "static.judge_access",
+     "the judge's settings are off limits"},
+    {"torch.backends", "static.module_patch",
+     "changing torch.backends settings changes the eager baseline"},
+    {"torch.set_float32_matmul_precision", "static.module_patch",
+     "changes the eager baseline's numerics"},
     {"torch.set_default_dtype", "static.module_patch", "changes the judge's numerics"},
     {"torch.set_default_device", "static.module_patch", "changes the judge's allocations"},
     {"torch.overrides", "static.introspection", "torch function overrides are forbidden"},
@@ -129,7 +138,8 @@ constexpr Rule kForbiddenAttributes[] = {
     {"os.putenv", "static.forbidden_call", "the environment is off limits"},
     {"os.getppid", "static.introspection", "the judge's process is off limits"},
     {"os._exit", "static.forbidden_call", "exiting the worker is forbidden"},
-    {"sys.modules", "static.introspection", "reaching other modules through sys.modules is forbidden"},
+    {"sys.modules", "static.introspection",
+     "reaching other modules through sys.modules is forbidden"},
     {"sys._getframe", "static.introspection", "frame introspection is forbidden"},
     {"sys.settrace", "static.introspection", "tracing is forbidden"},
     {"sys.setprofile", "static.introspection", "profiling hooks are forbidden"},
@@ -163,21 +173,73 @@ constexpr Rule kForbiddenBuiltins[] = {
 };
 
 // Attributes that reach the interpreter's internals from any object.
-constexpr const char* kIntrospectionAttributes[] = {
-    "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__", "__bases__", "__mro__",
-    "__getattribute__", "__reduce__", "__reduce_ex__", "__loader__", "__spec__", "f_back", "f_globals",
-    "f_locals", "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame", "ag_frame", "tb_frame", "tb_next",
-    "__self__", "__func__", "__wrapped__", "__dict__", "__class__", "__init_subclass__", "__torch_function__",
-    "__torch_dispatch__"};
+constexpr const char* kIntrospectionAttributes[] = {"__globals__",
+                                                    "__builtins__",
+                                                    "__subclasses__",
+                                                    "__code__",
+                                                    "__closure__",
+                                                    "__bases__",
+                                                    "__mro__",
+                                                    "__getattribute__",
+                                                    "__reduce__",
+                                                    "__reduce_ex__",
+                                                    "__loader__",
+                                                    "__spec__",
+                                                    "f_back",
+                                                    "f_globals",
+                                                    "f_locals",
+                                                    "f_builtins",
+                                                    "f_code",
+                                                    "gi_frame",
+                                                    "gi_code",
+                                                    "cr_frame",
+                                                    "ag_frame",
+                                                    "tb_frame",
+                                                    "tb_next",
+                                                    "__self__",
+                                                    "__func__",
+                                                    "__wrapped__",
+                                                    "__dict__",
+                                                    "__class__",
+                                                    "__init_subclass__",
+                                                    "__torch_function__",
+                                                    "__torch_dispatch__"};
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).
-constexpr const char* kLibraryCompute[] = {
-    "torch.matmul", "torch.mm", "torch.bmm", "torch.einsum", "torch.addmm", "torch.baddbmm", "torch.addbmm",
-    "torch.tensordot", "torch.linalg", "torch.nn.functional", "torch.softmax", "torch.log_softmax",
-    "torch.layer_norm", "torch.rms_norm", "torch.group_norm", "torch.conv1d", "torch.conv2d", "torch.fft",
-    "torch.cumsum", "torch.topk", "torch.sort", "torch.argsort", "torch.scaled_dot_product_attention",
-    "torch._scaled_mm", "torch.nn", "torch.sum", "torch.mean", "torch.exp", "torch.sigmoid", "torch.tanh",
-    "torch.rsqrt", "torch.logsumexp", "torch.amax", "torch.max"};
+constexpr const char* kLibraryCompute[] = {"torch.matmul",
+                                           "torch.mm",
+                                           "torch.bmm",
+                                           "torch.einsum",
+                                           "torch.addmm",
+                                           "torch.baddbmm",
+                                           "torch.addbmm",
+                                           "torch.tensordot",
+                                           "torch.linalg",
+                                           "torch.nn.functional",
+                                           "torch.softmax",
+                                           "torch.log_softmax",
+                                           "torch.layer_norm",
+                                           "torch.rms_norm",
+                                           "torch.group_norm",
+                                           "torch.conv1d",
+                                           "torch.conv2d",
+                                           "torch.fft",
+                                           "torch.cumsum",
+                                           "torch.topk",
+                                           "torch.sort",
+                                           "torch.argsort",
+                                           "torch.scaled_dot_product_attention",
+                                           "torch._scaled_mm",
+                                           "torch.nn",
+                                           "torch.sum",
+                                           "torch.mean",
+                                           "torch.exp",
+                                           "torch.sigmoid",
+                                           "torch.tanh",
+                                           "torch.rsqrt",
+                                           "torch.logsumexp",
+                                           "torch.amax",
+                                           "torch.max"};
 
 const Rule* MatchRule(const std::string& path, const Rule* begin, const Rule* end) {
   const Rule* best = nullptr;
@@ -192,7 +254,8 @@ const Rule* MatchRule(const std::string& path, const Rule* begin, const Rule* en
 
 // os.exec*, os.spawn* families match by prefix of the last component too.
 const Rule* MatchAttribute(const std::string& path) {
-  if (const Rule* rule = MatchRule(path, std::begin(kForbiddenAttributes), std::end(kForbiddenAttributes))) {
+  if (const Rule* rule =
+          MatchRule(path, std::begin(kForbiddenAttributes), std::end(kForbiddenAttributes))) {
     return rule;
   }
   for (const char* family : {"os.exec", "os.spawn", "os.dup", "os.kill"}) {
@@ -216,8 +279,8 @@ class Auditor {
   }
 
  private:
-  void Add(const std::string& code, v1::FindingSeverity severity, int line, const std::string& message,
-           const std::string& snippet) {
+  void Add(const std::string& code, v1::FindingSeverity severity, int line,
+           const std::string& message, const std::string& snippet) {
     if (findings_.size() >= 64) return;
     if (!seen_.insert(absl::StrCat(code, ":", line)).second) return;
     v1::AuditFinding finding;
@@ -232,13 +295,14 @@ class Auditor {
 
   void CheckModule(const std::string& module, int line, const std::string& snippet) {
     imported_.insert(module);
-    if (const Rule* rule = MatchRule(module, std::begin(kForbiddenModules), std::end(kForbiddenModules))) {
-      Add(rule->code, v1::SEVERITY_VIOLATION, line, absl::StrCat("import of ", module, ": ", rule->reason),
-          snippet);
+    if (const Rule* rule =
+            MatchRule(module, std::begin(kForbiddenModules), std::end(kForbiddenModules))) {
+      Add(rule->code, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("import of ", module, ": ", rule->reason), snippet);
     }
     if (const Rule* rule = MatchAttribute(module)) {
-      Add(rule->code, v1::SEVERITY_VIOLATION, line, absl::StrCat("import of ", module, ": ", rule->reason),
-          snippet);
+      Add(rule->code, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("import of ", module, ": ", rule->reason), snippet);
     }
   }
 
@@ -266,12 +330,14 @@ class Auditor {
       if (t.kind != PythonToken::kName) continue;
       const bool at_statement_start = i == 0 || tokens_[i - 1].kind == PythonToken::kNewline ||
                                       tokens_[i - 1].text == ";" || tokens_[i - 1].text == ":";
-      if ((t.text == "def" || t.text == "class") && i + 1 < tokens_.size()) defined_.insert(tokens_[i + 1].text);
+      if ((t.text == "def" || t.text == "class") && i + 1 < tokens_.size())
+        defined_.insert(tokens_[i + 1].text);
       if (!at_statement_start) continue;
       if (i + 1 < tokens_.size() && tokens_[i + 1].text == "=") defined_.insert(t.text);
       if (t.text == "import") {
         size_t j = i + 1;
-        while (j < tokens_.size() && tokens_[j].kind != PythonToken::kNewline && tokens_[j].text != ";") {
+        while (j < tokens_.size() && tokens_[j].kind != PythonToken::kNewline &&
+               tokens_[j].text != ";") {
           const std::string module = DottedName(j);
           if (module.empty()) {
             ++j;
@@ -297,12 +363,14 @@ class Auditor {
         module += DottedName(j);
         if (absl::StartsWith(module, ".")) {
           Add("static.forbidden_import", v1::SEVERITY_VIOLATION, t.line,
-              "relative import: kernel.py must be self-contained", absl::StrCat("from ", module, " import ..."));
+              "relative import: kernel.py must be self-contained",
+              absl::StrCat("from ", module, " import ..."));
         }
         CheckModule(module, t.line, absl::StrCat("from ", module, " import ..."));
         if (j >= tokens_.size() || tokens_[j].text != "import") continue;
         ++j;
-        while (j < tokens_.size() && tokens_[j].kind != PythonToken::kNewline && tokens_[j].text != ";") {
+        while (j < tokens_.size() && tokens_[j].kind != PythonToken::kNewline &&
+               tokens_[j].text != ";") {
           if (tokens_[j].text == "(" || tokens_[j].text == ")" || tokens_[j].text == ",") {
             ++j;
             continue;
@@ -341,17 +409,22 @@ class Auditor {
     return dot == std::string::npos ? it->second : absl::StrCat(it->second, dotted.substr(dot));
   }
 
-  bool IsAlias(const std::string& dotted) const { return aliases_.count(dotted.substr(0, dotted.find('.'))) > 0; }
+  bool IsAlias(const std::string& dotted) const {
+    return aliases_.count(dotted.substr(0, dotted.find('.'))) > 0;
+  }
 
   void ScanReferences() {
     for (size_t i = 0; i < tokens_.size(); ++i) {
       const PythonToken& t = tokens_[i];
       // A binary @ follows an operand; a decorator's @ starts a line.
       if (t.kind == PythonToken::kOp && t.text == "@" && i > 0 &&
-          (tokens_[i - 1].kind == PythonToken::kName || tokens_[i - 1].kind == PythonToken::kNumber ||
-           tokens_[i - 1].text == ")" || tokens_[i - 1].text == "]")) {
+          (tokens_[i - 1].kind == PythonToken::kName ||
+           tokens_[i - 1].kind == PythonToken::kNumber || tokens_[i - 1].text == ")" ||
+           tokens_[i - 1].text == "]")) {
         Add("static.library_compute", v1::SEVERITY_WARNING, t.line,
-            "matrix product with @ runs a library kernel (cuBLAS); the runtime audit weighs its share", "@");
+            "matrix product with @ runs a library kernel (cuBLAS); the runtime audit weighs its "
+            "share",
+            "@");
       }
       if (t.kind != PythonToken::kName) continue;
       const bool after_dot = i > 0 && tokens_[i - 1].text == ".";
@@ -366,7 +439,8 @@ class Auditor {
         i = j - 1;
         continue;
       }
-      for (size_t k = i + 2; k < j; k += 2) CheckIntrospectionAttribute(tokens_[k]);  // a.b.__globals__
+      for (size_t k = i + 2; k < j; k += 2)
+        CheckIntrospectionAttribute(tokens_[k]);  // a.b.__globals__
       const std::string path = Resolve(dotted);
       const bool is_call = j < tokens_.size() && tokens_[j].text == "(";
       const bool is_assignment = j < tokens_.size() && IsAssignmentOperator(tokens_[j].text);
@@ -376,28 +450,35 @@ class Auditor {
       }
       if (IsAlias(dotted) || dotted.find('.') != std::string::npos) {
         if (const Rule* rule = MatchAttribute(path)) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason), snippet);
-        } else if (const Rule* rule = IsAlias(dotted) ? MatchRule(path, std::begin(kForbiddenModules),
-                                                                  std::end(kForbiddenModules))
-                                                      : nullptr) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason), snippet);
+          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason),
+              snippet);
+        } else if (const Rule* rule = IsAlias(dotted)
+                                          ? MatchRule(path, std::begin(kForbiddenModules),
+                                                      std::end(kForbiddenModules))
+                                          : nullptr) {
+          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason),
+              snippet);
         }
         if (is_assignment && IsAlias(dotted) && dotted.find('.') != std::string::npos) {
           Add("static.module_patch", v1::SEVERITY_VIOLATION, t.line,
-              absl::StrCat("assigning to ", path, ": patching modules is forbidden"), dotted + " = ...");
+              absl::StrCat("assigning to ", path, ": patching modules is forbidden"),
+              dotted + " = ...");
         }
         if (is_call) {
           for (const char* library : kLibraryCompute) {
             if (path == library || absl::StartsWith(path, absl::StrCat(library, "."))) {
               Add("static.library_compute", v1::SEVERITY_WARNING, t.line,
-                  absl::StrCat(path, " runs a library / ATen kernel; the runtime audit weighs its share"),
+                  absl::StrCat(path,
+                               " runs a library / ATen kernel; the runtime audit weighs its share"),
                   snippet);
               break;
             }
           }
-          if (absl::StartsWith(path, "torch.cuda.Stream") || absl::StartsWith(path, "torch.cuda.stream")) {
+          if (absl::StartsWith(path, "torch.cuda.Stream") ||
+              absl::StartsWith(path, "torch.cuda.stream")) {
             Add("static.side_stream", v1::SEVERITY_WARNING, t.line,
-                "side streams must be joined before solve returns; the judge checks outputs on the current stream",
+                "side streams must be joined before solve returns; the judge checks outputs on the "
+                "current stream",
                 snippet);
           }
         }
@@ -405,8 +486,8 @@ class Auditor {
       // The star-imported module's forbidden names used bare ("from torch import *; compile(...)").
       for (const std::string& module : star_imports_) {
         if (const Rule* rule = MatchAttribute(absl::StrCat(module, ".", dotted))) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(module, ".", dotted, ": ", rule->reason),
-              snippet);
+          Add(rule->code, v1::SEVERITY_VIOLATION, t.line,
+              absl::StrCat(module, ".", dotted, ": ", rule->reason), snippet);
         }
       }
       i = j - 1;
@@ -428,8 +509,8 @@ class Auditor {
   }
 
   static bool IsAssignmentOperator(const std::string& op) {
-    static const std::set<std::string> kOps = {"=", "+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=",
-                                               "&=", "|=", "^=", ">>=", "<<=", ":="};
+    static const std::set<std::string> kOps = {"=",  "+=", "-=", "*=", "/=",  "//=", "%=", "**=",
+                                               "@=", "&=", "|=", "^=", ">>=", "<<=", ":="};
     return kOps.count(op) > 0;
   }
 
@@ -437,7 +518,8 @@ class Auditor {
     for (const char* attribute : kIntrospectionAttributes) {
       if (t.text == attribute) {
         Add("static.introspection", v1::SEVERITY_VIOLATION, t.line,
-            absl::StrCat("access to .", t.text, ": reaching interpreter internals is forbidden"), "." + t.text);
+            absl::StrCat("access to .", t.text, ": reaching interpreter internals is forbidden"),
+            "." + t.text);
         return;
       }
     }
@@ -451,19 +533,22 @@ class Auditor {
       return;
     }
     const bool defined_here = defined_.count(name) > 0;
-    if (const Rule* rule = MatchRule(name, std::begin(kForbiddenBuiltins), std::end(kForbiddenBuiltins))) {
-      if (name == rule->prefix && (is_call || absl::StartsWith(rule->code, "static.reference")) && !defined_here) {
+    if (const Rule* rule =
+            MatchRule(name, std::begin(kForbiddenBuiltins), std::end(kForbiddenBuiltins))) {
+      if (name == rule->prefix && (is_call || absl::StartsWith(rule->code, "static.reference")) &&
+          !defined_here) {
         Add(rule->code, v1::SEVERITY_VIOLATION, line, absl::StrCat(name, ": ", rule->reason),
             name + (is_call ? "(...)" : ""));
       }
     }
-    if (is_call && (name == "getattr" || name == "setattr" || name == "delattr" || name == "hasattr")) {
+    if (is_call &&
+        (name == "getattr" || name == "setattr" || name == "delattr" || name == "hasattr")) {
       // getattr(obj, "literal") resolves like obj.literal; anything else is dynamic.
       size_t k = after + 1;
       const std::string target = DottedName(k);
-      if (k + 1 < tokens_.size() && tokens_[k].text == "," && tokens_[k + 1].kind == PythonToken::kString &&
-          !tokens_[k + 1].f_string && k + 2 < tokens_.size() &&
-          (tokens_[k + 2].text == ")" || tokens_[k + 2].text == ",")) {
+      if (k + 1 < tokens_.size() && tokens_[k].text == "," &&
+          tokens_[k + 1].kind == PythonToken::kString && !tokens_[k + 1].f_string &&
+          k + 2 < tokens_.size() && (tokens_[k + 2].text == ")" || tokens_[k + 2].text == ",")) {
         const std::string attribute = tokens_[k + 1].text;
         const std::string path = absl::StrCat(Resolve(target), ".", attribute);
         if (const Rule* rule = MatchAttribute(path)) {
@@ -473,16 +558,20 @@ class Auditor {
         for (const char* internal : kIntrospectionAttributes) {
           if (attribute == internal) {
             Add("static.introspection", v1::SEVERITY_VIOLATION, line,
-                absl::StrCat(name, " of ", attribute, ": reaching interpreter internals is forbidden"), name + "(...)");
+                absl::StrCat(name, " of ", attribute,
+                             ": reaching interpreter internals is forbidden"),
+                name + "(...)");
           }
         }
         if (name != "getattr" && name != "hasattr" && IsAlias(target)) {
           Add("static.module_patch", v1::SEVERITY_VIOLATION, line,
-              absl::StrCat(name, " on module ", Resolve(target), ": patching modules is forbidden"), name + "(...)");
+              absl::StrCat(name, " on module ", Resolve(target), ": patching modules is forbidden"),
+              name + "(...)");
         }
       } else {
         Add("static.dynamic_attribute", v1::SEVERITY_VIOLATION, line,
-            absl::StrCat(name, " with a computed attribute name: the audit cannot see what it reaches"),
+            absl::StrCat(name,
+                         " with a computed attribute name: the audit cannot see what it reaches"),
             name + "(...)");
       }
     }
@@ -500,14 +589,17 @@ class Auditor {
     const bool tvm = imports("tvm");
     const bool own = options_.dsl == v1::CUTEDSL ? cute : tvm;
     const bool other = options_.dsl == v1::CUTEDSL ? tvm : cute;
-    const char* own_name = options_.dsl == v1::CUTEDSL ? "CuTe DSL (import cutlass)" : "TVM TIRx (import tvm)";
+    const char* own_name =
+        options_.dsl == v1::CUTEDSL ? "CuTe DSL (import cutlass)" : "TVM TIRx (import tvm)";
     const char* other_name = options_.dsl == v1::CUTEDSL ? "tvm" : "cutlass";
     if (other) {
       Add("static.wrong_dsl", v1::SEVERITY_VIOLATION, 0,
-          absl::StrCat("imports ", other_name, ": a variant may use only its own DSL, ", own_name), other_name);
+          absl::StrCat("imports ", other_name, ": a variant may use only its own DSL, ", own_name),
+          other_name);
     }
     if (!own) {
-      Add("static.no_dsl_import", options_.require_dsl ? v1::SEVERITY_VIOLATION : v1::SEVERITY_SKIPPED, 0,
+      Add("static.no_dsl_import",
+          options_.require_dsl ? v1::SEVERITY_VIOLATION : v1::SEVERITY_SKIPPED, 0,
           absl::StrCat("kernel.py does not import ", own_name,
                        options_.require_dsl ? "; every call must launch a kernel written in it"
                                             : " (not required on this device)"),
@@ -529,14 +621,17 @@ class Auditor {
 
 std::optional<std::pair<std::string, std::string>> AuditModule(absl::string_view module) {
   const std::string name(module);
-  if (const Rule* rule = MatchRule(name, std::begin(kForbiddenModules), std::end(kForbiddenModules))) {
+  if (const Rule* rule =
+          MatchRule(name, std::begin(kForbiddenModules), std::end(kForbiddenModules))) {
     return std::make_pair(std::string(rule->code), std::string(rule->reason));
   }
-  if (const Rule* rule = MatchAttribute(name)) return std::make_pair(std::string(rule->code), std::string(rule->reason));
+  if (const Rule* rule = MatchAttribute(name))
+    return std::make_pair(std::string(rule->code), std::string(rule->reason));
   return std::nullopt;
 }
 
-std::vector<v1::AuditFinding> StaticAudit(absl::string_view source, const StaticAuditOptions& options) {
+std::vector<v1::AuditFinding> StaticAudit(absl::string_view source,
+                                          const StaticAuditOptions& options) {
   return Auditor(source, options).Run();
 }
 
@@ -557,22 +652,27 @@ void ApplyAuditPolicy(const v1::AuditPolicy& policy, std::vector<v1::AuditFindin
 
 std::vector<std::pair<std::string, std::string>> StaticAuditCodes() {
   return {
-      {"static.forbidden_import", "imports a module SPEC §2 forbids (other compilers, raw CUDA, processes, "
-                                  "threads, network, files)"},
-      {"static.forbidden_call", "calls or references a forbidden function (torch.compile, CUDA Graphs, os.system, "
-                                "open, ...)"},
+      {"static.forbidden_import",
+       "imports a module SPEC §2 forbids (other compilers, raw CUDA, processes, "
+       "threads, network, files)"},
+      {"static.forbidden_call",
+       "calls or references a forbidden function (torch.compile, CUDA Graphs, os.system, "
+       "open, ...)"},
       {"static.dynamic_import", "imports modules at run time (__import__, importlib)"},
       {"static.dynamic_code", "runs code built at run time (eval, exec, compile)"},
       {"static.dynamic_attribute", "getattr / setattr with a computed name"},
       {"static.introspection", "reaches interpreter internals (frames, globals, sys.modules, gc)"},
-      {"static.module_patch", "assigns to attributes of imported modules (patching torch, changing backends)"},
+      {"static.module_patch",
+       "assigns to attributes of imported modules (patching torch, changing backends)"},
       {"static.judge_access", "touches the judge or its numerics settings"},
       {"static.reference_access", "uses the problem's reference or make_inputs"},
       {"static.seed_access", "reads or sets random seeds"},
       {"static.wrong_dsl", "imports the other variant's DSL"},
       {"static.no_dsl_import", "does not import the variant's DSL"},
-      {"static.library_compute", "calls library / ATen compute (warning: the runtime audit weighs it)"},
-      {"static.side_stream", "uses side streams (warning: the judge checks outputs on the current stream)"},
+      {"static.library_compute",
+       "calls library / ATen compute (warning: the runtime audit weighs it)"},
+      {"static.side_stream",
+       "uses side streams (warning: the judge checks outputs on the current stream)"},
   };
 }
 

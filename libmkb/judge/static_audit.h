@@ -18,14 +18,15 @@ namespace mkb {
 
 struct StaticAuditOptions {
   v1::Dsl dsl = v1::DSL_UNSPECIFIED;
-  bool require_dsl = true;           // the source must import the variant's DSL
+  bool require_dsl = true;  // the source must import the variant's DSL
   std::string filename = "kernel.py";
 };
 
 // Findings with their default severities: VIOLATION for what SPEC §2 forbids, WARNING for what
 // only the runtime audit can judge (library compute ops, side streams), SKIPPED for checks
 // turned off. At most 64 findings; one per code and line.
-std::vector<v1::AuditFinding> StaticAudit(absl::string_view source, const StaticAuditOptions& options);
+std::vector<v1::AuditFinding> StaticAudit(absl::string_view source,
+                                          const StaticAuditOptions& options);
 
 // The rule that forbids importing `module` ("ctypes", "torch.utils.cpp_extension"), as
 // (finding code, reason), or nullopt when the import is allowed. Used by the runtime audit too.

@@ -7,7 +7,9 @@
 namespace mkb {
 namespace {
 
-std::string ShapeText(const v1::TensorMeta& meta) { return absl::StrCat("(", absl::StrJoin(meta.shape(), ", "), ")"); }
+std::string ShapeText(const v1::TensorMeta& meta) {
+  return absl::StrCat("(", absl::StrJoin(meta.shape(), ", "), ")");
+}
 
 std::string DTypeText(const v1::TensorMeta& meta) {
   return meta.dtype() != v1::DTYPE_UNSPECIFIED ? DTypeName(meta.dtype()) : meta.torch_dtype();
@@ -44,8 +46,9 @@ std::string ContainerName(v1::ValueNode::Kind kind) {
 std::string DescribeNode(const v1::ValueNode& node) {
   switch (node.kind()) {
     case v1::ValueNode::TENSOR:
-      return absl::StrCat(DTypeText(node.tensor().meta()), "[", absl::StrJoin(node.tensor().meta().shape(), ", "),
-                          "] on ", node.tensor().meta().device());
+      return absl::StrCat(DTypeText(node.tensor().meta()), "[",
+                          absl::StrJoin(node.tensor().meta().shape(), ", "), "] on ",
+                          node.tensor().meta().device());
     case v1::ValueNode::TUPLE:
     case v1::ValueNode::LIST:
       return absl::StrCat(ContainerName(node.kind()), " of ", node.items_size());
@@ -56,24 +59,29 @@ std::string DescribeNode(const v1::ValueNode& node) {
   }
 }
 
-std::optional<v1::Mismatch> CompareStructure(const v1::ValueNode& expected, const v1::ValueNode& actual,
-                                             const std::string& root) {
+std::optional<v1::Mismatch> CompareStructure(const v1::ValueNode& expected,
+                                             const v1::ValueNode& actual, const std::string& root) {
   if (expected.kind() != actual.kind()) {
-    const bool tensor_subclass = expected.kind() == v1::ValueNode::TENSOR && actual.kind() == v1::ValueNode::OTHER &&
+    const bool tensor_subclass = expected.kind() == v1::ValueNode::TENSOR &&
+                                 actual.kind() == v1::ValueNode::OTHER &&
                                  !actual.type_name().empty();
-    return Difference(root, tensor_subclass ? v1::MISMATCH_TYPE : v1::MISMATCH_STRUCTURE, ContainerName(expected.kind()),
-                      actual.type_name().empty() ? ContainerName(actual.kind()) : actual.type_name(),
-                      "wrong type");
+    return Difference(
+        root, tensor_subclass ? v1::MISMATCH_TYPE : v1::MISMATCH_STRUCTURE,
+        ContainerName(expected.kind()),
+        actual.type_name().empty() ? ContainerName(actual.kind()) : actual.type_name(),
+        "wrong type");
   }
   switch (expected.kind()) {
     case v1::ValueNode::TUPLE:
     case v1::ValueNode::LIST:
       if (expected.items_size() != actual.items_size()) {
-        return Difference(root, v1::MISMATCH_STRUCTURE, DescribeNode(expected), DescribeNode(actual),
-                          "wrong length");
+        return Difference(root, v1::MISMATCH_STRUCTURE, DescribeNode(expected),
+                          DescribeNode(actual), "wrong length");
       }
       for (int i = 0; i < expected.items_size(); ++i) {
-        if (auto m = CompareStructure(expected.items(i), actual.items(i), absl::StrCat(root, "[", i, "]"))) return m;
+        if (auto m = CompareStructure(expected.items(i), actual.items(i),
+                                      absl::StrCat(root, "[", i, "]")))
+          return m;
       }
       return std::nullopt;
     case v1::ValueNode::TENSOR: {
@@ -84,10 +92,12 @@ std::optional<v1::Mismatch> CompareStructure(const v1::ValueNode& expected, cons
                           actual.type_name().empty() ? "a tensor subclass" : actual.type_name(),
                           "not a plain torch.Tensor");
       }
-      if (e.dtype() != a.dtype() || (e.dtype() == v1::DTYPE_UNSPECIFIED && e.torch_dtype() != a.torch_dtype())) {
+      if (e.dtype() != a.dtype() ||
+          (e.dtype() == v1::DTYPE_UNSPECIFIED && e.torch_dtype() != a.torch_dtype())) {
         return Difference(root, v1::MISMATCH_DTYPE, DTypeText(e), DTypeText(a), "wrong dtype");
       }
-      if (e.shape_size() != a.shape_size() || !std::equal(e.shape().begin(), e.shape().end(), a.shape().begin())) {
+      if (e.shape_size() != a.shape_size() ||
+          !std::equal(e.shape().begin(), e.shape().end(), a.shape().begin())) {
         return Difference(root, v1::MISMATCH_SHAPE, ShapeText(e), ShapeText(a), "wrong shape");
       }
       if (e.device() != a.device()) {

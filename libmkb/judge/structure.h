@@ -14,12 +14,13 @@ namespace mkb {
 
 // The first structural difference, as a Mismatch (phase and draw left for the caller), or
 // nullopt when `actual` has exactly the structure of `expected`. `root` names the top level.
-std::optional<v1::Mismatch> CompareStructure(const v1::ValueNode& expected, const v1::ValueNode& actual,
+std::optional<v1::Mismatch> CompareStructure(const v1::ValueNode& expected,
+                                             const v1::ValueNode& actual,
                                              const std::string& root = "out");
 
 // Tensor leaves in order, with their paths ("out[0]", "out[1][2]").
-std::vector<std::pair<std::string, const v1::ValueNode*>> TensorLeaves(const v1::ValueNode& node,
-                                                                       const std::string& root = "out");
+std::vector<std::pair<std::string, const v1::ValueNode*>> TensorLeaves(
+    const v1::ValueNode& node, const std::string& root = "out");
 
 // "tuple of 2", "bfloat16[4, 5] on cuda:0", "dict", for messages.
 std::string DescribeNode(const v1::ValueNode& node);

@@ -58,7 +58,8 @@ absl::StatusOr<TensorRef> TensorRefFromDLPack(const DLTensor& tensor, v1::DType 
                                                    " bits does not hold a ", DTypeName(dtype)));
   }
   if (tensor.device.device_type != kDLCPU && tensor.device.device_type != kDLCUDA) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": tensors must be on the CPU or a CUDA device"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": tensors must be on the CPU or a CUDA device"));
   }
   if (tensor.ndim < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative ndim"));
   ref.device_type = tensor.device.device_type;
@@ -75,7 +76,8 @@ absl::StatusOr<TensorRef> TensorRefFromDLPack(const DLTensor& tensor, v1::DType 
     }
   }
   for (int i = 0; i < tensor.ndim; ++i) {
-    if (ref.shape[i] < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative dimension"));
+    if (ref.shape[i] < 0)
+      return absl::InvalidArgumentError(absl::StrCat(what, ": negative dimension"));
   }
   ref.data = static_cast<const char*>(tensor.data) + tensor.byte_offset;
   return ref;

@@ -16,20 +16,20 @@
 namespace mkb {
 
 struct TensorRef {
-  const void* data = nullptr;     // address of element 0 (DLTensor data + byte_offset)
+  const void* data = nullptr;  // address of element 0 (DLTensor data + byte_offset)
   v1::DType dtype = v1::DTYPE_UNSPECIFIED;
   std::vector<int64_t> shape;
-  std::vector<int64_t> strides;   // in elements
+  std::vector<int64_t> strides;  // in elements
   DLDeviceType device_type = kDLCPU;
   int device_id = 0;
 
   int64_t numel() const;
-  bool is_contiguous() const;     // row-major, no gaps
+  bool is_contiguous() const;  // row-major, no gaps
   // Byte offset of the element with this row-major flat index.
   int64_t ByteOffsetOf(int64_t flat_index) const;
   // Row-major multi-index of a flat index.
   std::vector<int64_t> Unravel(int64_t flat_index) const;
-  std::string Describe() const;   // "bfloat16[4, 5]"
+  std::string Describe() const;  // "bfloat16[4, 5]"
 };
 
 // Views a DLPack tensor as `dtype`. InvalidArgumentError when the element size differs from the

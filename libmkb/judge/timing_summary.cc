@@ -49,7 +49,8 @@ v1::TimingSummary SummarizeSamples(const std::vector<double>& samples_ms, const 
   // Ranks (1-based) bracketing the median with ~95% coverage: n/2 -/+ 1.96 sqrt(n)/2.
   const double half_width = 1.96 * std::sqrt(n) / 2;
   const long low_rank = std::max(1L, static_cast<long>(std::floor(n / 2 - half_width)));
-  const long high_rank = std::min(static_cast<long>(n), static_cast<long>(std::ceil(n / 2 + half_width + 1)));
+  const long high_rank =
+      std::min(static_cast<long>(n), static_cast<long>(std::ceil(n / 2 + half_width + 1)));
   summary.set_ci95_low_ms(sorted[static_cast<size_t>(low_rank - 1)]);
   summary.set_ci95_high_ms(sorted[static_cast<size_t>(high_rank - 1)]);
   return summary;

@@ -14,7 +14,8 @@ namespace mkb {
 // of the median from order statistics (binomial ranks n/2 -/+ 1.96 sqrt(n)/2). Samples in ms.
 // `throttled` (optional, same length) marks samples taken while the GPU reported throttling.
 v1::TimingSummary SummarizeSamples(const std::vector<double>& samples_ms, const std::string& method,
-                                   const std::vector<bool>& throttled = {}, bool keep_samples = true);
+                                   const std::vector<bool>& throttled = {},
+                                   bool keep_samples = true);
 
 // Linear-interpolated quantile of sorted values, q in [0, 1].
 double SortedQuantile(const std::vector<double>& sorted, double q);

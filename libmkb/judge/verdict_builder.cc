@@ -2,10 +2,10 @@
 
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "libmkb/core/sha256.h"
 #include "libmkb/core/version.h"
@@ -45,8 +45,8 @@ bool IsUtf8(absl::string_view text) {
 std::string LastLine(absl::string_view text) {
   absl::string_view stripped = absl::StripTrailingAsciiWhitespace(text);
   const size_t newline = stripped.rfind('\n');
-  return std::string(absl::StripAsciiWhitespace(newline == absl::string_view::npos ? stripped
-                                                                                    : stripped.substr(newline + 1)));
+  return std::string(absl::StripAsciiWhitespace(
+      newline == absl::string_view::npos ? stripped : stripped.substr(newline + 1)));
 }
 
 std::string Milliseconds(double ms) {
@@ -86,16 +86,19 @@ v1::TensorCheck TensorCheckOf(const std::string& path, const TensorComparison& c
   return check;
 }
 
-v1::Mismatch MismatchOf(v1::JudgePhase phase, int draw_index, const std::string& path, const TensorRef& out,
-                        const TensorComparison& c) {
+v1::Mismatch MismatchOf(v1::JudgePhase phase, int draw_index, const std::string& path,
+                        const TensorRef& out, const TensorComparison& c) {
   v1::Mismatch m;
   m.set_phase(phase);
   m.set_draw_index(draw_index);
   m.set_output_path(path);
-  m.set_kind(c.nan_count > 0 ? v1::MISMATCH_NAN : c.exact ? v1::MISMATCH_INEXACT : v1::MISMATCH_VALUE);
+  m.set_kind(c.nan_count > 0 ? v1::MISMATCH_NAN
+             : c.exact       ? v1::MISMATCH_INEXACT
+                             : v1::MISMATCH_VALUE);
   m.set_max_error(c.max_error);
   m.set_allowance(c.allowance);
-  m.set_factor_over(c.allowance > 0 ? c.max_error / c.allowance : std::numeric_limits<double>::infinity());
+  m.set_factor_over(c.allowance > 0 ? c.max_error / c.allowance
+                                    : std::numeric_limits<double>::infinity());
   m.set_count_over(c.count_over);
   m.set_numel(c.numel);
   for (int64_t i : out.Unravel(std::max<int64_t>(c.worst_index, 0))) m.add_worst_index(i);
@@ -104,17 +107,19 @@ v1::Mismatch MismatchOf(v1::JudgePhase phase, int draw_index, const std::string&
   m.set_reference_error(c.reference_error);
   const std::string where = absl::StrCat("[", absl::StrJoin(m.worst_index(), ", "), "]");
   if (m.kind() == v1::MISMATCH_NAN) {
-    m.set_message(absl::StrFormat("%s: %d of %d elements are NaN (first at %s); NaN never passes", path, c.nan_count,
-                                  c.numel, where));
+    m.set_message(absl::StrFormat("%s: %d of %d elements are NaN (first at %s); NaN never passes",
+                                  path, c.nan_count, c.numel, where));
   } else if (c.exact) {
-    m.set_message(absl::StrFormat("%s: %d of %d elements differ from the exact expected values (e.g. %s: got %g, "
-                                  "expected %g)",
-                                  path, c.count_over, c.numel, where, c.worst_value, c.worst_anchor));
+    m.set_message(absl::StrFormat(
+        "%s: %d of %d elements differ from the exact expected values (e.g. %s: got %g, "
+        "expected %g)",
+        path, c.count_over, c.numel, where, c.worst_value, c.worst_anchor));
   } else {
-    m.set_message(absl::StrFormat("%s: max |out - anchor| = %.4g is %.3gx the allowance %.4g; %d of %d elements over "
-                                  "(worst at %s: got %g, anchor %g)",
-                                  path, c.max_error, m.factor_over(), c.allowance, c.count_over, c.numel, where,
-                                  c.worst_value, c.worst_anchor));
+    m.set_message(absl::StrFormat(
+        "%s: max |out - anchor| = %.4g is %.3gx the allowance %.4g; %d of %d elements over "
+        "(worst at %s: got %g, anchor %g)",
+        path, c.max_error, m.factor_over(), c.allowance, c.count_over, c.numel, where,
+        c.worst_value, c.worst_anchor));
   }
   return m;
 }
@@ -137,7 +142,8 @@ bool VerdictBuilder::CheckSubmission(absl::string_view source) {
   if (source.find_first_not_of(" \t\r\n") == absl::string_view::npos) {
     reason = "kernel.py is empty";
   } else if (static_cast<int64_t>(source.size()) > config_.max_kernel_bytes()) {
-    reason = absl::StrCat("kernel.py is ", source.size(), " bytes, over the limit of ", config_.max_kernel_bytes());
+    reason = absl::StrCat("kernel.py is ", source.size(), " bytes, over the limit of ",
+                          config_.max_kernel_bytes());
   } else if (!IsUtf8(source)) {
     reason = "kernel.py is not UTF-8 text";
   } else if (source.find('\0') != absl::string_view::npos) {
@@ -151,8 +157,8 @@ bool VerdictBuilder::CheckSubmission(absl::string_view source) {
 
 void VerdictBuilder::SetUnparseable(int line, absl::string_view message) {
   invalid_ = true;
-  verdict_.set_message(absl::StrCat("invalid submission: kernel.py does not parse: line ", line, ": ", message,
-                                    " (not counted)"));
+  verdict_.set_message(absl::StrCat("invalid submission: kernel.py does not parse: line ", line,
+                                    ": ", message, " (not counted)"));
 }
 
 void VerdictBuilder::AddFindings(const std::vector<v1::AuditFinding>& findings) {
@@ -185,8 +191,9 @@ void VerdictBuilder::SetImport(bool ok, absl::string_view error_type, absl::stri
   if (!ok) {
     import_failed_ = true;
     verdict_.mutable_process()->set_traceback(std::string(error));
-    NoteFailure(v1::IMPORT_ERROR, absl::StrCat("import error: ", error_type.empty() ? "kernel.py" : error_type,
-                                               error.empty() ? "" : absl::StrCat(": ", error.substr(0, 300))));
+    NoteFailure(v1::IMPORT_ERROR,
+                absl::StrCat("import error: ", error_type.empty() ? "kernel.py" : error_type,
+                             error.empty() ? "" : absl::StrCat(": ", error.substr(0, 300))));
   }
 }
 
@@ -199,13 +206,15 @@ void VerdictBuilder::NoteFailure(v1::VerdictStatus status, std::string message) 
   if (!first_failure_.has_value()) first_failure_ = Failure{status, std::move(message)};
 }
 
-void VerdictBuilder::RecordDraw(const v1::DrawCheck& draw, const std::optional<v1::Mismatch>& mismatch) {
+void VerdictBuilder::RecordDraw(const v1::DrawCheck& draw,
+                                const std::optional<v1::Mismatch>& mismatch) {
   *verdict_.add_draws() = draw;
   if (draw.phase() == v1::PHASE_CORRECTNESS && draw.passed()) {
     verdict_.set_correct_draws(verdict_.correct_draws() + 1);
   }
   if (!draw.passed()) {
-    if (mismatch.has_value() && !verdict_.has_first_mismatch()) *verdict_.mutable_first_mismatch() = *mismatch;
+    if (mismatch.has_value() && !verdict_.has_first_mismatch())
+      *verdict_.mutable_first_mismatch() = *mismatch;
     const bool recheck = draw.phase() == v1::PHASE_TIMING_RECHECK;
     const std::string detail = mismatch.has_value() ? mismatch->message() : "outputs differ";
     NoteFailure(recheck ? v1::DIVERGENCE : v1::MISMATCH,
@@ -214,9 +223,10 @@ void VerdictBuilder::RecordDraw(const v1::DrawCheck& draw, const std::optional<v
   }
 }
 
-void VerdictBuilder::RecordCallError(v1::JudgePhase phase, int draw_index, absl::string_view error_type,
-                                     absl::string_view error) {
-  if (verdict_.process().traceback().empty()) verdict_.mutable_process()->set_traceback(std::string(error));
+void VerdictBuilder::RecordCallError(v1::JudgePhase phase, int draw_index,
+                                     absl::string_view error_type, absl::string_view error) {
+  if (verdict_.process().traceback().empty())
+    verdict_.mutable_process()->set_traceback(std::string(error));
   v1::DrawCheck draw;
   draw.set_phase(phase);
   draw.set_index(draw_index);
@@ -224,20 +234,23 @@ void VerdictBuilder::RecordCallError(v1::JudgePhase phase, int draw_index, absl:
   *verdict_.add_draws() = draw;
   NoteFailure(v1::EXCEPTION,
               absl::StrCat("solve raised ", error_type, " on ",
-                           EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)), " draw ",
-                           draw_index + 1, ": ", LastLine(error).substr(0, 300)));
+                           EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)),
+                           " draw ", draw_index + 1, ": ", LastLine(error).substr(0, 300)));
 }
 
-void VerdictBuilder::RecordWorkerLost(v1::JudgePhase phase, int draw_index, absl::string_view what) {
+void VerdictBuilder::RecordWorkerLost(v1::JudgePhase phase, int draw_index,
+                                      absl::string_view what) {
   worker_lost_ = true;
-  lost_what_ = absl::StrCat(what, " during ", EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)),
+  lost_what_ = absl::StrCat(what, " during ",
+                            EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)),
                             phase == v1::PHASE_CORRECTNESS || phase == v1::PHASE_TIMING
                                 ? absl::StrCat(" draw ", draw_index + 1)
                                 : "");
 }
 
-void VerdictBuilder::SetParityTiming(const std::vector<double>& kernel_ms, const std::vector<double>& eager_ms,
-                                     const std::string& method, const std::vector<bool>& kernel_throttled,
+void VerdictBuilder::SetParityTiming(const std::vector<double>& kernel_ms,
+                                     const std::vector<double>& eager_ms, const std::string& method,
+                                     const std::vector<bool>& kernel_throttled,
                                      const std::vector<bool>& eager_throttled) {
   timed_ = !kernel_ms.empty() && !eager_ms.empty();
   kernel_ms_ = kernel_ms;
@@ -246,14 +259,16 @@ void VerdictBuilder::SetParityTiming(const std::vector<double>& kernel_ms, const
   *verdict_.mutable_eager_parity() = SummarizeSamples(eager_ms, method, eager_throttled);
 }
 
-void VerdictBuilder::SetSpanTiming(const std::vector<double>& kernel_span_ms, const std::vector<double>& eager_span_ms,
-                                   const std::vector<double>& kernel_sum_ms, const std::string& method,
+void VerdictBuilder::SetSpanTiming(const std::vector<double>& kernel_span_ms,
+                                   const std::vector<double>& eager_span_ms,
+                                   const std::vector<double>& kernel_sum_ms,
+                                   const std::string& method,
                                    const std::vector<bool>& kernel_throttled,
                                    const std::vector<bool>& eager_throttled) {
   *verdict_.mutable_kernel_span() = SummarizeSamples(kernel_span_ms, method, kernel_throttled);
   *verdict_.mutable_eager_span() = SummarizeSamples(eager_span_ms, method, eager_throttled);
-  *verdict_.mutable_kernel_sum() = SummarizeSamples(kernel_sum_ms, method == "cupti_span" ? "cupti_kernel_sum" : method,
-                                                    kernel_throttled);
+  *verdict_.mutable_kernel_sum() = SummarizeSamples(
+      kernel_sum_ms, method == "cupti_span" ? "cupti_kernel_sum" : method, kernel_throttled);
 }
 
 void VerdictBuilder::SetProcessOutcome(const v1::ProcessOutcome& outcome) {
@@ -280,8 +295,8 @@ bool VerdictBuilder::AllDrawsCorrect() const {
 v1::Verdict VerdictBuilder::Finish() {
   v1::Verdict& v = verdict_;
   const int draws = config_.correctness_draws();
-  v.set_correct(v.correct_draws() == draws && AllDrawsCorrect() && !first_failure_.has_value() && !worker_lost_ &&
-                !invalid_);
+  v.set_correct(v.correct_draws() == draws && AllDrawsCorrect() && !first_failure_.has_value() &&
+                !worker_lost_ && !invalid_);
   v.set_passed(false);
   v.clear_speedup_vs_eager();
   if (invalid_) {
@@ -294,8 +309,9 @@ v1::Verdict VerdictBuilder::Finish() {
     v.set_correct(false);
     for (const v1::AuditFinding& finding : v.findings()) {
       if (finding.severity() == v1::SEVERITY_VIOLATION) {
-        v.set_message(absl::StrCat("policy violation: ", finding.message(),
-                                   finding.evidence().empty() ? "" : absl::StrCat(" (", finding.evidence(), ")")));
+        v.set_message(absl::StrCat(
+            "policy violation: ", finding.message(),
+            finding.evidence().empty() ? "" : absl::StrCat(" (", finding.evidence(), ")")));
         break;
       }
     }
@@ -322,7 +338,8 @@ v1::Verdict VerdictBuilder::Finish() {
       v.set_status(v1::CRASH);
       std::string how;
       if (p.out_of_memory()) {
-        how = absl::StrCat("killed for exceeding the memory limit (", config_.memory_limit_bytes() >> 20, " MiB)");
+        how = absl::StrCat("killed for exceeding the memory limit (",
+                           config_.memory_limit_bytes() >> 20, " MiB)");
       } else if (p.signal() != 0) {
         how = absl::StrCat("killed by ", p.signal_name());
       } else {
@@ -356,9 +373,10 @@ v1::Verdict VerdictBuilder::Finish() {
   if (v.kernel_span().median_ms() > 0 && v.eager_span().median_ms() > 0) {
     v.set_speedup_span(v.eager_span().median_ms() / v.kernel_span().median_ms());
   }
-  v.set_message(absl::StrFormat("passed: %d/%d draws correct; %.3gx vs eager (%s vs %s, median of %d)", draws, draws,
-                                v.has_speedup_vs_eager() ? v.speedup_vs_eager() : 0.0, Milliseconds(kernel),
-                                Milliseconds(eager), v.kernel_parity().samples()));
+  v.set_message(
+      absl::StrFormat("passed: %d/%d draws correct; %.3gx vs eager (%s vs %s, median of %d)", draws,
+                      draws, v.has_speedup_vs_eager() ? v.speedup_vs_eager() : 0.0,
+                      Milliseconds(kernel), Milliseconds(eager), v.kernel_parity().samples()));
   return v;
 }
 

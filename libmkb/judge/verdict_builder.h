@@ -26,12 +26,13 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 
 // Turns one tensor comparison into the draw's TensorCheck and, when it failed, a Mismatch.
 v1::TensorCheck TensorCheckOf(const std::string& path, const TensorComparison& comparison);
-v1::Mismatch MismatchOf(v1::JudgePhase phase, int draw_index, const std::string& path, const TensorRef& out,
-                        const TensorComparison& comparison);
+v1::Mismatch MismatchOf(v1::JudgePhase phase, int draw_index, const std::string& path,
+                        const TensorRef& out, const TensorComparison& comparison);
 
 class VerdictBuilder {
  public:
-  VerdictBuilder(const v1::Problem& problem, v1::Dsl dsl, const std::string& workload, const v1::JudgeConfig& config);
+  VerdictBuilder(const v1::Problem& problem, v1::Dsl dsl, const std::string& workload,
+                 const v1::JudgeConfig& config);
 
   // Size, emptiness and UTF-8 of the source; sets the kernel's hash and size. False when the
   // submission is invalid (the evaluation stops there).
@@ -47,7 +48,8 @@ class VerdictBuilder {
   // A finished draw: its checks, and the first mismatch found in it, if any.
   void RecordDraw(const v1::DrawCheck& draw, const std::optional<v1::Mismatch>& mismatch);
   // solve (or the worker's handling of the call) raised.
-  void RecordCallError(v1::JudgePhase phase, int draw_index, absl::string_view error_type, absl::string_view error);
+  void RecordCallError(v1::JudgePhase phase, int draw_index, absl::string_view error_type,
+                       absl::string_view error);
   // The worker died or hung during `phase`; the evaluation ends.
   void RecordWorkerLost(v1::JudgePhase phase, int draw_index, absl::string_view what);
   // Samples of the synchronised end-to-end times (ms), kernel and eager baseline. `method`:
@@ -57,9 +59,11 @@ class VerdictBuilder {
                        const std::vector<bool>& eager_throttled = {});
   // The stricter metric: GPU spans of every traced sample ("cupti_span", or "cuda_events" when
   // CUPTI was unavailable), and the kernel's summed kernel time.
-  void SetSpanTiming(const std::vector<double>& kernel_span_ms, const std::vector<double>& eager_span_ms,
+  void SetSpanTiming(const std::vector<double>& kernel_span_ms,
+                     const std::vector<double>& eager_span_ms,
                      const std::vector<double>& kernel_sum_ms, const std::string& method,
-                     const std::vector<bool>& kernel_throttled, const std::vector<bool>& eager_throttled);
+                     const std::vector<bool>& kernel_throttled,
+                     const std::vector<bool>& eager_throttled);
   void SetProcessOutcome(const v1::ProcessOutcome& outcome);
   // The judge itself failed (CUDA / CUPTI / IPC trouble, a lost judge resource): INFRA_ERROR,
   // which is not counted against the kernel.

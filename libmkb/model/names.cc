@@ -42,8 +42,8 @@ absl::StatusOr<Enum> ParseLowerEnumName(absl::string_view name,
   if (const auto* value = FindEnumValue(descriptor, name); value != nullptr) {
     return static_cast<Enum>(value->number());
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown ", what, " '", name, "'; expected one of: ", EnumShortNames(descriptor)));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown ", what, " '", name, "'; expected one of: ", EnumShortNames(descriptor)));
 }
 
 }  // namespace
@@ -55,8 +55,8 @@ std::string EnumShortName(const google::protobuf::EnumValueDescriptor* value) {
   return absl::AsciiStrToLower(name);
 }
 
-const google::protobuf::EnumValueDescriptor* FindEnumValue(const google::protobuf::EnumDescriptor* type,
-                                                           absl::string_view name) {
+const google::protobuf::EnumValueDescriptor* FindEnumValue(
+    const google::protobuf::EnumDescriptor* type, absl::string_view name) {
   const std::string upper = absl::AsciiStrToUpper(name);
   const google::protobuf::EnumValueDescriptor* value = type->FindValueByName(upper);
   if (value == nullptr) value = type->FindValueByName(SharedPrefix(type) + upper);
@@ -72,16 +72,15 @@ std::string EnumShortNames(const google::protobuf::EnumDescriptor* type) {
   return absl::StrJoin(names, ", ");
 }
 
-std::string FamilyName(v1::Family family) {
-  return LowerEnumName(family, v1::Family_descriptor());
-}
+std::string FamilyName(v1::Family family) { return LowerEnumName(family, v1::Family_descriptor()); }
 
 absl::StatusOr<v1::Family> ParseFamily(absl::string_view name) {
   return ParseLowerEnumName<v1::Family>(name, v1::Family_descriptor(), "family");
 }
 
 std::vector<v1::Family> AllFamilies() {
-  return {v1::ATTENTION, v1::KV_CACHE, v1::MLP_NORM, v1::MOE, v1::QUANTIZATION, v1::LINEAR_ATTENTION};
+  return {v1::ATTENTION, v1::KV_CACHE,     v1::MLP_NORM,
+          v1::MOE,       v1::QUANTIZATION, v1::LINEAR_ATTENTION};
 }
 
 std::string DslName(v1::Dsl dsl) { return LowerEnumName(dsl, v1::Dsl_descriptor()); }

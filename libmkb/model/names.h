@@ -20,28 +20,29 @@ namespace mkb {
 std::string EnumShortName(const google::protobuf::EnumValueDescriptor* value);
 // The value named `name`: a short name or the full name, in any case. nullptr if none, or if
 // it is the zero value.
-const google::protobuf::EnumValueDescriptor* FindEnumValue(const google::protobuf::EnumDescriptor* type,
-                                                           absl::string_view name);
+const google::protobuf::EnumValueDescriptor* FindEnumValue(
+    const google::protobuf::EnumDescriptor* type, absl::string_view name);
 // "a, b, c": the short names of an enum's non-zero values, for error messages.
 std::string EnumShortNames(const google::protobuf::EnumDescriptor* type);
 
-std::string FamilyName(v1::Family family);           // "mlp_norm"; "" for UNSPECIFIED
+std::string FamilyName(v1::Family family);  // "mlp_norm"; "" for UNSPECIFIED
 absl::StatusOr<v1::Family> ParseFamily(absl::string_view name);
 std::vector<v1::Family> AllFamilies();
 
-std::string DslName(v1::Dsl dsl);                    // "cutedsl", "tirx"
+std::string DslName(v1::Dsl dsl);  // "cutedsl", "tirx"
 absl::StatusOr<v1::Dsl> ParseDsl(absl::string_view name);
 // The other DSL of the pair: CUTEDSL <-> TIRX.
 v1::Dsl OtherDsl(v1::Dsl dsl);
 
-std::string DTypeName(v1::DType dtype);              // torch's name: "bfloat16", "float8_e4m3fn"
+std::string DTypeName(v1::DType dtype);  // torch's name: "bfloat16", "float8_e4m3fn"
 absl::StatusOr<v1::DType> ParseDType(absl::string_view name);
 bool IsFloatingPoint(v1::DType dtype);
-// Machine epsilon of a floating-point dtype (2^-7 for bfloat16, 2^-10 for float16, ...); 0 otherwise.
+// Machine epsilon of a floating-point dtype (2^-7 for bfloat16, 2^-10 for float16, ...); 0
+// otherwise.
 double Epsilon(v1::DType dtype);
 int ElementBytes(v1::DType dtype);
 
-std::string DeviceKindName(v1::DeviceKind device);   // "auto", "cpu", "cuda"
+std::string DeviceKindName(v1::DeviceKind device);  // "auto", "cpu", "cuda"
 absl::StatusOr<v1::DeviceKind> ParseDeviceKind(absl::string_view name);
 
 std::string VerdictStatusName(v1::VerdictStatus status);  // "passed", "mismatch", ...

@@ -27,9 +27,7 @@ std::string Join(absl::string_view prefix, absl::string_view field) {
   return prefix.empty() ? std::string(field) : absl::StrCat(prefix, ".", field);
 }
 
-bool IsBlank(const std::string& text) {
-  return absl::StripAsciiWhitespace(text).empty();
-}
+bool IsBlank(const std::string& text) { return absl::StripAsciiWhitespace(text).empty(); }
 
 absl::Status ValidateTensorSpec(const v1::TensorSpec& spec, const std::string& path,
                                 const v1::Problem& problem) {
@@ -44,9 +42,10 @@ absl::Status ValidateTensorSpec(const v1::TensorSpec& spec, const std::string& p
     }
     for (const v1::Workload& workload : problem.workloads()) {
       if (!workload.params().contains(dim)) {
-        return FieldError(Indexed(Join(path, "shape"), i),
-                          absl::StrCat("'", dim, "' is neither an integer nor a parameter of workload '",
-                                       workload.name(), "'"));
+        return FieldError(
+            Indexed(Join(path, "shape"), i),
+            absl::StrCat("'", dim, "' is neither an integer nor a parameter of workload '",
+                         workload.name(), "'"));
       }
     }
   }
@@ -68,7 +67,8 @@ absl::Status ValidateWorkload(const v1::Workload& workload, const std::string& p
     return FieldError(Join(path, "roofline.min_bytes"), "must be a finite number > 0");
   }
   if (IsBlank(roofline.derivation())) {
-    return FieldError(Join(path, "roofline.derivation"), "required: say how flops and bytes were counted");
+    return FieldError(Join(path, "roofline.derivation"),
+                      "required: say how flops and bytes were counted");
   }
   if (workload.peak_memory_bytes() <= 0) {
     return FieldError(Join(path, "peak_memory_bytes"), "must be > 0");
@@ -132,37 +132,46 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
   std::set<std::string> names;
   for (int i = 0; i < problem.inputs_size(); ++i) {
     const std::string path = Indexed("inputs", i);
-    if (auto status = ValidateTensorSpec(problem.inputs(i), path, problem); !status.ok()) return status;
+    if (auto status = ValidateTensorSpec(problem.inputs(i), path, problem); !status.ok())
+      return status;
     if (!names.insert(problem.inputs(i).name()).second) {
-      return FieldError(Join(path, "name"), absl::StrCat("duplicate name '", problem.inputs(i).name(), "'"));
+      return FieldError(Join(path, "name"),
+                        absl::StrCat("duplicate name '", problem.inputs(i).name(), "'"));
     }
   }
   if (problem.outputs_size() == 0) return FieldError("outputs", "at least one output is required");
   names.clear();
   for (int i = 0; i < problem.outputs_size(); ++i) {
     const std::string path = Indexed("outputs", i);
-    if (problem.outputs(i).in_place()) return FieldError(Join(path, "in_place"), "applies to inputs only");
-    if (auto status = ValidateTensorSpec(problem.outputs(i), path, problem); !status.ok()) return status;
+    if (problem.outputs(i).in_place())
+      return FieldError(Join(path, "in_place"), "applies to inputs only");
+    if (auto status = ValidateTensorSpec(problem.outputs(i), path, problem); !status.ok())
+      return status;
     if (!names.insert(problem.outputs(i).name()).second) {
-      return FieldError(Join(path, "name"), absl::StrCat("duplicate name '", problem.outputs(i).name(), "'"));
+      return FieldError(Join(path, "name"),
+                        absl::StrCat("duplicate name '", problem.outputs(i).name(), "'"));
     }
   }
   if (problem.output_container() == v1::OUTPUT_CONTAINER_UNSPECIFIED) {
     return FieldError("output_container", "required: SINGLE_TENSOR, TUPLE or LIST");
   }
   if (problem.output_container() == v1::SINGLE_TENSOR && problem.outputs_size() != 1) {
-    return FieldError("output_container",
-                      absl::StrCat("SINGLE_TENSOR needs exactly one output, not ", problem.outputs_size()));
+    return FieldError(
+        "output_container",
+        absl::StrCat("SINGLE_TENSOR needs exactly one output, not ", problem.outputs_size()));
   }
   const v1::TolerancePolicy& tolerance = problem.tolerance();
   if (!std::isfinite(tolerance.allowance_factor()) || tolerance.allowance_factor() < 0) {
-    return FieldError("tolerance.allowance_factor", "must be a finite number >= 0 (0: the default 3)");
+    return FieldError("tolerance.allowance_factor",
+                      "must be a finite number >= 0 (0: the default 3)");
   }
   if (!std::isfinite(tolerance.eps_scale()) || tolerance.eps_scale() < 0) {
     return FieldError("tolerance.eps_scale", "must be a finite number >= 0 (0: the default 1)");
   }
-  if (!problem.fingerprint().empty()) return FieldError("fingerprint", "is set by the loader; remove it");
-  if (!problem.directory().empty()) return FieldError("directory", "is set by the loader; remove it");
+  if (!problem.fingerprint().empty())
+    return FieldError("fingerprint", "is set by the loader; remove it");
+  if (!problem.directory().empty())
+    return FieldError("directory", "is set by the loader; remove it");
   if (!problem.reference_source().empty()) {
     return FieldError("reference_source", "is set by the loader; remove it");
   }
@@ -173,7 +182,8 @@ absl::Status ValidateVariant(const v1::Variant& variant) {
   if (variant.problem_slug().empty()) return FieldError("problem_slug", "required");
   if (variant.dsl() == v1::DSL_UNSPECIFIED) return FieldError("dsl", "required: CUTEDSL or TIRX");
   for (int i = 0; i < variant.toolchain_size(); ++i) {
-    if (variant.toolchain(i).name().empty()) return FieldError(Indexed("toolchain", i) + ".name", "required");
+    if (variant.toolchain(i).name().empty())
+      return FieldError(Indexed("toolchain", i) + ".name", "required");
   }
   const std::string& arch = variant.target_arch();
   if (!arch.empty() && !absl::StartsWith(arch, "sm_")) {
@@ -200,8 +210,8 @@ absl::Status ValidateBudget(const v1::Budget& budget) {
 
 absl::Status ValidateSkill(const v1::Skill& skill) {
   if (skill.bytes() != static_cast<int64_t>(skill.text().size())) {
-    return FieldError("bytes", absl::StrCat(skill.bytes(), " does not match the text's ", skill.text().size(),
-                                            " bytes"));
+    return FieldError("bytes", absl::StrCat(skill.bytes(), " does not match the text's ",
+                                            skill.text().size(), " bytes"));
   }
   if (!skill.sha256().empty() && skill.sha256().size() != 64) {
     return FieldError("sha256", "must be 64 hex digits");
@@ -212,7 +222,8 @@ absl::Status ValidateSkill(const v1::Skill& skill) {
 absl::Status ValidateArmSpec(const v1::ArmSpec& arm) {
   if (arm.name().empty()) return FieldError("name", "required");
   if (!IsValidSlug(arm.name())) {
-    return FieldError("name", absl::StrCat("'", arm.name(), "' must be lower-case letters, digits and '_'"));
+    return FieldError(
+        "name", absl::StrCat("'", arm.name(), "' must be lower-case letters, digits and '_'"));
   }
   if (arm.dsl() == v1::DSL_UNSPECIFIED) return FieldError("dsl", "required: CUTEDSL or TIRX");
   switch (arm.skill().kind()) {
@@ -222,16 +233,19 @@ absl::Status ValidateArmSpec(const v1::ArmSpec& arm) {
       break;
     case v1::SkillSource::ARM:
       if (arm.skill().arm().empty()) return FieldError("skill.arm", "required when kind is ARM");
-      if (arm.skill().arm() == arm.name()) return FieldError("skill.arm", "an arm cannot take its own skill");
+      if (arm.skill().arm() == arm.name())
+        return FieldError("skill.arm", "an arm cannot take its own skill");
       break;
     case v1::SkillSource::FIXED_TEXT:
-      if (arm.skill().text().empty()) return FieldError("skill.text", "required when kind is FIXED_TEXT");
+      if (arm.skill().text().empty())
+        return FieldError("skill.text", "required when kind is FIXED_TEXT");
       break;
     default:
       return FieldError("skill.kind", "unknown kind");
   }
   if (arm.skill().kind() != v1::SkillSource::NONE && arm.base_arm().empty()) {
-    return FieldError("base_arm", "required for a skill-conditioned arm: the solo it is compared with");
+    return FieldError("base_arm",
+                      "required for a skill-conditioned arm: the solo it is compared with");
   }
   return absl::OkStatus();
 }
@@ -252,7 +266,8 @@ absl::Status ValidateExperimentSpec(const v1::ExperimentSpec& spec) {
       return FieldError(Join(Indexed("arms", i), inner), status.message().substr(inner.size() + 2));
     }
     if (!arm_names.insert(spec.arms(i).name()).second) {
-      return FieldError(Indexed("arms", i) + ".name", absl::StrCat("duplicate arm '", spec.arms(i).name(), "'"));
+      return FieldError(Indexed("arms", i) + ".name",
+                        absl::StrCat("duplicate arm '", spec.arms(i).name(), "'"));
     }
   }
   for (int i = 0; i < spec.arms_size(); ++i) {
@@ -295,11 +310,15 @@ absl::Status ValidateStatsConfig(const v1::StatsConfig& config) {
 
 absl::Status ValidateMessage(const google::protobuf::Message& message) {
   const google::protobuf::Descriptor* type = message.GetDescriptor();
-  if (type == v1::Problem::descriptor()) return ValidateProblem(static_cast<const v1::Problem&>(message));
-  if (type == v1::Variant::descriptor()) return ValidateVariant(static_cast<const v1::Variant&>(message));
-  if (type == v1::Budget::descriptor()) return ValidateBudget(static_cast<const v1::Budget&>(message));
+  if (type == v1::Problem::descriptor())
+    return ValidateProblem(static_cast<const v1::Problem&>(message));
+  if (type == v1::Variant::descriptor())
+    return ValidateVariant(static_cast<const v1::Variant&>(message));
+  if (type == v1::Budget::descriptor())
+    return ValidateBudget(static_cast<const v1::Budget&>(message));
   if (type == v1::Skill::descriptor()) return ValidateSkill(static_cast<const v1::Skill&>(message));
-  if (type == v1::ArmSpec::descriptor()) return ValidateArmSpec(static_cast<const v1::ArmSpec&>(message));
+  if (type == v1::ArmSpec::descriptor())
+    return ValidateArmSpec(static_cast<const v1::ArmSpec&>(message));
   if (type == v1::ExperimentSpec::descriptor()) {
     return ValidateExperimentSpec(static_cast<const v1::ExperimentSpec&>(message));
   }

@@ -35,7 +35,8 @@ absl::Status ValidateStatsConfig(const v1::StatsConfig& config);
 // Validates any message of the model that has a validator above; OK for other types.
 absl::Status ValidateMessage(const google::protobuf::Message& message);
 
-// Whether `slug` is a valid problem slug: lower-case letters, digits and '_', starting with a letter.
+// Whether `slug` is a valid problem slug: lower-case letters, digits and '_', starting with a
+// letter.
 bool IsValidSlug(const std::string& slug);
 
 }  // namespace mkb

@@ -37,7 +37,8 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
   explicit FirstErrorCollector(absl::string_view text) : text_(text) {}
 
-  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
     if (has_error_) return;
     has_error_ = true;
     line_ = line + 1;
@@ -75,7 +76,8 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
     if (found == absl::string_view::npos) return;
     line_ = 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + found, '\n'));
     const size_t line_start = text_.substr(0, found).rfind('\n');
-    column_ = 1 + static_cast<int>(found - (line_start == absl::string_view::npos ? 0 : line_start + 1));
+    column_ =
+        1 + static_cast<int>(found - (line_start == absl::string_view::npos ? 0 : line_start + 1));
   }
 
   absl::string_view text_;
@@ -87,7 +89,8 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
 
 // Where a validator's field path ("workloads[1].roofline.min_bytes") was set in the file:
 // the 1-based line and column of the deepest field of the path that the parse recorded.
-std::pair<int, int> LocateFieldPath(const std::string& path, const google::protobuf::Descriptor* descriptor,
+std::pair<int, int> LocateFieldPath(const std::string& path,
+                                    const google::protobuf::Descriptor* descriptor,
                                     const TextFormat::ParseInfoTree* tree) {
   std::pair<int, int> best = {1, 1};
   for (absl::string_view part : absl::StrSplit(path, '.')) {
@@ -115,7 +118,8 @@ std::pair<int, int> LocateFieldPath(const std::string& path, const google::proto
   return best;
 }
 
-absl::Status AtLine(const std::string& filename, std::pair<int, int> position, absl::string_view message) {
+absl::Status AtLine(const std::string& filename, std::pair<int, int> position,
+                    absl::string_view message) {
   return absl::InvalidArgumentError(
       absl::StrCat(filename, ":", position.first, ":", position.second, ": ", message));
 }
@@ -133,7 +137,8 @@ absl::StatusOr<v1::Problem> ParseWithInfo(absl::string_view text, const std::str
   }
   if (absl::Status status = ValidateProblem(problem); !status.ok()) {
     const std::string path = FieldPathOf(status).value_or("");
-    return AtLine(filename, LocateFieldPath(path, v1::Problem::descriptor(), tree), status.message());
+    return AtLine(filename, LocateFieldPath(path, v1::Problem::descriptor(), tree),
+                  status.message());
   }
   return problem;
 }
@@ -143,7 +148,8 @@ bool SplitProblemFolderName(const std::string& name, int* number, std::string* s
   const size_t underscore = name.find('_');
   if (underscore == std::string::npos || underscore < 2) return false;
   const std::string digits = name.substr(0, underscore);
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return absl::ascii_isdigit(c); })) return false;
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return absl::ascii_isdigit(c); }))
+    return false;
   if (!absl::SimpleAtoi(digits, number)) return false;
   *slug = name.substr(underscore + 1);
   return IsValidSlug(*slug);
@@ -189,22 +195,26 @@ absl::StatusOr<v1::Problem> LoadProblem(const std::string& problem_dir) {
   int folder_number = 0;
   std::string folder_slug;
   if (!SplitProblemFolderName(folder, &folder_number, &folder_slug)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        dir.string(), ": folder name '", folder, "' must be <NN>_<slug>, e.g. 28_fused_add_rmsnorm_bf16"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir.string(), ": folder name '", folder,
+                     "' must be <NN>_<slug>, e.g. 28_fused_add_rmsnorm_bf16"));
   }
   if (folder_slug != problem.slug()) {
-    return AtLine(problem_file, line_of("slug"),
-                  absl::StrCat("slug: '", problem.slug(), "' differs from the folder's '", folder_slug, "'"));
+    return AtLine(
+        problem_file, line_of("slug"),
+        absl::StrCat("slug: '", problem.slug(), "' differs from the folder's '", folder_slug, "'"));
   }
   if (folder_number != problem.number()) {
-    return AtLine(problem_file, line_of("number"),
-                  absl::StrCat("number: ", problem.number(), " differs from the folder's ", folder_number));
+    return AtLine(
+        problem_file, line_of("number"),
+        absl::StrCat("number: ", problem.number(), " differs from the folder's ", folder_number));
   }
   const std::string family_folder = dir.parent_path().filename().string();
   if (family_folder != FamilyName(problem.family())) {
-    return AtLine(problem_file, line_of("family"),
-                  absl::StrCat("family: ", FamilyName(problem.family()), " but the problem is under '",
-                               family_folder, "/'; move it to ", FamilyName(problem.family()), "/"));
+    return AtLine(
+        problem_file, line_of("family"),
+        absl::StrCat("family: ", FamilyName(problem.family()), " but the problem is under '",
+                     family_folder, "/'; move it to ", FamilyName(problem.family()), "/"));
   }
 
   MKB_ASSIGN_OR_RETURN(std::string reference, ReadFile(reference_file, kMaxReferenceFileBytes));
@@ -229,12 +239,14 @@ absl::StatusOr<Suite> Suite::Load(const std::string& root) {
   std::error_code error;
   const fs::path root_path = fs::absolute(fs::path(root), error).lexically_normal();
   if (error || !fs::is_directory(root_path, error)) {
-    return absl::NotFoundError(absl::StrCat(root, ": not a directory (expected a suite folder of "
-                                                  "<family>/<NN>_<slug>/ problems)"));
+    return absl::NotFoundError(absl::StrCat(root,
+                                            ": not a directory (expected a suite folder of "
+                                            "<family>/<NN>_<slug>/ problems)"));
   }
   std::vector<fs::path> family_dirs;
   for (const fs::directory_entry& entry : fs::directory_iterator(root_path, error)) {
-    if (entry.is_directory() && !IsSkipped(entry.path().filename().string())) family_dirs.push_back(entry.path());
+    if (entry.is_directory() && !IsSkipped(entry.path().filename().string()))
+      family_dirs.push_back(entry.path());
   }
   if (error) return absl::InternalError(absl::StrCat(root, ": cannot list: ", error.message()));
   std::sort(family_dirs.begin(), family_dirs.end());
@@ -246,9 +258,9 @@ absl::StatusOr<Suite> Suite::Load(const std::string& root) {
     if (!ParseFamily(family_dir.filename().string()).ok()) {
       std::vector<std::string> names;
       for (v1::Family family : AllFamilies()) names.push_back(FamilyName(family));
-      return absl::InvalidArgumentError(absl::StrCat(family_dir.string(), ": '", family_dir.filename().string(),
-                                                     "' is not a family folder; expected one of: ",
-                                                     absl::StrJoin(names, ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat(family_dir.string(), ": '", family_dir.filename().string(),
+                       "' is not a family folder; expected one of: ", absl::StrJoin(names, ", ")));
     }
     std::vector<fs::path> problem_dirs;
     for (const fs::directory_entry& entry : fs::directory_iterator(family_dir, error)) {
@@ -259,13 +271,15 @@ absl::StatusOr<Suite> Suite::Load(const std::string& root) {
     std::sort(problem_dirs.begin(), problem_dirs.end());
     for (const fs::path& problem_dir : problem_dirs) {
       MKB_ASSIGN_OR_RETURN(v1::Problem problem, LoadProblem(problem_dir.string()));
-      if (auto [it, inserted] = dir_by_slug.emplace(problem.slug(), problem.directory()); !inserted) {
-        return absl::AlreadyExistsError(absl::StrCat(problem.directory(), ": slug '", problem.slug(),
-                                                     "' is also used by ", it->second));
+      if (auto [it, inserted] = dir_by_slug.emplace(problem.slug(), problem.directory());
+          !inserted) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            problem.directory(), ": slug '", problem.slug(), "' is also used by ", it->second));
       }
-      if (auto [it, inserted] = dir_by_number.emplace(problem.number(), problem.directory()); !inserted) {
-        return absl::AlreadyExistsError(absl::StrCat(problem.directory(), ": number ", problem.number(),
-                                                     " is also used by ", it->second));
+      if (auto [it, inserted] = dir_by_number.emplace(problem.number(), problem.directory());
+          !inserted) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            problem.directory(), ": number ", problem.number(), " is also used by ", it->second));
       }
       problems.push_back(std::move(problem));
     }
@@ -279,7 +293,8 @@ absl::StatusOr<const v1::Problem*> Suite::Find(absl::string_view slug_or_number)
   int number = 0;
   const bool by_number = absl::SimpleAtoi(slug_or_number, &number);
   for (const v1::Problem& problem : problems_) {
-    if (problem.slug() == slug_or_number || (by_number && problem.number() == number)) return &problem;
+    if (problem.slug() == slug_or_number || (by_number && problem.number() == number))
+      return &problem;
   }
   std::vector<std::pair<size_t, std::string>> near;
   for (const v1::Problem& problem : problems_) {
@@ -299,7 +314,8 @@ absl::StatusOr<const v1::Problem*> Suite::Find(absl::string_view slug_or_number)
     for (size_t i = 0; i < near.size() && i < 3; ++i) names.push_back(near[i].second);
     hint = absl::StrCat("; did you mean ", absl::StrJoin(names, ", "), "?");
   }
-  return absl::NotFoundError(absl::StrCat("no problem '", slug_or_number, "' in the suite at ", root_, hint));
+  return absl::NotFoundError(
+      absl::StrCat("no problem '", slug_or_number, "' in the suite at ", root_, hint));
 }
 
 std::vector<const v1::Problem*> Suite::InFamily(v1::Family family) const {

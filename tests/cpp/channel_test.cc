@@ -3,9 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include <catch2/catch_test_macros.hpp>
+#include <cstring>
 
 #include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/seeds.h"

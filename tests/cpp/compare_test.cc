@@ -1,13 +1,12 @@
 #include "libmkb/judge/compare.h"
 
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_floating_point.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <catch2/catch_test_macros.hpp>
-#include <catch2/matchers/catch_matchers_floating_point.hpp>
 
 #ifdef MKB_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -57,8 +56,8 @@ TEST_CASE("the allowance is 3 x max(reference error, eps x max|anchor|)") {
 
   // 1.125 is 0.125 from the anchor: over the allowance.
   out[0] = Bf16(1.125f);
-  r = mkb::CompareToAnchor(Ref(out, mkb::v1::BFLOAT16), Ref(expected, mkb::v1::FLOAT32), Ref(anchor, mkb::v1::FLOAT64),
-                           mkb::AnchorTolerance{});
+  r = mkb::CompareToAnchor(Ref(out, mkb::v1::BFLOAT16), Ref(expected, mkb::v1::FLOAT32),
+                           Ref(anchor, mkb::v1::FLOAT64), mkb::AnchorTolerance{});
   REQUIRE(r.ok());
   CHECK_FALSE(r->passed);
   CHECK(r->count_over == 1);
@@ -88,8 +87,9 @@ TEST_CASE("any NaN fails, and an empty tensor passes") {
   CHECK(r->nan_count == 1);
   CHECK(r->worst_index == 1);
   std::vector<float> none;
-  auto empty = mkb::CompareToAnchor(Ref(none, mkb::v1::FLOAT32, {0, 4}), Ref(none, mkb::v1::FLOAT32, {0, 4}),
-                                    Ref(std::vector<double>{}, mkb::v1::FLOAT64, {0, 4}), mkb::AnchorTolerance{});
+  auto empty = mkb::CompareToAnchor(
+      Ref(none, mkb::v1::FLOAT32, {0, 4}), Ref(none, mkb::v1::FLOAT32, {0, 4}),
+      Ref(std::vector<double>{}, mkb::v1::FLOAT64, {0, 4}), mkb::AnchorTolerance{});
   REQUIRE(empty.ok());
   CHECK(empty->passed);
 }
@@ -119,7 +119,8 @@ TEST_CASE("fp8 and half decode as torch does") {
   const uint8_t e5m2_two = 0x40;
   CHECK(mkb::DecodeElement(&e5m2_two, mkb::v1::FLOAT8_E5M2) == 2.0);
   const uint16_t half_third = 0x3555;
-  CHECK_THAT(mkb::DecodeElement(&half_third, mkb::v1::FLOAT16), Catch::Matchers::WithinAbs(0.33325195, 1e-7));
+  CHECK_THAT(mkb::DecodeElement(&half_third, mkb::v1::FLOAT16),
+             Catch::Matchers::WithinAbs(0.33325195, 1e-7));
 }
 
 TEST_CASE("strided views compare element by element") {
@@ -173,8 +174,8 @@ TEST_CASE("device comparisons agree with the host's", "[gpu]") {
   const TensorRef ho = Ref(out, mkb::v1::BFLOAT16), he = Ref(expected, mkb::v1::FLOAT32),
                   ha = Ref(anchor, mkb::v1::FLOAT64);
   auto host = mkb::CompareToAnchor(ho, he, ha, mkb::AnchorTolerance{});
-  auto device = mkb::CompareToAnchor(on_device(ho, d_out), on_device(he, d_expected), on_device(ha, d_anchor),
-                                     mkb::AnchorTolerance{});
+  auto device = mkb::CompareToAnchor(on_device(ho, d_out), on_device(he, d_expected),
+                                     on_device(ha, d_anchor), mkb::AnchorTolerance{});
   REQUIRE(host.ok());
   REQUIRE(device.ok());
   CHECK(device->passed == host->passed);

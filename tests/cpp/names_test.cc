@@ -24,11 +24,14 @@ TEST_CASE("unknown names give an error listing the valid ones") {
 TEST_CASE("short enum names drop the shared prefix") {
   CHECK(mkb::AttemptStateName(mkb::v1::ATTEMPT_FINISHED) == "finished");
   CHECK(mkb::VerdictStatusName(mkb::v1::POLICY_VIOLATION) == "policy_violation");
-  CHECK(mkb::EnumShortName(mkb::v1::MismatchKind_descriptor()->FindValueByName("MISMATCH_NAN")) == "nan");
-  CHECK(mkb::FindEnumValue(mkb::v1::AttemptState_descriptor(), "skipped")->number() == mkb::v1::ATTEMPT_SKIPPED);
+  CHECK(mkb::EnumShortName(mkb::v1::MismatchKind_descriptor()->FindValueByName("MISMATCH_NAN")) ==
+        "nan");
+  CHECK(mkb::FindEnumValue(mkb::v1::AttemptState_descriptor(), "skipped")->number() ==
+        mkb::v1::ATTEMPT_SKIPPED);
   CHECK(mkb::FindEnumValue(mkb::v1::AttemptState_descriptor(), "ATTEMPT_SKIPPED")->number() ==
         mkb::v1::ATTEMPT_SKIPPED);
-  CHECK(mkb::FindEnumValue(mkb::v1::AttemptState_descriptor(), "attempt_state_unspecified") == nullptr);
+  CHECK(mkb::FindEnumValue(mkb::v1::AttemptState_descriptor(), "attempt_state_unspecified") ==
+        nullptr);
 }
 
 TEST_CASE("dtype facts") {

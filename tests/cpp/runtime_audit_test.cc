@@ -1,16 +1,16 @@
 #include "libmkb/judge/runtime_audit.h"
 
-#include <string>
-#include <vector>
-
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_floating_point.hpp>
+#include <string>
+#include <vector>
 
 #include "libmkb/judge/call_trace.h"
 
 namespace {
 
-mkb::v1::ActivityRecord Kernel(const std::string& name, uint64_t start, uint64_t end, uint32_t graph = 0) {
+mkb::v1::ActivityRecord Kernel(const std::string& name, uint64_t start, uint64_t end,
+                               uint32_t graph = 0) {
   mkb::v1::ActivityRecord r;
   r.set_kind(mkb::v1::ActivityRecord::KERNEL);
   r.set_name(name);
@@ -55,18 +55,22 @@ TEST_CASE("kernel names tell who wrote a kernel") {
   CHECK(mkb::ClassifyKernel("kernel_cutlass_rmsnorm_0") == mkb::KernelOrigin::kDsl);
   CHECK(mkb::ClassifyKernel("default_function_kernel") == mkb::KernelOrigin::kDsl);
   CHECK(mkb::ClassifyKernel("fused_add_rmsnorm_kernel") == mkb::KernelOrigin::kDsl);
-  CHECK(mkb::ClassifyKernel("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE") ==
+  CHECK(mkb::ClassifyKernel(
+            "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE") ==
         mkb::KernelOrigin::kAten);
-  CHECK(mkb::ClassifyKernel("nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_TNT") == mkb::KernelOrigin::kLibrary);
+  CHECK(mkb::ClassifyKernel("nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_TNT") ==
+        mkb::KernelOrigin::kLibrary);
   CHECK(mkb::ClassifyKernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64") ==
         mkb::KernelOrigin::kLibrary);
-  CHECK(mkb::ClassifyKernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>") == mkb::KernelOrigin::kLibrary);
-  CHECK(mkb::ClassifyKernel("_ZN3mkb4cuda12_GLOBAL__N_112mkb_l2_flushEP5uint4lj") == mkb::KernelOrigin::kJudge);
+  CHECK(mkb::ClassifyKernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>") ==
+        mkb::KernelOrigin::kLibrary);
+  CHECK(mkb::ClassifyKernel("_ZN3mkb4cuda12_GLOBAL__N_112mkb_l2_flushEP5uint4lj") ==
+        mkb::KernelOrigin::kJudge);
 }
 
 TEST_CASE("a call's span covers every stream; earlier records are left out") {
-  std::vector<mkb::v1::ActivityRecord> records = {Kernel("mkb_l2_flush", 10, 90), Kernel("a", 100, 200),
-                                                  Kernel("b", 150, 400)};
+  std::vector<mkb::v1::ActivityRecord> records = {Kernel("mkb_l2_flush", 10, 90),
+                                                  Kernel("a", 100, 200), Kernel("b", 150, 400)};
   records.back().set_stream(7);
   mkb::v1::ActivityRecord copy;
   copy.set_kind(mkb::v1::ActivityRecord::MEMCPY);
@@ -95,11 +99,14 @@ TEST_CASE("the tracer brackets a call and counts dropped records") {
 }
 
 TEST_CASE("runtime audits") {
-  const auto dsl = Call({Kernel("kernel_cutlass_main", 0, 900), Kernel("_ZN2at6native13reduce_kernel", 900, 1000)});
+  const auto dsl = Call(
+      {Kernel("kernel_cutlass_main", 0, 900), Kernel("_ZN2at6native13reduce_kernel", 900, 1000)});
   const auto aten_only = Call({Kernel("_ZN2at6native13reduce_kernel", 0, 1000)});
   mkb::RuntimeAuditOptions options;
 
-  SECTION("an honest DSL kernel raises nothing") { CHECK(mkb::AuditKernelCalls({dsl, dsl}, options).empty()); }
+  SECTION("an honest DSL kernel raises nothing") {
+    CHECK(mkb::AuditKernelCalls({dsl, dsl}, options).empty());
+  }
   SECTION("a call without a DSL kernel is a violation") {
     auto findings = mkb::AuditKernelCalls({dsl, aten_only}, options);
     CHECK(Has(findings, "runtime.no_dsl_kernel", mkb::v1::SEVERITY_VIOLATION));
@@ -111,11 +118,13 @@ TEST_CASE("runtime audits") {
   }
   SECTION("graphs") {
     auto graph = Call({Kernel("kernel_cutlass_main", 0, 900, /*graph=*/4)});
-    CHECK(Has(mkb::AuditKernelCalls({graph}, options), "runtime.cuda_graph", mkb::v1::SEVERITY_VIOLATION));
+    CHECK(Has(mkb::AuditKernelCalls({graph}, options), "runtime.cuda_graph",
+              mkb::v1::SEVERITY_VIOLATION));
   }
   SECTION("below the physical floor") {
     options.floor_ms = 0.01;  // 10 us; the calls take 1 us
-    CHECK(Has(mkb::AuditKernelCalls({dsl}, options), "runtime.below_physical_floor", mkb::v1::SEVERITY_VIOLATION));
+    CHECK(Has(mkb::AuditKernelCalls({dsl}, options), "runtime.below_physical_floor",
+              mkb::v1::SEVERITY_VIOLATION));
   }
 }
 

@@ -1,13 +1,13 @@
 #include "libmkb/judge/static_audit.h"
 
+#include <catch2/catch_test_macros.hpp>
 #include <string>
 #include <vector>
 
-#include <catch2/catch_test_macros.hpp>
-
 namespace {
 
-std::vector<mkb::v1::AuditFinding> Audit(const std::string& source, mkb::v1::Dsl dsl = mkb::v1::DSL_UNSPECIFIED) {
+std::vector<mkb::v1::AuditFinding> Audit(const std::string& source,
+                                         mkb::v1::Dsl dsl = mkb::v1::DSL_UNSPECIFIED) {
   mkb::StaticAuditOptions options;
   options.dsl = dsl;
   return mkb::StaticAudit(source, options);
@@ -66,14 +66,16 @@ TEST_CASE("forbidden calls resolve import aliases") {
   CHECK(Has(Audit("import os\nos.system('ls')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import os\nos.execvp('ls', [])\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import torch\ntorch.manual_seed(0)\n"), "static.seed_access"));
-  CHECK(Has(Audit("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"), "static.module_patch"));
+  CHECK(Has(Audit("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"),
+            "static.module_patch"));
   CHECK(Has(Audit("import torch\ntorch.allclose = None\n"), "static.module_patch"));
 }
 
 TEST_CASE("dynamic code and introspection") {
   CHECK(Has(Audit("eval('1')\n"), "static.dynamic_code"));
   CHECK(Has(Audit("x = __import__('os')\n"), "static.dynamic_import"));
-  CHECK(Has(Audit("import torch\nf = getattr(torch, 'com' + 'pile')\n"), "static.dynamic_attribute"));
+  CHECK(
+      Has(Audit("import torch\nf = getattr(torch, 'com' + 'pile')\n"), "static.dynamic_attribute"));
   CHECK(Has(Audit("import torch\nf = getattr(torch, 'compile')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("def f(): pass\ng = f.__globals__\n"), "static.introspection"));
   CHECK(Has(Audit("x = ().__class__.__bases__[0].__subclasses__()\n"), "static.introspection"));
@@ -102,7 +104,8 @@ TEST_CASE("the variant's DSL is required, the other one forbidden") {
   mkb::StaticAuditOptions options;
   options.dsl = mkb::v1::CUTEDSL;
   options.require_dsl = false;
-  CHECK(Has(mkb::StaticAudit("import torch\n", options), "static.no_dsl_import", mkb::v1::SEVERITY_SKIPPED));
+  CHECK(Has(mkb::StaticAudit("import torch\n", options), "static.no_dsl_import",
+            mkb::v1::SEVERITY_SKIPPED));
 }
 
 TEST_CASE("policy: permissive, allow and deny") {

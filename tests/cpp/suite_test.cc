@@ -2,12 +2,11 @@
 
 #include <unistd.h>
 
+#include <catch2/catch_test_macros.hpp>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
-
-#include <catch2/catch_test_macros.hpp>
 
 #include "libmkb/core/file.h"
 
@@ -24,8 +23,8 @@ class ScratchSuite {
  public:
   ScratchSuite(const std::string& text, const std::string& family_folder = "mlp_norm",
                const std::string& folder_name = "28_fused_add_rmsnorm_h4096_llama31_8b_bf16") {
-    root_ = fs::temp_directory_path() / ("mkb_suite_test_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(counter_++));
+    root_ = fs::temp_directory_path() /
+            ("mkb_suite_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     dir_ = root_ / family_folder / folder_name;
     fs::create_directories(dir_);
     fs::copy_file(fs::path(kProblem28) / "reference.py", dir_ / "reference.py");
@@ -85,7 +84,8 @@ TEST_CASE("an unknown problem suggests near names") {
   auto missing = suite->Find("rmsnorm_fused");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
-  CHECK(missing.status().message().find("did you mean fused_add_rmsnorm") != absl::string_view::npos);
+  CHECK(missing.status().message().find("did you mean fused_add_rmsnorm") !=
+        absl::string_view::npos);
 }
 
 TEST_CASE("malformed problem.textproto gives one line with file:line") {
@@ -98,7 +98,8 @@ TEST_CASE("malformed problem.textproto gives one line with file:line") {
     REQUIRE_FALSE(loaded.ok());
     const std::string message(loaded.status().message());
     CHECK(message.find('\n') == std::string::npos);
-    CHECK(message.rfind(suite.problem_file() + ":" + std::to_string(LineOf(text, "colour")) + ":", 0) == 0);
+    CHECK(message.rfind(suite.problem_file() + ":" + std::to_string(LineOf(text, "colour")) + ":",
+                        0) == 0);
     CHECK(message.find("colour") != std::string::npos);
   }
   SECTION("missing slug") {
@@ -116,7 +117,9 @@ TEST_CASE("malformed problem.textproto gives one line with file:line") {
     auto loaded = mkb::Suite::Load(suite.root());
     REQUIRE_FALSE(loaded.ok());
     const std::string message(loaded.status().message());
-    CHECK(message.rfind(suite.problem_file() + ":" + std::to_string(LineOf(text, "family: MLP")) + ":", 0) == 0);
+    CHECK(message.rfind(
+              suite.problem_file() + ":" + std::to_string(LineOf(text, "family: MLP")) + ":", 0) ==
+          0);
     CHECK(message.find("MLP") != std::string::npos);
   }
   SECTION("family that disagrees with the folder") {
@@ -125,8 +128,10 @@ TEST_CASE("malformed problem.textproto gives one line with file:line") {
     auto loaded = mkb::Suite::Load(suite.root());
     REQUIRE_FALSE(loaded.ok());
     const std::string message(loaded.status().message());
-    CHECK(message.rfind(suite.problem_file() + ":" + std::to_string(LineOf(text, "family:")) + ":", 0) == 0);
-    CHECK(message.find("family: attention but the problem is under 'mlp_norm/'") != std::string::npos);
+    CHECK(message.rfind(suite.problem_file() + ":" + std::to_string(LineOf(text, "family:")) + ":",
+                        0) == 0);
+    CHECK(message.find("family: attention but the problem is under 'mlp_norm/'") !=
+          std::string::npos);
   }
   SECTION("a validation error points at the line of the field") {
     const std::string text = Replace(original, "min_bytes: 76288", "min_bytes: -1");
@@ -134,20 +139,25 @@ TEST_CASE("malformed problem.textproto gives one line with file:line") {
     auto loaded = mkb::Suite::Load(suite.root());
     REQUIRE_FALSE(loaded.ok());
     const std::string message(loaded.status().message());
-    CHECK(message.rfind(suite.problem_file() + ":" + std::to_string(LineOf(text, "min_bytes: -1")) + ":", 0) == 0);
-    CHECK(message.find("workloads[1].roofline.min_bytes: must be a finite number > 0") != std::string::npos);
+    CHECK(message.rfind(
+              suite.problem_file() + ":" + std::to_string(LineOf(text, "min_bytes: -1")) + ":",
+              0) == 0);
+    CHECK(message.find("workloads[1].roofline.min_bytes: must be a finite number > 0") !=
+          std::string::npos);
   }
   SECTION("a folder number that disagrees with the file") {
     ScratchSuite suite(original, "mlp_norm", "29_fused_add_rmsnorm_h4096_llama31_8b_bf16");
     auto loaded = mkb::Suite::Load(suite.root());
     REQUIRE_FALSE(loaded.ok());
-    CHECK(loaded.status().message().find("number: 28 differs from the folder's 29") != absl::string_view::npos);
+    CHECK(loaded.status().message().find("number: 28 differs from the folder's 29") !=
+          absl::string_view::npos);
   }
   SECTION("a folder that is not a family") {
     ScratchSuite suite(original, "norms");
     auto loaded = mkb::Suite::Load(suite.root());
     REQUIRE_FALSE(loaded.ok());
-    CHECK(loaded.status().message().find("'norms' is not a family folder") != absl::string_view::npos);
+    CHECK(loaded.status().message().find("'norms' is not a family folder") !=
+          absl::string_view::npos);
   }
 }
 

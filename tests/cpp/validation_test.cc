@@ -1,8 +1,7 @@
 #include "libmkb/model/validation.h"
 
-#include <string>
-
 #include <catch2/catch_test_macros.hpp>
+#include <string>
 
 #include "google/protobuf/text_format.h"
 #include "libmkb/model/defaults.h"
@@ -11,29 +10,39 @@ namespace {
 
 mkb::v1::Problem ValidProblem() {
   mkb::v1::Problem problem;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    slug: "toy_add_bf16"
-    number: 99
-    family: MLP_NORM
-    title: "toy"
-    description: "adds"
-    provenance { source: "custom" model: "none" license: "Apache-2.0" }
-    inputs { name: "a" dtype: BFLOAT16 shape: "n" }
-    outputs { name: "out" dtype: BFLOAT16 shape: "n" }
-    output_container: SINGLE_TENSOR
-    workloads {
-      name: "full" description: "big" params { key: "n" value: 1024 }
-      roofline { flops: 1024 min_bytes: 4096 derivation: "one add" } peak_memory_bytes: 65536
-    }
-    workloads {
-      name: "small" description: "small" params { key: "n" value: 8 }
-      roofline { flops: 8 min_bytes: 32 derivation: "one add" } peak_memory_bytes: 512
-    }
-  )pb", &problem));
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        slug: "toy_add_bf16"
+        number: 99
+        family: MLP_NORM
+        title: "toy"
+        description: "adds"
+        provenance { source: "custom" model: "none" license: "Apache-2.0" }
+        inputs { name: "a" dtype: BFLOAT16 shape: "n" }
+        outputs { name: "out" dtype: BFLOAT16 shape: "n" }
+        output_container: SINGLE_TENSOR
+        workloads {
+          name: "full"
+          description: "big"
+          params { key: "n" value: 1024 }
+          roofline { flops: 1024 min_bytes: 4096 derivation: "one add" }
+          peak_memory_bytes: 65536
+        }
+        workloads {
+          name: "small"
+          description: "small"
+          params { key: "n" value: 8 }
+          roofline { flops: 8 min_bytes: 32 derivation: "one add" }
+          peak_memory_bytes: 512
+        }
+      )pb",
+      &problem));
   return problem;
 }
 
-std::string FieldPath(const absl::Status& status) { return mkb::FieldPathOf(status).value_or("<none>"); }
+std::string FieldPath(const absl::Status& status) {
+  return mkb::FieldPathOf(status).value_or("<none>");
+}
 
 }  // namespace
 

@@ -77,7 +77,8 @@ TEST_CASE("an exception on a draw, then later mismatches: the exception is repor
   mkb::VerdictBuilder b(Problem(), mkb::v1::CUTEDSL, "small", Config(3));
   REQUIRE(b.CheckSubmission("x = 1\n"));
   b.SetImport(true, "", "");
-  b.RecordCallError(mkb::v1::PHASE_CORRECTNESS, 0, "ValueError", "Traceback...\nValueError: bad shape\n");
+  b.RecordCallError(mkb::v1::PHASE_CORRECTNESS, 0, "ValueError",
+                    "Traceback...\nValueError: bad shape\n");
   b.RecordDraw(Draw(mkb::v1::PHASE_CORRECTNESS, 1, false), std::nullopt);
   auto v = b.Finish();
   CHECK(v.status() == mkb::v1::EXCEPTION);

@@ -17,14 +17,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(suite.status().message()).c_str());
     return 1;
   }
-  std::printf("libmkb %s: %zu problems in %s\n", mkb::kVersion, suite->size(), suite->root().c_str());
+  std::printf("libmkb %s: %zu problems in %s\n", mkb::kVersion, suite->size(),
+              suite->root().c_str());
   for (const mkb::v1::Problem& problem : suite->problems()) {
     mkb::v1::Workload full;
     for (const mkb::v1::Workload& workload : problem.workloads()) {
       if (workload.name() == "full") full = workload;
     }
-    std::printf("%02d  %-60s %-16s %.3g flops %.3g bytes\n", problem.number(), problem.slug().c_str(),
-                mkb::FamilyName(problem.family()).c_str(), full.roofline().flops(), full.roofline().min_bytes());
+    std::printf("%02d  %-60s %-16s %.3g flops %.3g bytes\n", problem.number(),
+                problem.slug().c_str(), mkb::FamilyName(problem.family()).c_str(),
+                full.roofline().flops(), full.roofline().min_bytes());
   }
   return 0;
 }

@@ -12,8 +12,9 @@ namespace mkb::cuda {
 
 inline absl::Status CudaStatus(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return absl::OkStatus();
-  const std::string message = absl::StrCat(call, " failed at ", file, ":", line, ": ", cudaGetErrorName(error), " (",
-                                           cudaGetErrorString(error), ")");
+  const std::string message =
+      absl::StrCat(call, " failed at ", file, ":", line, ": ", cudaGetErrorName(error), " (",
+                   cudaGetErrorString(error), ")");
   switch (error) {
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
@@ -33,10 +34,10 @@ inline absl::Status CudaStatus(cudaError_t error, const char* call, const char* 
 }  // namespace mkb::cuda
 
 // Evaluates a CUDA runtime call; returns its failure from the enclosing function as a Status.
-#define MKB_CUDA_CALL(expr)                                                                  \
-  do {                                                                                       \
+#define MKB_CUDA_CALL(expr)                                                                       \
+  do {                                                                                            \
     ::absl::Status mkb_cuda_status_ = ::mkb::cuda::CudaStatus((expr), #expr, __FILE__, __LINE__); \
-    if (!mkb_cuda_status_.ok()) return mkb_cuda_status_;                                     \
+    if (!mkb_cuda_status_.ok()) return mkb_cuda_status_;                                          \
   } while (false)
 
 #endif  // LIBMKB_JUDGE_CUDA_CUDA_CALL_H_

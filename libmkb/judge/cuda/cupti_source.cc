@@ -18,8 +18,8 @@ constexpr size_t kBufferAlignment = 8;
 // The CUPTI entry points we use, resolved from libcupti at run time.
 struct CuptiApi {
   CUptiResult (*ActivityEnable)(CUpti_ActivityKind) = nullptr;
-  CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) =
-      nullptr;
+  CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+                                           CUpti_BuffersCallbackCompleteFunc) = nullptr;
   CUptiResult (*ActivityFlushAll)(uint32_t) = nullptr;
   CUptiResult (*ActivityGetNextRecord)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
   CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t*) = nullptr;
@@ -49,7 +49,8 @@ class CuptiSource final : public ActivitySource {
       if (handle_ != nullptr) break;
       absl::StrAppend(&tried, "\n  ", candidate, ": ", ::dlerror());
     }
-    if (handle_ == nullptr) return absl::UnavailableError(absl::StrCat("cannot load libcupti:", tried));
+    if (handle_ == nullptr)
+      return absl::UnavailableError(absl::StrCat("cannot load libcupti:", tried));
     bool ok = true;
     auto resolve = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle_, name));
@@ -68,12 +69,13 @@ class CuptiSource final : public ActivitySource {
 
   absl::Status Start() override {
     if (started_) return absl::OkStatus();
-    if (auto s = Check(api_.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted), "register callbacks");
+    if (auto s = Check(api_.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted),
+                       "register callbacks");
         !s.ok()) {
       return s;
     }
-    for (CUpti_ActivityKind kind :
-         {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET}) {
+    for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET}) {
       if (auto s = Check(api_.ActivityEnable(kind), "enable activity"); !s.ok()) return s;
     }
     started_ = true;
@@ -88,7 +90,8 @@ class CuptiSource final : public ActivitySource {
 
   absl::StatusOr<std::vector<v1::ActivityRecord>> Drain() override {
     // Never hold our lock while CUPTI flushes: it calls BufferCompleted, which takes it.
-    if (auto s = Check(api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "flush"); !s.ok()) return s;
+    if (auto s = Check(api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "flush"); !s.ok())
+      return s;
     absl::MutexLock lock(&mutex_);
     std::vector<v1::ActivityRecord> out;
     out.swap(pending_);
@@ -105,8 +108,8 @@ class CuptiSource final : public ActivitySource {
     if (result == CUPTI_SUCCESS) return absl::OkStatus();
     const char* text = "unknown";
     if (api_.GetResultString != nullptr) api_.GetResultString(result, &text);
-    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || result == CUPTI_ERROR_NOT_INITIALIZED ||
-        result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ||
+        result == CUPTI_ERROR_NOT_INITIALIZED || result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
       return absl::FailedPreconditionError(absl::StrCat("CUPTI ", what, ": ", text));
     }
     return absl::InternalError(absl::StrCat("CUPTI ", what, ": ", text));
@@ -118,8 +121,8 @@ class CuptiSource final : public ActivitySource {
     *max_records = 0;
   }
 
-  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size,
-                                       size_t valid) {
+  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                       size_t size, size_t valid) {
     Instance().Consume(context, stream, buffer, valid);
     std::free(buffer);
   }

@@ -1,5 +1,3 @@
-#include "libmkb/judge/cuda/device.h"
-
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -13,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "libmkb/judge/compare.h"
 #include "libmkb/judge/cuda/cuda_call.h"
+#include "libmkb/judge/cuda/device.h"
 #include "libmkb/model/names.h"
 
 namespace mkb::cuda {
@@ -66,7 +65,9 @@ __device__ double DecodeE4M3(unsigned char b) {
   return sign ? -v : v;
 }
 
-__device__ double DecodeHalfBits(unsigned short h) { return static_cast<double>(__half2float(__ushort_as_half(h))); }
+__device__ double DecodeHalfBits(unsigned short h) {
+  return static_cast<double>(__half2float(__ushort_as_half(h)));
+}
 
 __device__ double Load(const Layout& t, int64_t flat) {
   const unsigned char* p = t.data + OffsetOf(t, flat);
@@ -78,7 +79,8 @@ __device__ double Load(const Layout& t, int64_t flat) {
     case v1::FLOAT16:
       return DecodeHalfBits(*reinterpret_cast<const unsigned short*>(p));
     case v1::BFLOAT16:
-      return static_cast<double>(__uint_as_float(static_cast<unsigned int>(*reinterpret_cast<const unsigned short*>(p)) << 16));
+      return static_cast<double>(__uint_as_float(
+          static_cast<unsigned int>(*reinterpret_cast<const unsigned short*>(p)) << 16));
     case v1::FLOAT8_E4M3FN:
       return DecodeE4M3(*p);
     case v1::FLOAT8_E5M2:
@@ -105,7 +107,9 @@ __device__ __forceinline__ double ErrorBetween(double x, double y) {
   return fabs(x - y);
 }
 
-__device__ __forceinline__ unsigned long long Bits(double v) { return static_cast<unsigned long long>(__double_as_longlong(v)); }
+__device__ __forceinline__ unsigned long long Bits(double v) {
+  return static_cast<unsigned long long>(__double_as_longlong(v));
+}
 
 struct MaxOp {
   __device__ double operator()(double a, double b) const { return a > b ? a : b; }
@@ -148,7 +152,8 @@ __global__ void AnchorStats(Layout out, Layout expected, Layout anchor, int64_t 
 }
 
 // Pass 2: elements over the allowance, and the first index of the largest error.
-__global__ void AnchorCount(Layout out, Layout anchor, int64_t n, double allowance, double max_error, Results* r) {
+__global__ void AnchorCount(Layout out, Layout anchor, int64_t n, double allowance,
+                            double max_error, Results* r) {
   unsigned long long over = 0, worst = ~0ull;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -156,7 +161,8 @@ __global__ void AnchorCount(Layout out, Layout anchor, int64_t n, double allowan
     const double err = ErrorBetween(o, a);
     if (isnan(o) || isnan(err) || err > allowance) ++over;
     const double comparable = isnan(err) ? INFINITY : err;
-    if (!isnan(o) && comparable == max_error) worst = min(worst, static_cast<unsigned long long>(i));
+    if (!isnan(o) && comparable == max_error)
+      worst = min(worst, static_cast<unsigned long long>(i));
   }
   if (over > 0) atomicAdd(&r->count_over, over);
   if (worst != ~0ull) atomicMin(&r->worst_index, worst);
@@ -192,7 +198,8 @@ __global__ void ExactStats(Layout out, Layout expected, int64_t n, bool floating
   if (nans > 0) atomicAdd(&r->nan_count, nans);
 }
 
-__global__ void ExactWorst(Layout out, Layout expected, int64_t n, bool floating, double max_error, Results* r) {
+__global__ void ExactWorst(Layout out, Layout expected, int64_t n, bool floating, double max_error,
+                           Results* r) {
   unsigned long long worst = ~0ull;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -229,8 +236,8 @@ __global__ void SameBytes(Layout a, Layout b, int64_t n, Results* r) {
 
 absl::StatusOr<Layout> LayoutOf(const TensorRef& t) {
   if (t.shape.size() > kMaxDims) {
-    return absl::UnimplementedError(absl::StrCat("device comparison supports up to ", kMaxDims, " dimensions, not ",
-                                                 t.shape.size()));
+    return absl::UnimplementedError(absl::StrCat("device comparison supports up to ", kMaxDims,
+                                                 " dimensions, not ", t.shape.size()));
   }
   Layout layout{};
   layout.data = static_cast<const unsigned char*>(t.data);
@@ -250,7 +257,9 @@ double FromBits(unsigned long long bits) {
   return v;
 }
 
-int Blocks(int64_t n) { return static_cast<int>(std::min<int64_t>((n + kThreads - 1) / kThreads, 4096)); }
+int Blocks(int64_t n) {
+  return static_cast<int>(std::min<int64_t>((n + kThreads - 1) / kThreads, 4096));
+}
 
 // Device memory for one Results, freed on destruction. Not copyable: it owns the allocation.
 class ResultsBuffer {
@@ -284,7 +293,8 @@ class ResultsBuffer {
 class CudaTensorOps final : public DeviceTensorOps {
  public:
   absl::StatusOr<TensorComparison> CompareToAnchor(const TensorRef& out, const TensorRef& expected,
-                                                   const TensorRef& anchor, const AnchorTolerance& tolerance) override {
+                                                   const TensorRef& anchor,
+                                                   const AnchorTolerance& tolerance) override {
     auto lo = LayoutOf(out), le = LayoutOf(expected), la = LayoutOf(anchor);
     if (!lo.ok()) return lo.status();
     if (!le.ok()) return le.status();
@@ -303,8 +313,9 @@ class CudaTensorOps final : public DeviceTensorOps {
     c.reference_error = FromBits(first->reference_error);
     const double max_error = FromBits(first->max_error);
     c.nan_count = static_cast<int64_t>(first->nan_count);
-    c.allowance = tolerance.allowance_factor *
-                  std::max(c.reference_error, tolerance.eps_scale * Epsilon(out.dtype) * c.max_abs_anchor);
+    c.allowance =
+        tolerance.allowance_factor *
+        std::max(c.reference_error, tolerance.eps_scale * Epsilon(out.dtype) * c.max_abs_anchor);
     AnchorCount<<<Blocks(n), kThreads>>>(*lo, *la, n, c.allowance, max_error, results.get());
     MKB_CUDA_CALL(cudaGetLastError());
     auto second = results.Read();
@@ -321,7 +332,8 @@ class CudaTensorOps final : public DeviceTensorOps {
     return c;
   }
 
-  absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out, const TensorRef& expected) override {
+  absl::StatusOr<TensorComparison> CompareExact(const TensorRef& out,
+                                                const TensorRef& expected) override {
     auto lo = LayoutOf(out), le = LayoutOf(expected);
     if (!lo.ok()) return lo.status();
     if (!le.ok()) return le.status();
@@ -371,12 +383,13 @@ class CudaTensorOps final : public DeviceTensorOps {
 
  private:
   // The two tensors' values at a flat index, copied to the host and decoded there.
-  static absl::StatusOr<std::pair<double, double>> ValuesAt(const TensorRef& x, const TensorRef& y, int64_t index) {
+  static absl::StatusOr<std::pair<double, double>> ValuesAt(const TensorRef& x, const TensorRef& y,
+                                                            int64_t index) {
     unsigned char bx[8] = {}, by[8] = {};
-    MKB_CUDA_CALL(cudaMemcpy(bx, static_cast<const char*>(x.data) + x.ByteOffsetOf(index), ElementBytes(x.dtype),
-                             cudaMemcpyDeviceToHost));
-    MKB_CUDA_CALL(cudaMemcpy(by, static_cast<const char*>(y.data) + y.ByteOffsetOf(index), ElementBytes(y.dtype),
-                             cudaMemcpyDeviceToHost));
+    MKB_CUDA_CALL(cudaMemcpy(bx, static_cast<const char*>(x.data) + x.ByteOffsetOf(index),
+                             ElementBytes(x.dtype), cudaMemcpyDeviceToHost));
+    MKB_CUDA_CALL(cudaMemcpy(by, static_cast<const char*>(y.data) + y.ByteOffsetOf(index),
+                             ElementBytes(y.dtype), cudaMemcpyDeviceToHost));
     return std::make_pair(DecodeElement(bx, x.dtype), DecodeElement(by, y.dtype));
   }
 };
@@ -388,7 +401,8 @@ absl::StatusOr<MemGetAddressRange> AddressRangeFunction() {
   if (function != nullptr) return function;
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found;
-  MKB_CUDA_CALL(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &entry, 12000, cudaEnableDefault, &found));
+  MKB_CUDA_CALL(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &entry, 12000,
+                                                 cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || entry == nullptr) {
     return absl::UnavailableError("the driver has no cuMemGetAddressRange");
   }
@@ -436,8 +450,8 @@ absl::StatusOr<IpcExport> ExportIpc(uintptr_t ptr) {
 
 absl::StatusOr<uintptr_t> OpenIpc(const std::string& handle, int device) {
   if (handle.size() != sizeof(cudaIpcMemHandle_t)) {
-    return absl::InvalidArgumentError(absl::StrCat("an IPC handle has ", sizeof(cudaIpcMemHandle_t), " bytes, not ",
-                                                   handle.size()));
+    return absl::InvalidArgumentError(absl::StrCat("an IPC handle has ", sizeof(cudaIpcMemHandle_t),
+                                                   " bytes, not ", handle.size()));
   }
   cudaIpcMemHandle_t h;
   std::memcpy(&h, handle.data(), sizeof(h));

@@ -1,10 +1,9 @@
-#include "libmkb/judge/cuda/l2_flush.h"
-
 #include <cuda_runtime_api.h>
 
 #include <utility>
 
 #include "libmkb/judge/cuda/cuda_call.h"
+#include "libmkb/judge/cuda/l2_flush.h"
 
 namespace mkb::cuda {
 namespace {
@@ -29,7 +28,9 @@ absl::StatusOr<L2Flusher> L2Flusher::Create(int device) {
 }
 
 L2Flusher::L2Flusher(L2Flusher&& other) noexcept
-    : device_(other.device_), buffer_(std::exchange(other.buffer_, nullptr)), bytes_(other.bytes_) {}
+    : device_(other.device_),
+      buffer_(std::exchange(other.buffer_, nullptr)),
+      bytes_(other.bytes_) {}
 
 L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
   if (this != &other) {

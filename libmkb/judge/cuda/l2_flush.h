@@ -24,7 +24,8 @@ class L2Flusher {
   int64_t bytes() const { return bytes_; }
 
  private:
-  L2Flusher(int device, void* buffer, int64_t bytes) : device_(device), buffer_(buffer), bytes_(bytes) {}
+  L2Flusher(int device, void* buffer, int64_t bytes)
+      : device_(device), buffer_(buffer), bytes_(bytes) {}
   int device_ = 0;
   void* buffer_ = nullptr;
   int64_t bytes_ = 0;
@@ -32,7 +33,8 @@ class L2Flusher {
 
 // Device-to-device copy bandwidth in bytes per second (bytes read plus bytes written), the best
 // of `repeats` copies of `bytes`.
-absl::StatusOr<double> MeasureCopyBandwidth(int device, int64_t bytes = int64_t{1} << 30, int repeats = 5);
+absl::StatusOr<double> MeasureCopyBandwidth(int device, int64_t bytes = int64_t{1} << 30,
+                                            int repeats = 5);
 
 }  // namespace mkb::cuda
 

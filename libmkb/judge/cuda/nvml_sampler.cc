@@ -32,7 +32,8 @@ absl::StatusOr<const NvmlApi*> Api() {
   static NvmlApi api;
   static absl::Status status = [] {
     void* handle = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return absl::UnavailableError(absl::StrCat("cannot load NVML: ", ::dlerror()));
+    if (handle == nullptr)
+      return absl::UnavailableError(absl::StrCat("cannot load NVML: ", ::dlerror()));
     auto resolve = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle, name));
     };
@@ -45,7 +46,8 @@ absl::StatusOr<const NvmlApi*> Api() {
       resolve(api.DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
     }
     resolve(api.SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
-    if (api.Init == nullptr || api.DeviceGetHandleByPciBusId == nullptr || api.DeviceGetClockInfo == nullptr) {
+    if (api.Init == nullptr || api.DeviceGetHandleByPciBusId == nullptr ||
+        api.DeviceGetClockInfo == nullptr) {
       return absl::UnavailableError("NVML lacks an entry point the judge needs");
     }
     if (api.Init() != 0) return absl::UnavailableError("nvmlInit failed");
@@ -71,7 +73,8 @@ absl::StatusOr<NvmlSampler> NvmlSampler::Open(int cuda_device) {
     return absl::UnavailableError(absl::StrCat("NVML does not know the GPU at ", bus));
   }
   char version[96] = {};
-  if ((*api)->SystemGetDriverVersion != nullptr && (*api)->SystemGetDriverVersion(version, sizeof(version)) == 0) {
+  if ((*api)->SystemGetDriverVersion != nullptr &&
+      (*api)->SystemGetDriverVersion(version, sizeof(version)) == 0) {
     sampler.driver_version_ = version;
   }
   return sampler;
@@ -82,13 +85,17 @@ absl::StatusOr<GpuSample> NvmlSampler::Sample() const {
   if (!api.ok()) return api.status();
   GpuSample sample;
   unsigned value = 0;
-  if ((*api)->DeviceGetClockInfo(device_, kClockSm, &value) == 0) sample.sm_clock_mhz = static_cast<int>(value);
-  if ((*api)->DeviceGetClockInfo(device_, kClockMem, &value) == 0) sample.mem_clock_mhz = static_cast<int>(value);
-  if ((*api)->DeviceGetTemperature != nullptr && (*api)->DeviceGetTemperature(device_, kTemperatureGpu, &value) == 0) {
+  if ((*api)->DeviceGetClockInfo(device_, kClockSm, &value) == 0)
+    sample.sm_clock_mhz = static_cast<int>(value);
+  if ((*api)->DeviceGetClockInfo(device_, kClockMem, &value) == 0)
+    sample.mem_clock_mhz = static_cast<int>(value);
+  if ((*api)->DeviceGetTemperature != nullptr &&
+      (*api)->DeviceGetTemperature(device_, kTemperatureGpu, &value) == 0) {
     sample.temperature_c = static_cast<int>(value);
   }
   unsigned long long reasons = 0;
-  if ((*api)->DeviceGetClocksEventReasons != nullptr && (*api)->DeviceGetClocksEventReasons(device_, &reasons) == 0) {
+  if ((*api)->DeviceGetClocksEventReasons != nullptr &&
+      (*api)->DeviceGetClocksEventReasons(device_, &reasons) == 0) {
     sample.throttle_reasons = reasons;
     sample.throttled = (reasons & ~kBenignReasons) != 0;
   }
