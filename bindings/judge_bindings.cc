@@ -477,16 +477,20 @@ void RegisterJudge(py::module_& m) {
   py::class_<Judge>(
       m, "Judge",
       "Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).")
-      .def(py::init([](const std::string& python, std::vector<std::string> environment) {
-             JudgeOptions options;
-             options.python = python;
-             options.environment = std::move(environment);
-             options.inherit_environment = false;
-             return std::make_unique<Judge>(options);
-           }),
-           py::arg("python"), py::arg("environment"),
-           "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE "
-           "strings.")
+      .def(
+          py::init([](const std::string& python, std::vector<std::string> environment,
+                      bool keep_warm_host) {
+            JudgeOptions options;
+            options.python = python;
+            options.environment = std::move(environment);
+            options.inherit_environment = false;
+            options.keep_warm_host = keep_warm_host;
+            return std::make_unique<Judge>(options);
+          }),
+          py::arg("python"), py::arg("environment"), py::arg("keep_warm_host") = false,
+          "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE\n"
+          "strings; keep_warm_host: start the next host while one evaluates (it saves the host's\n"
+          "torch import).")
       .def(
           "evaluate",
           [](const Judge& judge, py::object request) {

@@ -65,8 +65,22 @@ def evaluate(
     }
     if device == "auto":
         del request["device"]
-    judge = _core.Judge(python or sys.executable, [f"{k}={v}" for k, v in os.environ.items()])
-    return judge.evaluate(request)
+    return _judge(python or sys.executable).evaluate(request)
+
+
+_JUDGES: dict[tuple, _core.Judge] = {}
+
+
+def _judge(python: str) -> _core.Judge:
+    """One judge per interpreter and environment, keeping a warm host between evaluations (the
+    host's `import torch` dominates an evaluation's start)."""
+    environment = tuple(f"{k}={v}" for k, v in sorted(os.environ.items()))
+    key = (python, environment)
+    judge = _JUDGES.get(key)
+    if judge is None:
+        _JUDGES.clear()  # a changed environment retires the old judge and its warm host
+        judge = _JUDGES[key] = _core.Judge(python, list(environment), keep_warm_host=True)
+    return judge
 
 
 def report(verdict: _core.Message, show_environment: bool = True) -> str:

@@ -604,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reply-fd", type=int, required=True)
     args = parser.parse_args(argv)
     data = sys.stdin.buffer.read()
+    if not data:
+        return 0  # a warm host whose judge went away without a request
     request = _core.parse_message("EvaluationRequest", data)
     verdict = evaluate_request(request)
     payload = verdict.serialize()

@@ -1,0 +1,73 @@
+"""mkb.evaluate / mkb.report: the judge's Python API over the C++ mkb::Judge."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+import metakernelbench as mkb
+from metakernelbench import _core
+
+KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
+QUICK = {"timing_draws": 4, "warmup_calls": 1, "recheck_draws": 1}
+
+
+def _host_children() -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if ppid == os.getpid() and b"metakernelbench.judge.host" in cmdline:
+            pids.append(int(entry))
+    return pids
+
+
+def test_an_honest_kernel_passes_and_the_verdict_is_complete(suite):
+    verdict = mkb.evaluate(suite.find(28), "cutedsl", path=KERNELS / "honest_rmsnorm.py", device="cpu",
+                           config=QUICK)
+    assert verdict.status == "passed" and verdict.passed and verdict.correct
+    assert verdict.correct_draws == verdict.total_draws == 5
+    assert verdict.speedup_vs_eager > 0
+    assert verdict.kernel_parity.samples == 4 and verdict.kernel_parity.method == "host_clock"
+    assert verdict.environment.device == "cpu" and verdict.environment.torch_version
+    assert verdict.phase_times.total_s > 0
+    assert len(verdict.kernel_sha256) == 64 and verdict.problem_fingerprint == suite.find(28).fingerprint
+    text = mkb.report(verdict)
+    assert text.startswith("verdict: passed") and "seed" not in text.lower()
+
+
+def test_a_warm_host_waits_for_the_next_evaluation(suite):
+    mkb.evaluate(suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK)
+    assert len(_host_children()) == 1  # the spare, importing torch or waiting on its stdin
+    verdict = mkb.evaluate(suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu",
+                           config=QUICK)
+    assert verdict.passed
+    assert len(_host_children()) == 1
+
+
+def test_judge_errors_are_exceptions_not_verdicts(suite):
+    with pytest.raises(mkb.InvalidArgumentError, match="exactly one of source or path"):
+        mkb.evaluate(28, "cutedsl", "x = 1", path="kernel.py")
+    with pytest.raises(mkb.InvalidArgumentError, match="device"):
+        mkb.evaluate(28, "cutedsl", "x = 1", device="tpu")
+    with pytest.raises(mkb.InvalidArgumentError, match="dsl: .cuda. is not one of cutedsl, tirx"):
+        mkb.evaluate(28, "cuda", "x = 1")
+    judge = _core.Judge("/nonexistent/python3", [])
+    with pytest.raises(mkb.FailedPreconditionError, match="cannot start the judge host"):
+        judge.evaluate({"problem_dir": str(suite.find(28).directory), "kernel_source": "x = 1", "dsl": "cutedsl",
+                        "device": "cpu"})
+
+
+def test_a_failing_kernel_is_a_verdict(suite):
+    verdict = mkb.evaluate(28, "tirx", path=KERNELS / "zeros.py", device="cpu", config=QUICK)
+    assert verdict.status == "mismatch" and not verdict.passed
+    assert verdict.first_mismatch.output_path == "out[0]"
+    assert verdict.first_mismatch.factor_over > 1
+    assert verdict.speedup_vs_eager is None
