@@ -1,0 +1,147 @@
+#include "libmkb/agent/agent_trial_executor.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "libmkb/agent/attempt.h"
+#include "libmkb/agent/detail/json_util.h"
+#include "libmkb/model/names.h"
+#include "libmkb/protocol/trial_observer.h"
+
+namespace mkb {
+namespace {
+
+namespace fs = std::filesystem;
+
+v1::DeviceKind DetectDevice() { return ::access("/dev/nvidiactl", F_OK) == 0 ? v1::CUDA : v1::CPU; }
+
+std::string PythonBinDir(const std::string& python) {
+  if (python.find('/') == std::string::npos) return "";
+  std::error_code error;
+  const fs::path path = fs::absolute(python, error);
+  return error ? "" : path.parent_path().string();
+}
+
+}  // namespace
+
+std::string TrialFolder(const std::string& trial_id) {
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(trial_id, '/', absl::SkipEmpty())) {
+    std::string clean;
+    for (char c : part) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+      clean += ok ? c : '_';
+    }
+    if (clean == "." || clean == "..") clean = "_";
+    parts.push_back(clean);
+  }
+  if (parts.empty()) parts.push_back("trial");
+  return absl::StrJoin(parts, "/");
+}
+
+AgentTrialExecutor::AgentTrialExecutor(AgentTrialExecutorOptions options, Suite suite)
+    : options_(std::move(options)), suite_(std::move(suite)), slots_(options_.evaluation_slots) {}
+
+absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> AgentTrialExecutor::Create(
+    AgentTrialExecutorOptions options) {
+  if (options.suite_root.empty()) return absl::InvalidArgumentError("suite_root: required");
+  if (options.workspace_root.empty()) {
+    return absl::InvalidArgumentError("workspace_root: required");
+  }
+  absl::StatusOr<Suite> suite = Suite::Load(options.suite_root);
+  if (!suite.ok()) return suite.status();
+  std::error_code error;
+  fs::create_directories(options.workspace_root, error);
+  if (error) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "workspace_root: cannot create '", options.workspace_root, "': ", error.message()));
+  }
+  options.workspace_root = fs::canonical(options.workspace_root, error).string();
+  if (!options.model_factory) options.model_factory = DefaultModelFactory(options.model_options);
+  if (!options.evaluator) options.evaluator = std::make_shared<JudgeEvaluator>(options.judge);
+  if (options.device == v1::DEVICE_KIND_UNSPECIFIED) options.device = DetectDevice();
+  if (options.guides_root.empty()) {
+    const fs::path guess = fs::path(options.suite_root).parent_path() / "docs" / "dsl";
+    if (fs::is_directory(guess, error)) options.guides_root = guess.string();
+  }
+  // What the agent's shell must not see: other attempts' workspaces (the source attempt's
+  // kernel above all), reference solutions, and the user's home (keys, configuration) unless
+  // the Python the agent needs lives there.
+  const std::string bin = PythonBinDir(options.judge.python);
+  std::vector<std::string>& hidden = options.sandbox.hidden_paths;
+  hidden.push_back(options.workspace_root);
+  for (const v1::Problem& p : suite->problems()) {
+    const fs::path solutions = fs::path(p.directory()) / "solutions";
+    if (fs::is_directory(solutions, error)) hidden.push_back(solutions.string());
+  }
+  const std::string home = detail::GetEnv("HOME");
+  if (!home.empty() && home != "/" && !bin.empty() && !absl::StartsWith(bin + "/", home + "/") &&
+      !absl::StartsWith(options.workspace_root + "/", home + "/")) {
+    hidden.push_back(home);
+  }
+  if (!bin.empty()) {
+    options.sandbox.environment.insert(options.sandbox.environment.begin(),
+                                       absl::StrCat("PATH=", bin, ":/usr/local/bin:/usr/bin:/bin"));
+  }
+  return std::unique_ptr<AgentTrialExecutor>(
+      new AgentTrialExecutor(std::move(options), *std::move(suite)));
+}
+
+absl::StatusOr<v1::Attempt> AgentTrialExecutor::Run(const v1::TrialSpec& spec) {
+  TrialObserver* observer = CurrentTrialObserver();
+  if (spec.trial_id().empty()) return absl::InvalidArgumentError("trial_id: required");
+  absl::StatusOr<const v1::Problem*> problem = suite_.Find(spec.problem_slug());
+  if (!problem.ok()) return problem.status();
+  if (spec.dsl() != v1::CUTEDSL && spec.dsl() != v1::TIRX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trial ", spec.trial_id(), ": dsl must be cutedsl or tirx"));
+  }
+  absl::StatusOr<std::unique_ptr<ChatModel>> model = options_.model_factory(spec.model());
+  if (!model.ok()) return model.status();
+
+  AttemptConfig config;
+  config.attempt_id = absl::StrCat(spec.trial_id(), "#", std::max(1, spec.try_number()));
+  config.experiment = spec.experiment();
+  config.arm = spec.arm();
+  config.replicate = spec.replicate();
+  config.try_number = std::max(1, spec.try_number());
+  config.dsl = spec.dsl();
+  config.budget = spec.budget();
+  config.skill_in = spec.skill_in();
+  config.device = spec.device() != v1::DEVICE_KIND_UNSPECIFIED ? spec.device() : options_.device;
+  config.workload = spec.workload();
+  config.judge = options_.judge_config;
+  config.target = options_.target;
+  config.task_fingerprint = spec.task_fingerprint();
+  config.guides_root = options_.guides_root;
+  config.sandbox = options_.sandbox;
+  auto site_dirs = options_.dsl_site_dirs.find(DslName(spec.dsl()));
+  if (site_dirs != options_.dsl_site_dirs.end() && !site_dirs->second.empty()) {
+    for (const std::string& dir : site_dirs->second) config.judge.add_dsl_site_dirs(dir);
+    config.sandbox.environment.push_back(
+        absl::StrCat("PYTHONPATH=", absl::StrJoin(site_dirs->second, ":")));
+  }
+  config.slots = &slots_;
+  config.prices = &options_.prices;
+  config.observer = observer;
+  config.grace_turns = options_.grace_turns;
+
+  // A folder per try; one left by a process that died mid-try is kept, and this try goes beside
+  // it.
+  const fs::path base = fs::path(options_.workspace_root) / TrialFolder(spec.trial_id());
+  std::string dir = (base / absl::StrCat("try", config.try_number)).string();
+  std::error_code error;
+  for (int n = 2; fs::exists(dir, error) && !fs::is_empty(dir, error); ++n) {
+    dir = (base / absl::StrCat("try", config.try_number, "-", n)).string();
+  }
+  config.workspace_dir = dir;
+  return RunAttempt(**problem, **model, *options_.evaluator, config);
+}
+
+}  // namespace mkb

@@ -1,0 +1,98 @@
+// The agent's shell (SPEC §4): each command runs in `bash -c` inside a bubblewrap sandbox with
+// no network, no GPU devices, a fixed number of CPUs, a memory cap over all its processes, a
+// per-command time limit, and writes confined to the workspace.
+//
+// What the sandbox is (docs/agent.md has the measurements):
+//  - a read-only view of the host's file system (the DSL, Python and the tools stay usable),
+//    with the workspace bound read-write, a private /tmp (tmpfs, tmp_bytes), an empty /run (no
+//    host sockets), a minimal /dev (null, zero, random, urandom, tty, shm, pts: no
+//    /dev/nvidia*), its own /proc, and `hidden_paths` (other attempts' workspaces, reference
+//    solutions, the results store, the user's home) replaced by empty directories;
+//  - new user, pid, network, ipc, uts and cgroup namespaces, every capability dropped, a new
+//    session; it dies with the process that runs it;
+//  - the environment is only what the options give (no API keys), CUDA_VISIBLE_DEVICES="";
+//  - CPU affinity to `cpus` CPUs, RLIMIT_FSIZE, and a watcher that kills the command when the
+//    resident memory of its processes together exceeds memory_bytes, when they number more
+//    than max_processes, or when its time runs out.
+// Each command starts afresh in the workspace: the working directory and variables do not
+// carry over between commands; files do.
+//
+// Where bubblewrap cannot run (no unprivileged user namespaces), Create fails with the reason,
+// unless require_isolation is false: then commands run without isolation (limits, time and
+// process group only) and description() says so.
+#ifndef LIBMKB_AGENT_SHELL_SANDBOX_H_
+#define LIBMKB_AGENT_SHELL_SANDBOX_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace mkb {
+
+struct ShellSandboxOptions {
+  std::string workspace;  // an existing directory: the only writable place, cwd and HOME
+  int cpus = 2;
+  int64_t memory_bytes = int64_t{8} << 30;  // resident memory of all processes together
+  int max_processes = 512;
+  int64_t max_file_bytes = int64_t{1} << 30;  // RLIMIT_FSIZE: one file's size
+  int64_t tmp_bytes = int64_t{1} << 30;       // the private /tmp
+  size_t max_output_bytes = 30000;            // stdout + stderr kept: head and tail
+  // Paths replaced by empty directories inside (those that do not exist are skipped).
+  std::vector<std::string> hidden_paths;
+  // "KEY=VALUE" entries of the command's environment, over the defaults PATH (/usr/local/bin:
+  // /usr/bin:/bin), HOME and PWD (the workspace), TMPDIR=/tmp, LANG=C.UTF-8, TERM=dumb,
+  // CUDA_VISIBLE_DEVICES="" and PYTHONUNBUFFERED=1. Nothing else of this process's
+  // environment goes in.
+  std::vector<std::string> environment;
+  std::string bwrap = "bwrap";  // path or name on PATH
+  std::string shell = "/bin/bash";
+  bool require_isolation = true;
+};
+
+struct ShellResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  bool timed_out = false;
+  bool memory_exceeded = false;
+  bool too_many_processes = false;
+  std::string output;        // stdout and stderr interleaved, cut to max_output_bytes
+  int64_t output_bytes = 0;  // before cutting
+  int64_t peak_memory_bytes = 0;
+  double seconds = 0;
+
+  // What an agent reads: the output, then a line for a non-zero exit, a timeout or a kill.
+  std::string Observation() const;
+};
+
+class ShellSandbox {
+ public:
+  // Checks the workspace and that the sandbox starts (one `true` run). FailedPreconditionError
+  // with bubblewrap's own words when it cannot start and isolation is required.
+  static absl::StatusOr<ShellSandbox> Create(ShellSandboxOptions options);
+
+  // Runs `command` with `timeout`. A command that fails, times out or is killed is a result;
+  // an error status means the sandbox itself could not run it.
+  absl::StatusOr<ShellResult> Run(absl::string_view command, absl::Duration timeout) const;
+
+  bool isolated() const { return isolated_; }
+  // "bubblewrap 0.8.0: ..." or "none: <why>".
+  const std::string& description() const { return description_; }
+  const ShellSandboxOptions& options() const { return options_; }
+
+ private:
+  explicit ShellSandbox(ShellSandboxOptions options) : options_(std::move(options)) {}
+  std::vector<std::string> BwrapArguments(absl::string_view command) const;
+  std::vector<std::string> Environment() const;
+
+  ShellSandboxOptions options_;
+  bool isolated_ = false;
+  std::string description_;
+};
+
+}  // namespace mkb
+
+#endif  // LIBMKB_AGENT_SHELL_SANDBOX_H_

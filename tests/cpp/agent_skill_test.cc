@@ -1,0 +1,139 @@
+// Skills, TASK.md, the text protocol and the scripted model's script.
+#include <catch2/catch_test_macros.hpp>
+#include <nlohmann/json.hpp>
+
+#include "libmkb/agent/scripted_model.h"
+#include "libmkb/agent/skill.h"
+#include "libmkb/agent/task.h"
+#include "libmkb/agent/text_protocol.h"
+#include "libmkb/core/sha256.h"
+#include "libmkb/suite/suite.h"
+
+namespace {
+
+const std::string kSuite = std::string(MKB_SOURCE_DIR) + "/problems";
+
+const mkb::v1::Problem& Problem28() {
+  static const auto* problem = new mkb::v1::Problem(
+      *mkb::LoadProblem(kSuite + "/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16"));
+  return *problem;
+}
+
+}  // namespace
+
+TEST_CASE("a skill is capped, hashed and flagged") {
+  const mkb::v1::Skill skill = mkb::MakeSkill("- the gain is applied after the norm\n", 16384);
+  CHECK(skill.sha256() == mkb::Sha256Hex(skill.text()));
+  CHECK(skill.bytes() == static_cast<int64_t>(skill.text().size()));
+  CHECK_FALSE(skill.flags().empty());
+  CHECK_FALSE(skill.flags().truncated());
+  CHECK_FALSE(skill.flags().contains_code());
+
+  CHECK(mkb::MakeSkill(" \n\t", 100).flags().empty());
+
+  // Cut at the cap, never inside a UTF-8 sequence ("é" is two bytes).
+  const mkb::v1::Skill cut = mkb::MakeSkill("aé", 2);
+  CHECK(cut.text() == "a");
+  CHECK(cut.flags().truncated());
+  CHECK(cut.sha256() == mkb::Sha256Hex("a"));
+}
+
+TEST_CASE("code in a skill is flagged with evidence") {
+  for (const char* code :
+       {"```python\nx = 1\n```", "def solve(x):", "import cutlass.cute as cute",
+        "    out = torch.empty_like(x)", "$ pip install triton",
+        "for i in range(8):", "use cute.arch.sync_threads() after the copy", "@T.prim_func"}) {
+    INFO(code);
+    const mkb::v1::Skill skill = mkb::MakeSkill(code, 16384);
+    CHECK(skill.flags().contains_code());
+    CHECK_FALSE(skill.flags().code_evidence().empty());
+  }
+  const std::string prose =
+      "# Findings\n\n- Observed: one row per block was 1.4x faster than two rows (hidden 4096).\n"
+      "- Why: the reduction needs all 4096 elements; with two rows the block ran out of "
+      "registers.\n- Holds for: bf16 inputs, eps 1e-5.\n";
+  CHECK_FALSE(mkb::MakeSkill(prose, 16384).flags().contains_code());
+}
+
+TEST_CASE("conditioned and solo skills are told apart") {
+  CHECK_FALSE(mkb::IsConditioned(mkb::v1::Skill()));
+  mkb::v1::Skill empty;
+  empty.set_origin("attempt");
+  CHECK(mkb::IsConditioned(empty));
+  CHECK(mkb::IsBlankSkill(empty));
+  const std::string rendered = mkb::RenderReceivedSkill(mkb::MakeSkill("notes", 100));
+  CHECK(rendered.rfind(mkb::kReceivedSkillHeader, 0) == 0);
+  CHECK(rendered.find("another DSL") != std::string::npos);
+}
+
+TEST_CASE("the text protocol reads the first action of a reply") {
+  auto bash = mkb::ParseTextAction("I will look.\n<bash>\nls -la\n</bash>\n<submit/>", 1);
+  REQUIRE(bash.has_value());
+  CHECK(bash->name == "bash");
+  CHECK(nlohmann::json::parse(bash->arguments_json)["command"] == "ls -la");
+  CHECK(mkb::ParseTextAction("done <finish/>", 2)->name == "finish");
+  CHECK(mkb::ParseTextAction("<submit/> then <bash>ls</bash>", 3)->name == "submit");
+  auto open = mkb::ParseTextAction("<bash>\ncat > k.py <<'EOF'\nx\nEOF", 4);
+  REQUIRE(open.has_value());
+  CHECK(nlohmann::json::parse(open->arguments_json)["command"] == "cat > k.py <<'EOF'\nx\nEOF");
+  CHECK_FALSE(mkb::ParseTextAction("no action here", 5).has_value());
+  CHECK(mkb::FormatTextObservation("bash", "x") == "<output tool=\"bash\">\nx\n</output>");
+}
+
+TEST_CASE("TASK.md holds the problem, the reference, the contract, the budget and the target") {
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::TIRX;
+  settings.workload = "full";
+  settings.target = "NVIDIA H200 (sm_90a)";
+  settings.guides = {"docs/tirx.md"};
+  const std::string task = mkb::RenderTask(Problem28(), settings);
+  for (const char* expected :
+       {"Problem 28 `fused_add_rmsnorm_h4096_llama31_8b_bf16`", "TVM TIRx", "def reference(",
+        "def make_inputs(", "`num_tokens` = 14509", "300000 bytes", "40 minutes", "2400 s",
+        "10 counted submissions", "NVIDIA H200 (sm_90a)", "apache-tvm[cuda]==0.25.0.post1",
+        "no network", "8 GB", "120 s", "docs/tirx.md", "Do not write code, shell commands"}) {
+    INFO(expected);
+    CHECK(task.find(expected) != std::string::npos);
+  }
+  CHECK(task.find(mkb::kReceivedSkillHeader) == std::string::npos);
+  CHECK(task.find("judged on the CPU") == std::string::npos);
+
+  settings.cpu_judge = true;
+  settings.workload = "small";
+  const std::string conditioned = mkb::RenderTask(Problem28(), settings, "the gain matters");
+  CHECK(conditioned.find("judged on the CPU") != std::string::npos);
+  CHECK(conditioned.find("`num_tokens` = 37") != std::string::npos);
+  const size_t header = conditioned.find(mkb::kReceivedSkillHeader);
+  REQUIRE(header != std::string::npos);
+  CHECK(conditioned.find("the gain matters", header) != std::string::npos);
+}
+
+TEST_CASE("the scripted model's skills are prose, and name the pitfall it acts on") {
+  mkb::ScriptedModel model;
+  CHECK_FALSE(model.is_llm());
+  CHECK(model.id() == "scripted/demo");
+  // Walk its script on problem 28 until it writes SKILL.md.
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::CUTEDSL;
+  mkb::ChatRequest request;
+  request.messages.push_back(
+      mkb::TextMessage(mkb::ChatRole::kUser, mkb::RenderTask(Problem28(), settings)));
+  std::string skill_command;
+  int submits = 0;
+  for (int step = 0; step < 10; ++step) {
+    auto response = model.Chat(request);
+    REQUIRE(response.ok());
+    REQUIRE(response->message.tool_calls.size() == 1);
+    const mkb::ToolCall& call = response->message.tool_calls[0];
+    request.messages.push_back(response->message);
+    if (call.name == "submit") ++submits;
+    if (call.name == "finish") break;
+    const std::string command = nlohmann::json::parse(call.arguments_json).value("command", "");
+    if (command.find("SKILL.md") != std::string::npos) skill_command = command;
+  }
+  CHECK(submits == 2);
+  REQUIRE_FALSE(skill_command.empty());
+  const std::string text = skill_command.substr(skill_command.find('\n') + 1);
+  CHECK_FALSE(mkb::MakeSkill(text, 16384).flags().contains_code());
+  CHECK(text.find("gain") != std::string::npos);
+}
