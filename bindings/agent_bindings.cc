@@ -300,6 +300,9 @@ JudgeOptions JudgeOptionsFrom(const std::string& python, std::vector<std::string
   options.python = python;
   options.environment = std::move(environment);
   options.inherit_environment = false;
+  // An attempt's submissions come one after another: a host with torch imported waits for the
+  // next one.
+  options.keep_warm_host = true;
   return options;
 }
 
