@@ -174,8 +174,11 @@ absl::StatusOr<ChatResponse> ScriptedModel::Chat(const ChatRequest& request) {
   const size_t skill_at = task.find(kReceivedSkillHeader);
   const std::string received =
       skill_at == std::string::npos ? "" : task.substr(skill_at + sizeof(kReceivedSkillHeader) - 1);
-  const bool informed = script != nullptr && !received.empty() &&
-                        absl::StrContains(absl::AsciiStrToLower(received), script->pitfall_words);
+  // Words are matched across line breaks: the skill is wrapped prose.
+  std::string words = absl::AsciiStrToLower(received);
+  absl::RemoveExtraAsciiWhitespace(&words);
+  const bool informed =
+      script != nullptr && !words.empty() && absl::StrContains(words, script->pitfall_words);
 
   std::vector<Step> plan;
   plan.push_back({"Reading the task and looking at the workspace.", kBashTool,

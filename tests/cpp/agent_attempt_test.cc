@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -96,7 +97,8 @@ class FakeEvaluator : public mkb::KernelEvaluator {
       v.set_speedup_vs_eager(std::stod(source.substr(at + 5)));
       v.set_message("passed");
     } else if (absl::StrContains(source, "weight.float()") ||
-               absl::StrContains(source, "block_mapping[:, 0]]")) {
+               absl::StrContains(source, "block_mapping[:, 0]]") ||
+               absl::StrContains(source, "math.log(2.0)")) {
       v.set_status(mkb::v1::PASSED);  // the scripted model's honest kernels
       v.set_passed(true);
       v.set_speedup_vs_eager(1.0);
@@ -356,10 +358,12 @@ TEST_CASE("model and judge failures: transient ones are errors, a full context e
 TEST_CASE("the scripted model shows transfer: with its own skill it skips the wrong kernel") {
   Scratch scratch;
   FakeEvaluator judge;
-  for (bool native : {true, false}) {
-    INFO("native tools: " << native);
+  const auto [problem, native] =
+      GENERATE(table<const char*, bool>({{"28", true}, {"28", false}, {"25", true}, {"02", true}}));
+  {
+    INFO("problem " << problem << ", native tools: " << native);
     mkb::ScriptedModel solo_model(native);
-    auto solo = mkb::RunAttempt(Problem("28"), solo_model, judge,
+    auto solo = mkb::RunAttempt(Problem(problem), solo_model, judge,
                                 Config(scratch, absl::StrCat("solo", native)));
     REQUIRE(solo.ok());
     CHECK(solo->model() == "scripted/demo");
@@ -375,7 +379,7 @@ TEST_CASE("the scripted model shows transfer: with its own skill it skips the wr
     mkb::AttemptConfig config = Config(scratch, absl::StrCat("skill", native));
     config.dsl = mkb::v1::TIRX;
     config.skill_in = solo->skill_out();
-    auto conditioned = mkb::RunAttempt(Problem("28"), conditioned_model, judge, config);
+    auto conditioned = mkb::RunAttempt(Problem(problem), conditioned_model, judge, config);
     REQUIRE(conditioned.ok());
     REQUIRE(conditioned->submissions_size() == 1);
     CHECK(conditioned->submissions(0).verdict().status() == mkb::v1::PASSED);
@@ -385,7 +389,7 @@ TEST_CASE("the scripted model shows transfer: with its own skill it skips the wr
     config.workspace_dir = scratch.path(absl::StrCat("placebo", native));
     config.skill_in = mkb::MakeSkill("Work carefully and test often.", 16384);
     config.skill_in.set_origin("placebo");
-    auto placebo = mkb::RunAttempt(Problem("28"), placebo_model, judge, config);
+    auto placebo = mkb::RunAttempt(Problem(problem), placebo_model, judge, config);
     REQUIRE(placebo.ok());
     CHECK(placebo->submissions_size() == 2);
   }
