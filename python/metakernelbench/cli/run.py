@@ -274,7 +274,9 @@ def plan_table(frame, title: str) -> Table:
         "check_skill": "cyan",
     }
     for row in frame.itertuples():
-        depends = row.depends_on.split("/")[2] if row.depends_on.count("/") >= 3 else row.depends_on
+        depends = row.depends_on  # a trial id "<experiment>/<problem>/<arm>/r<n>", or "<model>:<arm>"
+        if depends.endswith(f"/r{row.replicate}"):
+            depends = depends.rsplit("/", 2)[-2]
         table.add_row(
             f"{row.problem_number:02d}",
             row.problem_slug,
