@@ -140,8 +140,8 @@ class Classifier {
     }
     if (record.task_fingerprint != trial.spec.task_fingerprint()) {
       return Stale(entry,
-                   "task fingerprint changed (problem, toolchain, budget, workload, "
-                   "device, model or agent)");
+                   "task fingerprint changed (the problem, toolchain, budget, workload, "
+                   "device, model or agent's instructions)");
     }
     if (trial.skill_kind == v1::SkillSource::NONE) {
       entry.action = PlanAction::kReuse;
@@ -223,18 +223,28 @@ absl::StatusOr<std::map<std::string, TrialRecord>> StoredTrials(const ResultStor
 }
 
 absl::Status StaleRefusal(const ResultStore& store, const std::vector<PlanEntry>& entries) {
-  std::vector<std::string> stale;
+  // Stale trials by reason, in plan order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+  size_t total = 0;
   for (const PlanEntry& entry : entries) {
-    if (entry.action == PlanAction::kStale) {
-      stale.push_back(absl::StrCat(entry.trial.spec.trial_id(), " (", entry.reason, ")"));
-    }
+    if (entry.action != PlanAction::kStale) continue;
+    ++total;
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&](const auto& group) { return group.first == entry.reason; });
+    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {entry.reason, {}});
+    it->second.push_back(entry.trial.spec.trial_id());
   }
-  if (stale.empty()) return absl::OkStatus();
-  const size_t shown = std::min<size_t>(stale.size(), 5);
+  if (total == 0) return absl::OkStatus();
+  std::vector<std::string> groups;
+  for (const auto& [reason, ids] : by_reason) {
+    const size_t shown = std::min<size_t>(ids.size(), 3);
+    groups.push_back(
+        absl::StrCat(reason, ": ", absl::StrJoin(ids.begin(), ids.begin() + shown, ", "),
+                     ids.size() > shown ? absl::StrCat(" and ", ids.size() - shown, " more") : ""));
+  }
   return absl::FailedPreconditionError(absl::StrCat(
-      store.path(), ": ", stale.size(), " resolved trial", stale.size() == 1 ? " is" : "s are",
-      " stale: ", absl::StrJoin(stale.begin(), stale.begin() + shown, "; "),
-      stale.size() > shown ? absl::StrCat("; and ", stale.size() - shown, " more") : "",
+      store.path(), ": ", total, " resolved trial", total == 1 ? " is" : "s are", " stale. ",
+      absl::StrJoin(groups, ". "),
       ". Nothing was run. Rerun them with --rerun-stale (rerun_stale=True), or use another "
       "experiment name"));
 }

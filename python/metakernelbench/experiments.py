@@ -32,6 +32,7 @@ resume are C++ (libmkb/protocol); docs/protocol.md describes them.
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -167,10 +168,18 @@ class Experiment:
         *,
         suite: Any = None,
         rerun_stale: bool = False,
-        fingerprint_salt: str = "",
+        executor: Any = None,
+        fingerprint_salt: str | None = None,
     ) -> pd.DataFrame:
         """The dry run (see plan())."""
-        return plan(self, store, suite=suite, rerun_stale=rerun_stale, fingerprint_salt=fingerprint_salt)
+        return plan(
+            self,
+            store,
+            suite=suite,
+            rerun_stale=rerun_stale,
+            executor=executor,
+            fingerprint_salt=fingerprint_salt,
+        )
 
     def run(self, store: Store | str | os.PathLike, *, executor: Any = None, **options: Any) -> RunResult:
         """Runs the experiment into `store` (see run())."""
@@ -226,12 +235,14 @@ def plan(
     *,
     suite: Any = None,
     rerun_stale: bool = False,
-    fingerprint_salt: str = "",
+    executor: Any = None,
+    fingerprint_salt: str | None = None,
 ) -> pd.DataFrame:
-    """The dry run: one row per trial, in start order (solos first), with what a run would do
-    given the store (action: run, reuse, rerun_failed, rerun_interrupted, stale, rerun_stale,
-    check_skill, blocked), why, and what the trial waits for (depends_on). Reads the store
-    only; a store that does not exist is treated as empty and not created."""
+    """The dry run: one row per trial, in start order (solos first), with what run() with the
+    same executor would do given the store (action: run, reuse, rerun_failed,
+    rerun_interrupted, stale, rerun_stale, check_skill, blocked), why, and what the trial waits
+    for (depends_on). The executor matters only through its fingerprint salt (None: the
+    agent's). Reads the store only; a store that does not exist is not created."""
     import pandas
 
     if store is None or isinstance(store, Store):
@@ -239,7 +250,11 @@ def plan(
     else:
         s = Store(store, create=False) if Path(store).exists() else None
     result = _core.protocol.plan(
-        _spec(experiment), _suite(suite), s.core if s else None, rerun_stale, fingerprint_salt
+        _spec(experiment),
+        _suite(suite),
+        s.core if s else None,
+        rerun_stale,
+        _salt(executor, fingerprint_salt),
     )
     columns = [
         "trial_id",
@@ -321,7 +336,34 @@ def agent_executor(
             Path.home() / ".cache" / "metakernelbench" / "workspaces"
         )
     Path(workspace_root).mkdir(parents=True, exist_ok=True)
-    return factory(workspace_root, suite_root=str(root), device=device, **options)
+    executor = factory(workspace_root, suite_root=str(root), device=device, **options)
+    if not hasattr(executor, "fingerprint_salt"):
+        executor.fingerprint_salt = agent_fingerprint_salt()
+    return executor
+
+
+def agent_fingerprint_salt() -> str:
+    """The agent's part of every task fingerprint: a digest of what it tells every model
+    besides the task (the skill rules, the header of a received skill), so that trials run
+    before a change to them are stale. "" when this build has no agent."""
+    try:
+        from . import agent
+    except (ImportError, AttributeError):
+        return ""
+    rules = getattr(agent, "skill_rules", lambda: "")()
+    header = getattr(agent, "RECEIVED_SKILL_HEADER", "")
+    digest = hashlib.sha256(f"{rules}\n{header}".encode()).hexdigest()[:16]
+    return f"agent-instructions:{digest}"
+
+
+def _salt(executor: Any, fingerprint_salt: str | None) -> str:
+    """The salt of a run or plan: as given, else the executor's `fingerprint_salt` attribute
+    ("" without one), else (executor=None: the agent) the agent's."""
+    if fingerprint_salt is not None:
+        return fingerprint_salt
+    if executor is None:
+        return agent_fingerprint_salt()
+    return str(getattr(executor, "fingerprint_salt", ""))
 
 
 def _core_executor(executor: Any) -> Any:
@@ -361,8 +403,7 @@ def run(
             device=spec.get("device", "auto"),
             workspace_root=Path(s.path).with_suffix("").as_posix() + "-workspaces",
         )
-    if fingerprint_salt is None:
-        fingerprint_salt = str(getattr(executor, "fingerprint_salt", ""))
+    fingerprint_salt = _salt(executor, fingerprint_salt)
     executor = _core_executor(executor)
     summary = _core.protocol.run(
         spec, core_suite, s.core, executor, rerun_stale, fingerprint_salt, retry_delay_s, progress, cancel

@@ -99,7 +99,7 @@ def test_run_end_to_end_stores_every_trial_and_hands_skills_over(tmp_path, suite
 
 def test_plan_is_problems_x_arms_x_replicates_solos_first(tmp_path, suite):
     path = tmp_path / "r.db"
-    frame = experiment(replicates=2).plan(path, suite=suite)
+    frame = experiment(replicates=2).plan(path, suite=suite, executor=Recorder())
     assert not path.exists()  # a dry run creates nothing
     assert len(frame) == 3 * 4 * 2
     assert list(frame["skill_source"][:12]) == ["none"] * 12
@@ -108,7 +108,7 @@ def test_plan_is_problems_x_arms_x_replicates_solos_first(tmp_path, suite):
     assert skill["depends_on"] == f"exp/{skill['problem_slug']}/solo_tirx/r{skill['replicate']}"
     assert set(frame["action"]) == {"run"}
     experiment().run(path, executor=Recorder(), suite=suite, retry_delay_s=0)
-    again = experiment().plan(path, suite=suite)
+    again = experiment().plan(path, suite=suite, executor=Recorder())
     assert set(again["action"]) == {"reuse"}
 
 
@@ -181,11 +181,24 @@ def test_stale_trials_are_refused_unless_rerun_stale(tmp_path, suite):
     with pytest.raises(mkb.FailedPreconditionError, match="12 resolved trials are stale.*--rerun-stale"):
         changed.run(path, executor=executor, suite=suite)
     assert executor.calls == []
-    assert set(changed.plan(path, suite=suite)["action"]) == {"stale"}
+    assert set(changed.plan(path, suite=suite, executor=executor)["action"]) == {"stale"}
     result = changed.run(path, executor=executor, suite=suite, rerun_stale=True)
     assert result.complete and len(executor.calls) == 12
     assert set(result.store.archived_tries("exp")["reason"]) == {"stale"}
     assert set(result.trials["try_number"]) == {2}
+
+
+def test_the_executors_salt_is_part_of_every_task_fingerprint(tmp_path, suite):
+    class Versioned(Recorder):
+        fingerprint_salt = "agent-v1"
+
+    path = tmp_path / "r.db"
+    experiment().run(path, executor=Versioned(), suite=suite)
+    assert set(experiment().plan(path, suite=suite, executor=Versioned())["action"]) == {"reuse"}
+    Versioned.fingerprint_salt = "agent-v2"  # e.g. the agent's instructions changed
+    assert set(experiment().plan(path, suite=suite, executor=Versioned())["action"]) == {"stale"}
+    if hasattr(mkb._core, "AgentTrialExecutor"):  # executor=None: the agent's salt
+        assert ex.agent_fingerprint_salt().startswith("agent-instructions:")
 
 
 def test_custom_arms_placebo_same_dsl_control_and_another_models_skill(tmp_path, suite):

@@ -396,8 +396,9 @@ def run(
         device=resolved_device,
     )
 
+    runner = load_executor(executor) if executor else None
     if dry_run:
-        frame = exp.plan(store, suite=suite, rerun_stale=rerun_stale)
+        frame = exp.plan(store, suite=suite, rerun_stale=rerun_stale, executor=runner)
         solos = int((frame["skill_source"] == "none").sum())
         title = (
             f"plan of '{exp.name}': {len(chosen)} problems x {len(exp.arms)} arms x {replicates} "
@@ -411,7 +412,6 @@ def run(
             console.print("[yellow]stale trials would stop the run: add --rerun-stale to rerun them[/]")
         return
 
-    runner = load_executor(executor) if executor else None
     if runner is None:
         from ..experiments import agent_executor
 
