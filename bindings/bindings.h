@@ -10,6 +10,9 @@ void RegisterSuite(pybind11::module_& module);
 void RegisterJudge(pybind11::module_& module);
 void RegisterCuda(pybind11::module_& module);
 void RegisterStats(pybind11::module_& module);
+void RegisterStore(pybind11::module_& module);
+void RegisterProtocol(pybind11::module_& module);
+void RegisterAgent(pybind11::module_& module);
 
 }  // namespace mkb::python
 

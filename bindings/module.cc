@@ -23,4 +23,7 @@ PYBIND11_MODULE(_core, module) {
   mkb::python::RegisterCuda(module);
 #endif
   mkb::python::RegisterStats(module);
+  mkb::python::RegisterStore(module);
+  mkb::python::RegisterProtocol(module);
+  mkb::python::RegisterAgent(module);
 }

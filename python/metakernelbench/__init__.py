@@ -33,7 +33,7 @@ def _load_core() -> None:
 
 _load_core()
 
-from . import stats  # noqa: E402
+from . import agent, experiments, stats, store  # noqa: E402
 from ._core import (  # noqa: E402
     AlreadyExistsError,
     CancelledError,
@@ -56,7 +56,9 @@ from ._core import (  # noqa: E402
 )
 from ._core import __version__ as __version__  # noqa: E402
 from ._paths import default_suite_root  # noqa: E402
+from .experiments import Experiment, fixed_skill, skill_from_arm  # noqa: E402
 from .judge import evaluate, report  # noqa: E402
+from .store import Store  # noqa: E402
 from .suite import Problem, Suite, load_suite  # noqa: E402
 
 __all__ = [
@@ -64,6 +66,7 @@ __all__ = [
     "CancelledError",
     "DeadlineExceededError",
     "Error",
+    "Experiment",
     "FailedPreconditionError",
     "InternalError",
     "InvalidArgumentError",
@@ -72,17 +75,23 @@ __all__ = [
     "PermissionDeniedError",
     "Problem",
     "ResourceExhaustedError",
+    "Store",
     "Suite",
     "UnavailableError",
+    "agent",
     "default_budget",
     "default_suite_root",
     "default_toolchain",
     "evaluate",
+    "experiments",
     "families",
+    "fixed_skill",
     "load_suite",
     "message",
     "parse_message",
     "report",
+    "skill_from_arm",
     "standard_arms",
     "stats",
+    "store",
 ]

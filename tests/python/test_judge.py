@@ -71,3 +71,20 @@ def test_a_failing_kernel_is_a_verdict(suite):
     assert verdict.first_mismatch.output_path == "out[0]"
     assert verdict.first_mismatch.factor_over > 1
     assert verdict.speedup_vs_eager is None
+
+
+def test_the_timing_cross_check_flags_under_reported_kernel_times():
+    import random
+
+    from metakernelbench.judge.host import Evaluation
+
+    rng = random.Random(3)
+    noise = lambda scale: [rng.gauss(0.0005, scale) for _ in range(50)]  # noqa: E731
+    kernel_ms = [2.0] * 50
+    # Honest, quiet or heavily loaded: overheads of the same distribution.
+    assert Evaluation._timing_consistency({"time_kernel": noise(5e-5), "time_eager": noise(5e-5)}, kernel_ms) == []
+    assert Evaluation._timing_consistency({"time_kernel": noise(0.01), "time_eager": noise(0.01)}, kernel_ms) == []
+    # A kernel reporting 0.1 ms of its 2 ms: its overhead is 1.9 ms larger on every draw.
+    forged = [x + 0.0019 for x in noise(5e-5)]
+    findings = Evaluation._timing_consistency({"time_kernel": forged, "time_eager": noise(5e-5)}, kernel_ms)
+    assert [f["code"] for f in findings] == ["timing.inconsistent"]

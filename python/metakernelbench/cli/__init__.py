@@ -30,13 +30,15 @@ def _options(
 
 
 def _register() -> None:
-    from . import demo, eval, problems, suite, version
+    from . import demo, eval, export, problems, run, suite, version
 
     app.add_typer(problems.app, name="problems")
     app.add_typer(suite.app, name="suite")
     app.command("version")(version.version)
     app.command("eval")(eval.eval_kernel)
     app.command("demo")(demo.demo)
+    app.command("run")(run.run)
+    app.command("export")(export.export)
 
 
 _register()
@@ -59,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # click usage errors
-        import click
+        try:
+            import click
+        except ImportError:  # typer >= 0.22 vendors click as typer._click
+            from typer import _click as click
 
         if isinstance(error, click.ClickException):
             error.show()
