@@ -327,7 +327,7 @@ class Evaluation:
         expected, anchor = self.references(inputs)
         pristine = [values.clone(x) for x in inputs]
         t = time.perf_counter()
-        reply, outputs, segment_inputs = self._call_and_inputs(session, inputs)
+        reply, outputs, segment_inputs = self._worker_call(session, "call", inputs, want_outputs=True, poison=True)
         seconds = time.perf_counter() - t
         if reply.judge_error:
             b.record_infra_error(reply.judge_error)
@@ -336,25 +336,6 @@ class Evaluation:
             b.record_call_error(phase, index, reply.error_type or "Exception", reply.error)
             return
         self._judge_outputs(phase, index, expected, anchor, reply, outputs, pristine, segment_inputs, seconds)
-
-    def _call_and_inputs(self, session, inputs):
-        copies = [values.clone(x) for x in inputs]
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-        (reply, fds), holder = session.request("call", copies, poison=True)
-        self.builder.add_findings(list(reply.findings))
-        outputs = None
-        if reply.ok and reply.output is not None:
-            handles = [node.tensor for node in _leaf_nodes(reply.output) if _has_data(node)]
-            try:
-                outputs = session.transport.open(handles, list(fds), writable=False)
-            except (_core.Error, KeyError, RuntimeError) as error:
-                session.supervisor.kill()
-                raise WorkerLost(f"the worker returned an unreadable tensor: {error}") from None
-        else:
-            for fd in fds:
-                os.close(fd)
-        return reply, outputs, self._worker_view_of_inputs(holder, copies)
 
     def _worker_view_of_inputs(self, holder, copies):
         """The inputs as the worker left them: on CUDA the copies it mapped; on the CPU the
@@ -451,8 +432,8 @@ class Evaluation:
                     expected, anchor = self.references(inputs)
                     pristine = [values.clone(x) for x in inputs]
                 t = time.perf_counter()
-                reply, outputs, worker_inputs = self._timed_call(session, op, inputs, want_outputs=recheck,
-                                                                 trace=traced)
+                reply, outputs, worker_inputs = self._worker_call(session, op, inputs, want_outputs=recheck,
+                                                                  trace=traced)
                 round_trip = time.perf_counter() - t
                 if reply.judge_error:
                     b.record_infra_error(reply.judge_error)
@@ -545,13 +526,14 @@ class Evaluation:
                      "evidence": f"kernel overhead above eager's on {100 * larger:.0f}% of {len(pairs)} draws"}]
         return []
 
-    def _timed_call(self, session, op: str, inputs: list, want_outputs: bool, trace: bool):
-        """One timed call on private copies of `inputs`; the outputs are opened only for a
-        re-check."""
+    def _worker_call(self, session, op: str, inputs: list, want_outputs: bool, **fields):
+        """One request on private copies of `inputs`. Returns the reply, the outputs it returned
+        (opened only when wanted: correctness draws and re-checks), and the inputs as the worker
+        left them."""
         copies = [values.clone(x) for x in inputs]
         if self.device == "cuda":
             torch.cuda.synchronize()
-        (reply, fds), holder = session.request(op, copies, trace=trace)
+        (reply, fds), holder = session.request(op, copies, **fields)
         self.builder.add_findings(list(reply.findings))
         outputs = None
         if want_outputs and reply.ok and reply.output is not None:
