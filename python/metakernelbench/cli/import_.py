@@ -1,0 +1,104 @@
+"""`mkb import`: bring results from elsewhere into a store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from . import _state
+from .run import DEFAULT_STORE
+
+app = typer.Typer(
+    help="Import results from elsewhere into a store.",
+    no_args_is_help=True,
+)
+
+
+@app.command("upstream-results")
+def upstream_results(
+    directory: Path = typer.Argument(
+        ..., help="The published harness's results/ folder, or one model's results/<model>/."
+    ),
+    store: Path = typer.Option(Path(DEFAULT_STORE), "--store", "-s", help="The results store (SQLite)."),
+    experiment: str | None = typer.Option(
+        None, "--experiment", "-e", help="Experiment name (one model tree only; default: upstream-<folder>)."
+    ),
+    skip_missing_problems: bool = typer.Option(
+        False,
+        "--skip-missing-problems",
+        help="Leave out problems the suite does not have, instead of stopping.",
+    ),
+) -> None:
+    """Import the published Python harness's results/ into a store.
+
+    Imports the per-trial records of the published Python harness (Harbor agents on Modal):
+    each model's results tree becomes one experiment of the four standard arms, stored as if
+    run here (rewards, errors, skips, usage, skills, fingerprints). Problems are matched to the
+    suite by number. Importing again changes nothing; a changed tree replaces the experiment's
+    trials (the earlier tries stay archived). docs/statistics.md gives the mapping."""
+    from .. import upstream
+
+    console = _state.console()
+    suite = _state.load_suite()
+    trees = upstream.model_trees(directory)
+    if experiment is not None and len(trees) > 1:
+        from .. import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            f"--experiment: one name for {len(trees)} model trees in {directory}; import them one by one"
+        )
+    table = Table(title=f"imported into {store}", title_justify="left")
+    for column in (
+        "experiment",
+        "model",
+        "problems",
+        "replicates",
+        "records",
+        "skipped",
+        "errors",
+        "no record",
+        "stored: finished",
+        "skipped",
+        "failed",
+        "blocked",
+        "reused",
+    ):
+        table.add_column(column, justify="left" if column in ("experiment", "model") else "right")
+    warnings: list[str] = []
+    for tree in trees:
+        result = upstream.import_model_results(
+            tree, store, suite=suite, experiment=experiment, skip_missing_problems=skip_missing_problems
+        )
+        c, s = result.counts, result.stored
+        table.add_row(
+            result.experiment,
+            result.model,
+            str(result.problems),
+            str(result.replicates),
+            str(c["finished"]),
+            str(c["skipped"]),
+            str(c["error"]),
+            str(c["no_record"]),
+            str(s.get("finished", 0)),
+            str(s.get("skipped", 0)),
+            str(s.get("failed", 0)),
+            str(s.get("blocked", 0)),
+            str(s.get("reused", 0)),
+        )
+        if result.skipped_problems:
+            warnings.append(
+                f"{tree}: left out {len(result.skipped_problems)} problems not in the suite: "
+                + ", ".join(result.skipped_problems)
+            )
+        warnings += result.warnings
+    console.print(table)
+    console.print(
+        "[dim]failed: the harness recorded an error, or the trial has no record; blocked: its source "
+        "failed. Both are unresolved, as in the harness's own statistics.[/]",
+        soft_wrap=True,
+    )
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    console.print(f"next: mkb stats {store}   ·   mkb report {store} --out report", highlight=False)

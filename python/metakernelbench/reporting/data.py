@@ -1,0 +1,123 @@
+"""The statistics of a store: which experiments, which cells, one StatsReport."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import _core
+
+#: The lift / standing levels every report and figure needs; --by adds to them.
+REPORT_LEVELS = ("overall", "model", "direction", "model,direction", "family")
+
+
+@dataclass
+class StoreStats:
+    """A StatsReport over some experiments of a store, with where it came from."""
+
+    report: Any  # metakernelbench.stats.StatsReport
+    store: Path | None
+    experiments: list[str]
+    models: list[str]
+    cells: int
+    notes: list[str] = field(default_factory=list)
+
+
+def normalize_levels(by: Iterable[str] | None, *, base: Sequence[str] = ("overall",)) -> list[str] | None:
+    """Levels from --by values ("model,direction", "family", ... as given), after `base`, without
+    repeats; None when `by` is empty (the statistics' default levels)."""
+    wanted = [v.strip().replace(" ", "") for v in by or [] if v.strip()]
+    if not wanted:
+        return None
+    out: list[str] = []
+    for level in [*base, *wanted]:
+        key = ",".join(sorted(level.split(","), key=_level_order)) if level != "overall" else level
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _level_order(key: str) -> int:
+    return {"model": 0, "direction": 1, "family": 2}.get(key, 3)
+
+
+def _compute(cells: list[Any], config: Any, levels: list[str] | None, confidence: float) -> Any:
+    from .. import stats
+
+    try:
+        return stats.compute(cells, config, levels=levels, confidence=confidence)
+    except _core.InvalidArgumentError as error:
+        text = str(error)
+        if text.startswith("options.levels"):
+            raise _core.InvalidArgumentError("--by: " + text.split(": ", 1)[1]) from None
+        raise
+
+
+def store_stats(
+    store: Any,
+    experiments: Sequence[str] | None = None,
+    *,
+    levels: Sequence[str] | None = None,
+    config: Mapping[str, Any] | None = None,
+    confidence: float = 0.95,
+) -> StoreStats:
+    """The statistics of `experiments` of `store` (a Store or a path; default: every experiment
+    in it), pooled into one report: each experiment's cells carry their model, so a store with one
+    experiment per model gives the model x direction tables. Two experiments that hold the same
+    (model, direction, problem, replicate) cannot be pooled: choose with `experiments`."""
+    from ..store import Store
+
+    if isinstance(store, Store):
+        s = store
+    else:
+        path = Path(store)
+        if not path.exists():
+            raise _core.NotFoundError(f"{path}: no such store")
+        s = Store(path, create=False)
+    names = list(experiments) if experiments else s.experiment_names()
+    known = set(s.experiment_names())
+    for name in names:
+        if name not in known:
+            listed = ", ".join(sorted(known)) or "none"
+            raise _core.NotFoundError(
+                f"--experiment: no experiment '{name}' in {s.path} (experiments: {listed})"
+            )
+    if not names:
+        raise _core.FailedPreconditionError(f"{s.path}: the store holds no experiment yet")
+    cells: list[Any] = []
+    owner: dict[tuple[str, str, str, int], str] = {}
+    models: list[str] = []
+    notes: list[str] = []
+    for name in names:
+        mine = list(s.cells(name))
+        if not mine:
+            notes.append(f"experiment '{name}' has no cell (no conditioned arm with a trial yet)")
+        for cell in mine:
+            key = (cell.model, cell.direction, cell.problem_slug, int(cell.replicate))
+            if key in owner:
+                raise _core.FailedPreconditionError(
+                    f"experiments '{owner[key]}' and '{name}' both hold model '{cell.model}', "
+                    f"{cell.direction}, {cell.problem_slug}, replicate {key[3]}: they cannot be pooled; "
+                    "choose with --experiment"
+                )
+            owner[key] = name
+            if cell.model not in models:
+                models.append(cell.model)
+        cells += mine
+    report = _compute(cells, config, list(levels) if levels else None, confidence)
+    return StoreStats(report, s.path, names, sorted(models), len(cells), notes)
+
+
+def cells_stats(
+    cells: Any,
+    *,
+    levels: Sequence[str] | None = None,
+    config: Mapping[str, Any] | None = None,
+    confidence: float = 0.95,
+) -> StoreStats:
+    """The same from cells (a DataFrame or cell-replicate dicts) without a store."""
+    report = _compute(cells, config, list(levels) if levels else None, confidence)
+    models = sorted(set(report.comparisons["model"])) if len(report.comparisons) else []
+    return StoreStats(report, None, [], models, report.counts["n_cells"])
