@@ -175,7 +175,10 @@ def main() -> None:
             problem = next(p for p in PROBLEMS if int(p[:2]) == number)
             trial_dir = root / "problems" / problem / f"{prefix}_p{number:02d}_r{k}_{arm}"
             trial_dir.mkdir(parents=True, exist_ok=True)
-            if outcome.get("no_record"):
+            if outcome.get("no_record"):  # the harness died mid-trial: Harbor's log, no record
+                (trial_dir / "trial.log").write_text(
+                    f"[{problem}_{arm.split('_')[0]}] sandbox phase started\n"
+                )
                 continue
             record = {
                 "rewards": outcome["rewards"],
