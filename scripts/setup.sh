@@ -22,6 +22,11 @@ APT_PACKAGES=(
   libabsl-dev libprotobuf-dev protobuf-compiler libsqlite3-dev libcurl4-openssl-dev
   libdlpack-dev nlohmann-json3-dev bubblewrap
 )
+# Headless Chromium opens report.html in tests/python/test_report.py. Debian's package is a real
+# browser; Ubuntu 24.04's is a snap (that test skips there), so it is added on Debian only.
+if [ -r /etc/os-release ] && grep -qx 'ID=debian' /etc/os-release; then
+  APT_PACKAGES+=(chromium fonts-dejavu-core)
+fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 catch2_v3() { installed catch2 && dpkg-query -W -f='${Version}' catch2 | grep -q '^3'; }

@@ -30,7 +30,7 @@ def _options(
 
 
 def _register() -> None:
-    from . import demo, eval, export, problems, run, suite, version
+    from . import demo, eval, export, import_, problems, report, run, stats, suite, version
 
     app.add_typer(problems.app, name="problems")
     app.add_typer(suite.app, name="suite")
@@ -39,6 +39,9 @@ def _register() -> None:
     app.command("demo")(demo.demo)
     app.command("run")(run.run)
     app.command("export")(export.export)
+    app.command("stats")(stats.stats)
+    app.command("report")(report.report)
+    app.add_typer(import_.app, name="import")
 
 
 _register()
