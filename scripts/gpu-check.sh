@@ -4,6 +4,7 @@
 #
 #   scripts/gpu-check.sh              build, GPU tests, benchmarks (benchmarks/*/run.py)
 #   MKB_SKIP_TESTS=1 MKB_BENCHMARKS="benchmarks/x/run.py" scripts/gpu-check.sh   a subset
+#   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
 #   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
 #                                     GPU machine lacks into .gpu/debs (see docs/gpu-device.md)
 #
@@ -83,6 +84,7 @@ else
   status=1
 fi
 
+if [ -z "${MKB_SKIP_PYTEST:-}" ]; then
 note "Python tests: the GPU-tagged ones (CI runs the rest)"
 t0=$(date +%s)
 if "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s tests/python > "$OUT_DIR/pytest.log" 2>&1; then
@@ -93,6 +95,7 @@ else
   status=1
 fi
 
+fi
 fi
 
 # --- benchmarks ------------------------------------------------------------------------------

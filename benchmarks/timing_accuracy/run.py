@@ -32,10 +32,16 @@ KERNELS = [  # name, kind, size: copy bytes of fp32 x*2, or GEMM edge (bf16 n x 
     ("copy_1GiB", "copy", 1 << 30),
     ("copy_4GiB", "copy", 4 << 30),
     ("gemm_bf16_12288", "gemm", 12288),
+    # The same GEMM with the GPU idle 50 ms before each sample, as it is between ncu's replays:
+    # separates the method's error from the chip's clocks under sustained load.
+    ("gemm_bf16_12288_idle", "gemm_idle", 12288),
 ]
+IDLE_S = 0.05
 
 
 def make(kind: str, size: int):
+    if kind == "gemm_idle":
+        kind = "gemm"
     if kind == "copy":
         x = torch.randn(size // 4, device="cuda")
         y = torch.empty_like(x)
@@ -52,6 +58,8 @@ def ncu_child(samples: int) -> None:
 
     flusher = _core.cuda.L2Flusher(0)
     for name, kind, size in KERNELS:
+        if kind == "gemm_idle":
+            continue  # ncu idles the GPU between replays anyway: it shares the GEMM's numbers
         op = make(kind, size)
         op()
         torch.cuda.synchronize()
@@ -83,8 +91,10 @@ def run_ncu(samples: int) -> dict[str, list[float]]:
         elif groups:
             groups[-1] += float(row["Metric Value"].replace(",", "")) * 1e-3  # ns -> us
     out: dict[str, list[float]] = {}
-    for i, (name, _, _) in enumerate(KERNELS):
+    profiled = [name for name, kind, _ in KERNELS if kind != "gemm_idle"]
+    for i, name in enumerate(profiled):
         out[name] = groups[i * samples : (i + 1) * samples]
+    out["gemm_bf16_12288_idle"] = out.get("gemm_bf16_12288", [])
     if proc.returncode != 0 and not out:
         print(proc.stderr[-2000:], file=sys.stderr)
     return out
@@ -112,6 +122,10 @@ def main() -> int:
 
     flusher = _core.cuda.L2Flusher(0)
     tracer = _core.cuda.Tracer(cupti_dirs())
+    try:
+        nvml = _core.cuda.NvmlSampler(0)
+    except _core.Error:
+        nvml = None
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     results = []
     for name, kind, size in KERNELS:
@@ -119,19 +133,26 @@ def main() -> int:
         for _ in range(3):
             op()
         torch.cuda.synchronize()
-        spans, e2e, events = [], [], []
-        for _ in range(args.samples):
+        spans, e2e, events, clocks = [], [], [], []
+        idle = IDLE_S if kind == "gemm_idle" else 0.0
+        samples = min(args.samples, 30) if idle else args.samples
+        for _ in range(samples):
+            time.sleep(idle)
             flusher.flush(stream())
+            if nvml is not None:
+                clocks.append(nvml.sample()["sm_clock_mhz"])
             tracer.begin()
             op()
             torch.cuda.synchronize()
             spans.append(tracer.end().span_ms * 1e3)
+            time.sleep(idle)
             flusher.flush(stream())
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             op()
             torch.cuda.synchronize()
             e2e.append((time.perf_counter() - t0) * 1e6)
+            time.sleep(idle)
             flusher.flush(stream())
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
@@ -139,7 +160,8 @@ def main() -> int:
             stop.record()
             stop.synchronize()
             events.append(start.elapsed_time(stop) * 1e3)
-        results.append({"kernel": name, "kind": kind, "size": size,
+        results.append({"kernel": name, "kind": kind, "size": size, "idle_before_sample_s": idle,
+                        "sm_clock_mhz_median": statistics.median(clocks) if clocks else None,
                         "cupti_span": summarize(spans), "parity_e2e": summarize(e2e), "cuda_events": summarize(events)})
         print(f"{name}: span {statistics.median(spans):.2f} us, e2e {statistics.median(e2e):.2f} us, "
               f"events {statistics.median(events):.2f} us", flush=True)
