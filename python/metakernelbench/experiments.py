@@ -296,15 +296,6 @@ class RunResult:
         return self.store.stats(self.experiment, config, **options)
 
 
-def _agent_not_built(model: str) -> None:
-    """The placeholder executor factory used while libmkb/agent is not in this build."""
-    raise _core.FailedPreconditionError(
-        f"the agent is not built yet: no executor for model '{model}' in this build of "
-        "metakernelbench (libmkb/agent, AgentTrialExecutor). Pass executor= (a callable "
-        "spec -> attempt) to run the protocol with your own executor"
-    )
-
-
 def agent_executor(
     model: str,
     *,
@@ -317,15 +308,8 @@ def agent_executor(
     "anthropic/...", "openai/..."): each trial is a sandboxed agent attempt judged by the judge,
     in a workspace under `workspace_root` (default: $MKB_WORKSPACES, else
     ~/.cache/metakernelbench/workspaces). `options` go to metakernelbench.agent's executor
-    (evaluation_slots, judge_config, model_options, ...). Raises FailedPreconditionError when
-    this build has no agent."""
-    try:
-        from . import agent
-    except (ImportError, AttributeError):
-        agent = None
-    factory = getattr(agent, "AgentTrialExecutor", None)
-    if factory is None or not hasattr(_core, "AgentTrialExecutor"):
-        _agent_not_built(model)
+    (evaluation_slots, judge_config, model_options, ...)."""
+    from . import agent
     from .suite import Suite, load_suite
 
     if suite is None or isinstance(suite, (str, os.PathLike)):
@@ -336,7 +320,7 @@ def agent_executor(
             Path.home() / ".cache" / "metakernelbench" / "workspaces"
         )
     Path(workspace_root).mkdir(parents=True, exist_ok=True)
-    executor = factory(workspace_root, suite_root=str(root), device=device, **options)
+    executor = agent.AgentTrialExecutor(workspace_root, suite_root=str(root), device=device, **options)
     if not hasattr(executor, "fingerprint_salt"):
         executor.fingerprint_salt = agent_fingerprint_salt()
     return executor

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import metakernelbench as mkb
-from metakernelbench import _core
 from metakernelbench.cli import demo as demo_cli
 from metakernelbench.cli import main
 
@@ -48,17 +47,9 @@ def test_demo_runs_the_protocol_into_a_store_then_reuses_it(tmp_path, monkeypatc
     assert fake.calls == 12
 
 
-def test_demo_without_the_agent_says_what_is_missing(tmp_path, monkeypatch, capsys):
-    monkeypatch.delattr(_core, "AgentTrialExecutor", raising=False)
-    assert main(["demo", "--store", str(tmp_path / "demo.db")]) == 2
-    assert "the agent is not built yet" in capsys.readouterr().err
-
-
 @pytest.mark.slow
 def test_demo_with_the_scripted_model_on_the_cpu_judge(tmp_path, monkeypatch, capsys):
     """The real thing on one of the three problems (the whole demo takes a few minutes)."""
-    if not hasattr(_core, "AgentTrialExecutor"):
-        pytest.skip("the agent is not built")
     monkeypatch.setattr(demo_cli, "DEMO_PROBLEMS", ("28",))
     store = tmp_path / "demo.db"
     assert main(["demo", "--store", str(store)]) == 0, capsys.readouterr().err

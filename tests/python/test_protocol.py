@@ -290,14 +290,6 @@ def test_bad_specs_name_the_field(tmp_path, suite):
         experiment().run(tmp_path / "r.db", executor=42, suite=suite)
 
 
-def test_executor_placeholder_names_what_is_missing(suite, monkeypatch):
-    from metakernelbench import _core
-
-    monkeypatch.delattr(_core, "AgentTrialExecutor", raising=False)
-    with pytest.raises(mkb.FailedPreconditionError, match="the agent is not built yet"):
-        ex.agent_executor("scripted/demo", suite=suite)
-
-
 # ------------------------------------------------------------------------------------------------
 # The CLI
 
@@ -379,26 +371,6 @@ def test_cli_run_with_an_executor_then_reuse_then_export(tmp_path):
     assert (tmp_path / "csv" / "trials.csv").exists() and (tmp_path / "csv" / "cells.csv").exists()
     code, _, err = _mkb("run", "--model", "fake/model", "--arms", "nope", "--dry-run")
     assert code == 2 and "unknown arm 'nope'" in err
-
-
-def test_cli_run_without_an_agent_says_so(tmp_path):
-    from metakernelbench import _core
-
-    if hasattr(_core, "AgentTrialExecutor"):
-        pytest.skip("the agent is built: `mkb run` uses it")
-    code, _, err = _mkb(
-        "run",
-        "--model",
-        "scripted/demo",
-        "--problems",
-        "28",
-        "--store",
-        str(tmp_path / "r.db"),
-        "--device",
-        "cpu",
-    )
-    assert code == 2
-    assert "the agent is not built yet" in err
 
 
 # ------------------------------------------------------------------------------------------------

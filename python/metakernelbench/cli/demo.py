@@ -35,8 +35,7 @@ def demo_experiment(concurrency: int = 2):
 
 def demo_executor(suite, store: Path):
     """The demo's executor: the agent (libmkb/agent) running the scripted model, workspaces
-    beside the store. Raises FailedPreconditionError ("the agent is not built yet") when this
-    build has no agent."""
+    beside the store."""
     from ..experiments import agent_executor
     from .run import workspaces_for
 
