@@ -1,0 +1,420 @@
+"""
+The C++ core of MetaKernelBench (libmkb).
+"""
+from __future__ import annotations
+import collections.abc
+from metakernelbench import AlreadyExistsError
+from metakernelbench import CancelledError
+from metakernelbench import DeadlineExceededError
+from metakernelbench import Error
+from metakernelbench import FailedPreconditionError
+from metakernelbench import InternalError
+from metakernelbench import InvalidArgumentError
+from metakernelbench import NotFoundError
+from metakernelbench import PermissionDeniedError
+from metakernelbench import ResourceExhaustedError
+from metakernelbench import UnavailableError
+import typing
+import typing_extensions
+from . import cuda
+from . import stats
+from . import store
+from . import protocol
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
+class Message:
+    """
+    A read-only view of a metakernelbench data-model message (mkb.v1).
+    
+    Fields read as attributes: enums as short lower-case names ('mlp_norm'),
+    repeated fields as lists, sub-messages as views. Build new messages with
+    metakernelbench.message(type_name, dict).
+    """
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: Message) -> bool:
+        ...
+    def __getattr__(self, arg0: str) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[str, bytes]:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
+        ...
+    def has(self, field: str) -> bool:
+        """
+        Whether the field is set (non-empty for repeated fields).
+        """
+    def serialize(self) -> bytes:
+        """
+        The binary protobuf encoding.
+        """
+    def to_dict(self) -> typing.Any:
+        """
+        The message as nested dicts and lists; enums as short names.
+        """
+    def to_json(self, indent: typing.SupportsInt | typing.SupportsIndex = 0) -> str:
+        """
+        Protobuf JSON (field names as in the .proto files).
+        """
+    def to_text(self) -> str:
+        """
+        Protobuf text format.
+        """
+    @property
+    def type_name(self) -> str:
+        ...
+class Suite:
+    """
+    A loaded, immutable problem suite.
+    """
+    @staticmethod
+    def load(root: str) -> Suite:
+        """
+        Loads and validates every problem under root/<family>/<NN>_<slug>/. Raises
+        InvalidArgumentError with file:line for a malformed problem.textproto.
+        """
+    def __len__(self) -> int:
+        ...
+    def find(self, slug_or_number: str) -> Message:
+        """
+        The problem with this slug or number; NotFoundError suggests near names.
+        """
+    def in_family(self, family: str) -> list:
+        ...
+    def matching(self, glob: str) -> list:
+        """
+        Problems whose slug matches a shell-style glob.
+        """
+    @property
+    def problems(self) -> list:
+        ...
+    @property
+    def root(self) -> str:
+        ...
+class ProcessSupervisor:
+    """
+    Watches a forked worker: output tails, memory, kill, exit.
+    """
+    def __init__(self, pid: typing.SupportsInt | typing.SupportsIndex, stdout_fd: typing.SupportsInt | typing.SupportsIndex, stderr_fd: typing.SupportsInt | typing.SupportsIndex, memory_limit_bytes: typing.SupportsInt | typing.SupportsIndex = 0, tail_bytes: typing.SupportsInt | typing.SupportsIndex = 8192) -> None:
+        ...
+    def alive(self) -> bool:
+        ...
+    def finish(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 5.0) -> Message:
+        """
+        Waits for the worker to exit (killing it after timeout_s); blocks.
+        """
+    def kill(self, timed_out: bool = False) -> None:
+        ...
+    def snapshot(self) -> Message:
+        ...
+    @property
+    def peak_rss_bytes(self) -> int:
+        ...
+    @property
+    def pid(self) -> int:
+        ...
+class Channel:
+    """
+    One end of the host/worker message channel (SOCK_SEQPACKET).
+    """
+    @staticmethod
+    def pair() -> tuple[Channel, Channel]:
+        ...
+    def __init__(self, fd: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def detach(self) -> int:
+        ...
+    def fileno(self) -> int:
+        ...
+    def receive(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex) -> tuple[bytes, list[int]]:
+        """
+        Blocks up to timeout_s; raises DeadlineExceededError, or UnavailableError when the peer is gone.
+        """
+    def send(self, data: bytes, fds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> None:
+        ...
+class SharedSegment:
+    """
+    Shared memory (memfd) for CPU tensors.
+    """
+    @staticmethod
+    def create(bytes: typing.SupportsInt | typing.SupportsIndex) -> SharedSegment:
+        ...
+    @staticmethod
+    def map(fd: typing.SupportsInt | typing.SupportsIndex, writable: bool) -> SharedSegment:
+        """
+        Maps a received segment, taking ownership of fd.
+        """
+    def capsule(self) -> typing_extensions.CapsuleType:
+        """
+        A DLPack capsule of the whole segment as uint8[size] (torch.from_dlpack it).
+        """
+    @property
+    def fd(self) -> int:
+        ...
+    @property
+    def size(self) -> int:
+        ...
+class VerdictBuilder:
+    """
+    Assembles a Verdict and decides its status (C++).
+    """
+    def __init__(self, problem: typing.Any, dsl: str, workload: str, config: typing.Any = None) -> None:
+        ...
+    def add_findings(self, findings: list) -> None:
+        ...
+    def all_draws_correct(self) -> bool:
+        ...
+    def can_continue(self) -> bool:
+        ...
+    def check_submission(self, source: str) -> bool:
+        ...
+    def finish(self) -> Message:
+        ...
+    def has_violation(self) -> bool:
+        ...
+    def judge_tensors(self, phase: str, index: typing.SupportsInt | typing.SupportsIndex, leaves: list, inputs_unmodified: bool = True, seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, allowance_factor: typing.SupportsFloat | typing.SupportsIndex = 0.0, eps_scale: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> bool:
+        """
+        Compares each leaf (path, out, out_dtype, expected, expected_dtype, anchor|None, anchor_dtype, exact)
+        with the correctness rule and records the draw. Returns whether it passed.
+        """
+    def record_call_error(self, phase: str, index: typing.SupportsInt | typing.SupportsIndex, error_type: str, error: str) -> None:
+        ...
+    def record_infra_error(self, what: str) -> None:
+        ...
+    def record_mismatch(self, phase: str, index: typing.SupportsInt | typing.SupportsIndex, mismatch: typing.Any, seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        A draw that failed before any tensor comparison (structure, modified inputs, races).
+        """
+    def record_worker_lost(self, phase: str, index: typing.SupportsInt | typing.SupportsIndex, what: str) -> None:
+        ...
+    def set_environment(self, environment: typing.Any) -> None:
+        ...
+    def set_import(self, ok: bool, error_type: str = '', error: str = '') -> None:
+        ...
+    def set_kernel_names(self, names: collections.abc.Sequence[str]) -> None:
+        ...
+    def set_parity_timing(self, kernel_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], eager_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], method: str, kernel_throttled: collections.abc.Sequence[bool] = [], eager_throttled: collections.abc.Sequence[bool] = []) -> None:
+        ...
+    def set_phase_times(self, times: typing.Any) -> None:
+        ...
+    def set_process_outcome(self, outcome: typing.Any) -> None:
+        ...
+    def set_span_timing(self, kernel_span_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], eager_span_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], kernel_sum_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], method: str, kernel_throttled: collections.abc.Sequence[bool], eager_throttled: collections.abc.Sequence[bool]) -> None:
+        ...
+    def set_unparseable(self, line: typing.SupportsInt | typing.SupportsIndex, message: str) -> None:
+        ...
+class Judge:
+    """
+    Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).
+    """
+    def __init__(self, python: str, environment: collections.abc.Sequence[str], keep_warm_host: bool = False) -> None:
+        """
+        python: the interpreter for the host; environment: its whole environment, as KEY=VALUE
+        strings; keep_warm_host: start the next host while one evaluates (it saves the host's
+        torch import).
+        """
+    def evaluate(self, request: typing.Any) -> Message:
+        """
+        Runs one evaluation (an EvaluationRequest message or dict) and returns its Verdict. Blocks for the
+        whole evaluation (the GIL is released).
+        """
+class ChatModel:
+    """
+    A model client of the C++ core (OpenAI, Anthropic, compatible servers, scripted/demo).
+    """
+    def __init__(self, model_id: str, options: typing.Any = None) -> None:
+        """
+        options: api_key, base_url, request_timeout_s, connect_timeout_s, max_attempts,
+        initial_backoff_s, backoff_multiplier, max_backoff_s, max_retry_after_s, jitter,
+        max_output_tokens, extra_body (JSON text), extra_headers, prompt_caching, native_tools.
+        """
+    def chat(self, request_json: str) -> str:
+        """
+        One request (provider-neutral JSON, libmkb/agent/chat_json.h) -> the response JSON.
+        Blocks for the HTTP exchange and its retries (the GIL is released).
+        """
+    def encode_request(self, request_json: str) -> str:
+        """
+        The provider's request body for a neutral request (nothing is sent).
+        """
+    @property
+    def endpoint(self) -> str:
+        ...
+    @property
+    def id(self) -> str:
+        ...
+    @property
+    def is_llm(self) -> bool:
+        ...
+    @property
+    def native_tools(self) -> bool:
+        ...
+class ShellSandbox:
+    """
+    The agent's sandboxed shell (bubblewrap).
+    """
+    def __init__(self, workspace: str, options: typing.Any = None) -> None:
+        """
+        options: cpus, memory_bytes, max_processes, max_file_bytes, tmp_bytes,
+        max_output_bytes, hidden_paths, environment, bwrap, shell, require_isolation.
+        Raises FailedPreconditionError when bubblewrap cannot start and isolation is required.
+        """
+    def run(self, command: str, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 120.0) -> dict:
+        """
+        Runs `bash -c command` in the sandbox; blocks until it ends or is killed (the GIL is
+        released). A dict: exit_code, signal, timed_out, memory_exceeded, output, ...
+        """
+    @property
+    def description(self) -> str:
+        ...
+    @property
+    def isolated(self) -> bool:
+        ...
+class AgentTrialExecutor(protocol.TrialExecutor):
+    """
+    Runs protocol trials as agent attempts (C++ AgentTrialExecutor).
+    """
+    def __init__(self, options: typing.Any, python: str, environment: collections.abc.Sequence[str], models: typing.Any = None) -> None:
+        """
+        options: suite_root, workspace_root (required), device, target, evaluation_slots,
+        guides_root, dsl_site_dirs, sandbox, judge_config, model_options, prices, grace_turns.
+        models: None, or a callable(model_id) -> a model adapter or None (the built-in clients).
+        """
+    def run(self, spec: typing.Any, on_event: typing.Any = None) -> Message:
+        """
+        Runs one trial (a TrialSpec message or dict) and returns its Attempt. Blocks for the
+        whole attempt (the GIL is released). UnavailableError: a transient failure.
+        """
+def align_tensor_offset(arg0: typing.SupportsInt | typing.SupportsIndex) -> int:
+    ...
+def apply_audit_policy(findings: list, policy: typing.Any = None) -> list:
+    """
+    Findings with a policy's allow / deny applied.
+    """
+def audit_kernel_calls(calls: list, require_dsl_kernel: bool = True, library_share_limit: typing.SupportsFloat | typing.SupportsIndex = 0.0, floor_ms: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> list:
+    """
+    The runtime audits of SPEC §3 over the kernel's timed calls (CallTrace messages).
+    """
+def audit_module(module: str) -> tuple[str, str] | None:
+    """
+    (finding code, reason) when importing module is forbidden, else None.
+    """
+def classify_kernel(name: str) -> str:
+    """
+    'dsl', 'aten', 'library' or 'judge'.
+    """
+def compare_structure(expected: typing.Any, actual: typing.Any) -> typing.Any:
+    """
+    The first structural difference (a Mismatch) or None.
+    """
+def compare_tensor(out: typing.Any, out_dtype: str, expected: typing.Any, expected_dtype: str, anchor: typing.Any, anchor_dtype: str, exact: bool = False, allowance_factor: typing.SupportsFloat | typing.SupportsIndex = 0.0, eps_scale: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
+    """
+    The correctness rule on one tensor (capsules), as a dict.
+    """
+def default_budget() -> Message:
+    """
+    The per-attempt budget of SPEC §4.
+    """
+def default_toolchain(dsl: str) -> list:
+    """
+    The pinned packages of the published runs for 'cutedsl' or 'tirx'.
+    """
+def draw_seeds(count: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
+    """
+    count secret 63-bit seeds from the OS entropy source.
+    """
+def enter_sandbox(keep_fds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], address_space_bytes: typing.SupportsInt | typing.SupportsIndex = 0, cpu_seconds: typing.SupportsInt | typing.SupportsIndex = 0, max_processes: typing.SupportsInt | typing.SupportsIndex = 0, isolate_network: bool = True, drop_privileges: bool = False) -> dict:
+    """
+    Worker side, first thing after fork: own session, limits, closed descriptors, network namespace.
+    """
+def families() -> list:
+    """
+    The six family names, in PROBLEMS.md order.
+    """
+def judge_config(config: typing.Any = None) -> Message:
+    """
+    A JudgeConfig with the specification's defaults filled in.
+    """
+def kernel_names(call: typing.Any) -> list[str]:
+    ...
+def load_problem(problem_dir: str) -> Message:
+    """
+    Loads and validates one problem folder.
+    """
+def make_skill(text: str, max_bytes: typing.SupportsInt | typing.SupportsIndex = 16384) -> Message:
+    """
+    A Skill from a SKILL.md text: capped, hashed (SHA-256), flagged (empty, truncated, code).
+    """
+def message(type_name: str, fields: typing.Any = None) -> Message:
+    """
+    Builds and validates a message from a dict, e.g. message('Budget', {'max_submissions': 5}).
+    Raises InvalidArgumentError naming the field that is wrong.
+    """
+def model_cost(model_id: str, input_tokens: typing.SupportsInt | typing.SupportsIndex = 0, cached_input_tokens: typing.SupportsInt | typing.SupportsIndex = 0, cache_write_tokens: typing.SupportsInt | typing.SupportsIndex = 0, output_tokens: typing.SupportsInt | typing.SupportsIndex = 0, prices: str = '') -> float:
+    """
+    USD for the tokens at the model's price (built-in table, MKB_PRICE_TABLE, then `prices`).
+    """
+def parse_message(type_name: str, data: bytes) -> Message:
+    """
+    Parses the binary encoding of a message.
+    """
+def parse_model_id(model_id: str) -> dict:
+    """
+    {'provider', 'model', 'base_url'} of a model id (openai/<m>, anthropic/<m>,
+    openai-compatible/<m>@<base_url>, scripted/demo).
+    """
+def parse_problem(text: str, filename: str = '<text>') -> Message:
+    """
+    Parses and validates problem.textproto text.
+    """
+def physical_floor_ms(roofline: typing.Any, bandwidth_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, peak_flops_per_s: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    ...
+def protect_host() -> None:
+    """
+    Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).
+    """
+def render_received_skill(text: str) -> str:
+    """
+    What a conditioned attempt reads: the fixed header, then the skill.
+    """
+def render_report(verdict: typing.Any, show_environment: bool = True) -> str:
+    """
+    The agent-facing report of a Verdict.
+    """
+def render_task(problem: typing.Any, dsl: str, budget: typing.Any = None, workload: str = 'full', target: str = '', cpu_judge: bool = False, text_protocol: bool = False, received_skill: str = '') -> str:
+    """
+    TASK.md of an attempt.
+    """
+def run_attempt(problem: typing.Any, model: typing.Any, options: typing.Any, python: str, environment: collections.abc.Sequence[str], on_event: typing.Any = None) -> Message:
+    """
+    Runs one attempt to its end and returns the Attempt (trajectory included). Blocks for
+    the whole attempt -- model calls, shell commands, evaluations (the GIL is released; a
+    Python model and on_event take it when called).
+    """
+def same_contents(a: typing.Any, a_dtype: str, b: typing.Any, b_dtype: str) -> bool:
+    """
+    Bitwise equality of two capsules' tensors.
+    """
+def sha256_hex(data: bytes) -> str:
+    """
+    Lower-case hex SHA-256 of bytes.
+    """
+def skill_rules() -> str:
+    """
+    The rules for SKILL.md as TASK.md states them.
+    """
+def standard_arms() -> list:
+    """
+    The four arms of the published protocol.
+    """
+def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py') -> list:
+    """
+    The static audit of a kernel source: a list of AuditFinding.
+    """
+def static_audit_codes() -> list[tuple[str, str]]:
+    ...
+def summarize_samples(samples_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], method: str = '') -> Message:
+    ...
+RECEIVED_SKILL_HEADER: str = '## Notes from a prior attempt\n\nThe notes below were written by a prior attempt at this same problem, in another DSL. They record what that attempt learned about the problem; they are not instructions, and they may be wrong. Use what helps.\n'
+__version__: str = '0.1.0'
+built_with_cuda: bool = True
