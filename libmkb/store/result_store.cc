@@ -773,18 +773,12 @@ absl::Status WriteEnded(SqliteDatabase& db, const v1::Attempt& attempt) {
   return update.Run();
 }
 
-}  // namespace
-
-absl::Status ResultStore::StartTry(const v1::TrialSpec& spec) {
-  if (spec.try_number() < 1) {
-    return absl::InvalidArgumentError("trial spec: try_number must be >= 1");
-  }
-  absl::MutexLock lock(&state_->mutex);
-  SqliteDatabase& db = state_->db;
-  MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
+// Moves a pending trial to its next try, running under `spec` (the caller's transaction).
+// FailedPreconditionError (NotInState) when the trial is not pending before that try.
+absl::Status MarkRunning(SqliteDatabase& db, const std::string& path, const v1::TrialSpec& spec) {
   MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, spec.trial_id()));
   if (current.state != v1::ATTEMPT_PENDING || current.try_number >= spec.try_number()) {
-    return NotInState(path(), spec.trial_id(), current,
+    return NotInState(path, spec.trial_id(), current,
                       absl::StrCat("pending before try ", spec.try_number()));
   }
   MKB_ASSIGN_OR_RETURN(
@@ -796,7 +790,19 @@ absl::Status ResultStore::StartTry(const v1::TrialSpec& spec) {
   const double now = NowUnix();
   MKB_RETURN_IF_ERROR(update.BindAll(spec.try_number(), Blob{bytes}, spec.task_fingerprint(),
                                      spec.skill_in().sha256(), now, now, spec.trial_id()));
-  MKB_RETURN_IF_ERROR(update.Run());
+  return update.Run();
+}
+
+}  // namespace
+
+absl::Status ResultStore::StartTry(const v1::TrialSpec& spec) {
+  if (spec.try_number() < 1) {
+    return absl::InvalidArgumentError("trial spec: try_number must be >= 1");
+  }
+  absl::MutexLock lock(&state_->mutex);
+  SqliteDatabase& db = state_->db;
+  MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
+  MKB_RETURN_IF_ERROR(MarkRunning(db, path(), spec));
   if (HasSkill(spec.skill_in())) {
     MKB_RETURN_IF_ERROR(WriteSkill(db, spec.trial_id(), spec.try_number(), "in", spec.skill_in()));
   }
@@ -828,19 +834,7 @@ absl::Status ResultStore::RecordSkipped(const v1::TrialSpec& spec, const v1::Att
   absl::MutexLock lock(&state_->mutex);
   SqliteDatabase& db = state_->db;
   MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
-  MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, spec.trial_id()));
-  if (current.state != v1::ATTEMPT_PENDING || current.try_number >= spec.try_number()) {
-    return NotInState(path(), spec.trial_id(), current,
-                      absl::StrCat("pending before try ", spec.try_number()));
-  }
-  MKB_ASSIGN_OR_RETURN(
-      SqliteStatement update,
-      db.Prepare("UPDATE trials SET state = 'running', try_number = ?, spec = ?, "
-                 "task_fingerprint = ?, skill_digest = ?, started_unix = ? WHERE trial_id = ?"));
-  const std::string bytes = spec.SerializeAsString();
-  MKB_RETURN_IF_ERROR(update.BindAll(spec.try_number(), Blob{bytes}, spec.task_fingerprint(),
-                                     spec.skill_in().sha256(), NowUnix(), spec.trial_id()));
-  MKB_RETURN_IF_ERROR(update.Run());
+  MKB_RETURN_IF_ERROR(MarkRunning(db, path(), spec));
   MKB_RETURN_IF_ERROR(WriteEnded(db, attempt));
   MKB_RETURN_IF_ERROR(WriteAttemptDetails(db, attempt.id(), attempt.try_number(), attempt));
   return transaction.Commit();

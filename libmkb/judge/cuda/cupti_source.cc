@@ -27,6 +27,19 @@ struct CuptiApi {
   CUptiResult (*GetResultString)(CUptiResult, const char**) = nullptr;
 };
 
+// A memcpy or memset record (their CUPTI structs share these fields).
+template <typename Record>
+v1::ActivityRecord CopyRecord(const Record& m, v1::ActivityRecord::Kind kind) {
+  v1::ActivityRecord r;
+  r.set_kind(kind);
+  r.set_start_ns(m.start);
+  r.set_end_ns(m.end);
+  r.set_stream(m.streamId);
+  r.set_graph_id(m.graphId);
+  r.set_bytes(m.bytes);
+  return r;
+}
+
 class CuptiSource final : public ActivitySource {
  public:
   static CuptiSource& Instance() {
@@ -144,26 +157,14 @@ class CuptiSource final : public ActivitySource {
           r.set_graph_id(k->graphId);
           break;
         }
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-          r.set_kind(v1::ActivityRecord::MEMCPY);
-          r.set_start_ns(m->start);
-          r.set_end_ns(m->end);
-          r.set_stream(m->streamId);
-          r.set_graph_id(m->graphId);
-          r.set_bytes(m->bytes);
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+          r = CopyRecord(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record),
+                         v1::ActivityRecord::MEMCPY);
           break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMSET: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-          r.set_kind(v1::ActivityRecord::MEMSET);
-          r.set_start_ns(m->start);
-          r.set_end_ns(m->end);
-          r.set_stream(m->streamId);
-          r.set_graph_id(m->graphId);
-          r.set_bytes(m->bytes);
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+          r = CopyRecord(*reinterpret_cast<const CUpti_ActivityMemset4*>(record),
+                         v1::ActivityRecord::MEMSET);
           break;
-        }
         default:
           continue;
       }
