@@ -85,12 +85,9 @@ def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float
     for i, (o, e, a) in enumerate(zip(outs, expected, anchor)):
         if not isinstance(o, torch.Tensor) or o.shape != e.shape or o.dtype != e.dtype:
             return float("inf")
-        exact = (specs[i].exact if i < len(specs) else False) or not e.is_floating_point()
-        byte = e.dtype in values.BYTE_VIEW
-        name = "uint8" if byte and exact else values.dtype_name(e)
-        r = _core.compare_tensor(values.capsule(o.contiguous()), name, values.capsule(e.contiguous()), name,
-                                 None if exact else values.capsule(a.contiguous()), values.dtype_name(a), exact,
-                                 factor_, scale)
+        leaf = values.comparison_leaf("", o, e, a, specs[i].exact if i < len(specs) else False)
+        r = _core.compare_tensor(*leaf[1:], factor_, scale)
+        exact = leaf[-1]
         worst = max(worst, (0.0 if r["passed"] else float("inf")) if exact else r["factor_over"])
     return worst
 

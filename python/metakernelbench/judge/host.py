@@ -135,7 +135,7 @@ def _fork_worker(options: dict):
     return pid, host_end, out_r, err_r
 
 
-def _structure_of_inputs(problem) -> list[bool]:
+def _in_place_flags(problem) -> list[bool]:
     return [spec.in_place for spec in problem.inputs]
 
 
@@ -193,7 +193,7 @@ class Evaluation:
         tolerance = self.problem.tolerance
         self.allowance_factor = tolerance.allowance_factor if tolerance is not None else 0.0
         self.eps_scale = tolerance.eps_scale if tolerance is not None else 0.0
-        self.in_place = _structure_of_inputs(self.problem)
+        self.in_place = _in_place_flags(self.problem)
         self.times: dict[str, float] = {}
         self.module = None
         self.versions = []
@@ -364,13 +364,12 @@ class Evaluation:
                 continue
             if not isinstance(before, torch.Tensor):
                 continue
-            if not _core.same_contents(values.capsule(after), "uint8" if before.dtype in values.BYTE_VIEW
-                                       else values.dtype_name(before), values.capsule(before),
-                                       "uint8" if before.dtype in values.BYTE_VIEW else values.dtype_name(before)):
-                name = self.problem.inputs[k].name if k < len(self.problem.inputs) else str(k)
+            name = values.byte_dtype_name(before)
+            if not _core.same_contents(values.capsule(after), name, values.capsule(before), name):
+                spec = self.problem.inputs[k].name if k < len(self.problem.inputs) else str(k)
                 b.record_mismatch(phase, index, {
                     "output_path": f"inputs[{k}]", "kind": "input_modified",
-                    "message": f"inputs[{k}] ({name}): solve modified an input it may not modify"}, seconds)
+                    "message": f"inputs[{k}] ({spec}): solve modified an input it may not modify"}, seconds)
                 return
         if reply.side_stream_race:
             b.record_mismatch(phase, index, {
@@ -382,16 +381,8 @@ class Evaluation:
         exp_leaves, anc_leaves = values.leaves(expected), values.leaves(anchor)
         exact = _exact_flags(self.problem, len(exp_leaves))
         paths = _leaf_paths(expected)
-        leaves = []
-        for i, (out, e, a) in enumerate(zip(tensors, exp_leaves, anc_leaves)):
-            is_exact = exact[i] or not e.is_floating_point()
-            e_name = "uint8" if e.dtype in values.BYTE_VIEW else values.dtype_name(e)
-            o_name = values.dtype_name(e)
-            a_name = values.dtype_name(a)
-            leaves.append((paths[i], values.capsule(out), o_name, values.capsule(e), e_name if is_exact else o_name,
-                           None if is_exact else values.capsule(a), a_name, bool(is_exact)))
-            if is_exact and e.dtype in values.BYTE_VIEW:
-                leaves[-1] = (paths[i], values.capsule(out), "uint8", values.capsule(e), "uint8", None, "uint8", True)
+        leaves = [values.comparison_leaf(paths[i], out, e, a, exact[i])
+                  for i, (out, e, a) in enumerate(zip(tensors, exp_leaves, anc_leaves))]
         b.judge_tensors(phase, index, leaves, True, seconds, self.allowance_factor, self.eps_scale)
 
     def _timing(self, seeds, session):

@@ -37,6 +37,23 @@ def capsule(t: torch.Tensor):
     return base.__dlpack__()
 
 
+def byte_dtype_name(t: torch.Tensor) -> str:
+    """The dtype to read capsule(t) as when comparing bits: uint8 for the types crossed as bytes."""
+    return "uint8" if t.dtype in BYTE_VIEW else dtype_name(t)
+
+
+def comparison_leaf(path: str, out: torch.Tensor, expected: torch.Tensor, anchor: torch.Tensor,
+                    exact: bool) -> tuple:
+    """The arguments of one output's comparison, as VerdictBuilder.judge_tensors takes them:
+    (path, out, out_dtype, expected, expected_dtype, anchor or None, anchor_dtype, exact).
+    Integer and bool outputs are always exact; exact ones compare bits, others go against the
+    anchor."""
+    exact = exact or not expected.is_floating_point()
+    name = byte_dtype_name(expected) if exact else dtype_name(expected)
+    return (path, capsule(out), name, capsule(expected), name, None if exact else capsule(anchor),
+            dtype_name(anchor), exact)
+
+
 def tensor_meta(t: torch.Tensor, plain: bool | None = None) -> dict:
     return {
         "dtype": NAMES.get(t.dtype),
