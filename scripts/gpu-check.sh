@@ -6,7 +6,13 @@
 #   MKB_SKIP_TESTS=1 MKB_BENCHMARKS="benchmarks/x/run.py" scripts/gpu-check.sh   a subset
 #   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
 #   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
-#                                     GPU machine lacks into .gpu/debs (see docs/gpu-device.md)
+#                                     GPU machine lacks into .gpu/debs, and pack both DSL
+#                                     toolchains for its Python into .gpu/dsl (docs/gpu-device.md)
+#   scripts/gpu-check.sh --dsl-stage  there: unpack the carried .gpu/dsl/*.tar.xz into
+#                                     /tmp/mkb-dsl and stop (the first of two runs: one run
+#                                     cannot carry both DSLs)
+#   scripts/gpu-check.sh --dsl        there: as the plain check, plus the DSLs: unpack what was
+#                                     carried, then `mkb suite verify-solutions` and the DSL tests
 #
 # On a machine set up by scripts/setup.sh it uses .venv. On the lent H200 machine (no network,
 # its own python3 with torch) it unpacks .gpu/debs into a private prefix and builds against
@@ -26,11 +32,46 @@ note() { printf '\033[1m[gpu-check]\033[0m %s\n' "$*"; }
 row() { SUMMARY+=("$(printf '%-34s %s' "$1" "$2")"); }
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 
-if [ "${1:-}" = "--prepare" ]; then
-  mkdir -p .gpu/debs
+MODE=${1:-}
+DSL_HOME=/tmp/mkb-dsl
+GPU_PYTHON=${MKB_GPU_PYTHON:-3.12}
+
+if [ "$MODE" = "--prepare" ]; then
+  mkdir -p .gpu/debs .gpu/dsl
   (cd .gpu/debs && apt-get download libabsl-dev libabsl20220623 libdlpack-dev libsqlite3-dev)
-  echo "prepared .gpu/debs; carry .gpu in the device call"
+  PY=${MKB_VENV:-$ROOT/.venv}/bin/python
+  for dsl in cutedsl tirx; do
+    if [ ! -f ".gpu/dsl/$dsl.tar.xz" ]; then
+      "$PY" -m metakernelbench.cli dsl pack --dsl "$dsl" --python-version "$GPU_PYTHON" --out ".gpu/dsl/$dsl.tar.xz"
+    fi
+  done
+  ls -l .gpu/debs .gpu/dsl
+  echo "prepared .gpu; run 1 carries .gpu/dsl/cutedsl.tar.xz (--dsl-stage), run 2 carries"
+  echo ".gpu/debs and .gpu/dsl/tirx.tar.xz (--dsl), within 30 s of each other"
   exit 0
+fi
+
+# Unpacks the DSL payloads this run carried into $DSL_HOME (kept while the machine stays warm).
+unpack_dsls() {
+  mkdir -p "$DSL_HOME"
+  for payload in .gpu/dsl/*.tar.xz; do
+    [ -f "$payload" ] || continue
+    dsl=$(basename "$payload" .tar.xz)
+    t0=$(date +%s)
+    rm -rf "${DSL_HOME:?}/$dsl"
+    if tar -C "$DSL_HOME" -xJf "$payload"; then
+      row "unpack $dsl" "ok ($(du -sm "$DSL_HOME/$dsl" | cut -f1) MiB, $(elapsed "$t0"))"
+    else
+      row "unpack $dsl" "FAILED"; status=1
+    fi
+  done
+}
+
+if [ "$MODE" = "--dsl-stage" ]; then
+  unpack_dsls
+  ls "$DSL_HOME"
+  printf '%s\n' "${SUMMARY[@]}"
+  exit $status
 fi
 
 # --- environment ---------------------------------------------------------------------------
@@ -54,6 +95,14 @@ if [ ! -f /usr/include/absl/status/status.h ] && [ -d .gpu/debs ]; then
 fi
 CUDA_LIB=$(dirname "$(find /usr/local/cuda/ -name 'libcupti.so' 2>/dev/null | head -1)" 2>/dev/null)
 [ -n "$CUDA_LIB" ] && export LD_LIBRARY_PATH="$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+if [ "$MODE" = "--dsl" ]; then
+  unpack_dsls
+  for dsl in cutedsl tirx; do
+    [ -f "$DSL_HOME/$dsl/mkb-toolchain.json" ] || { row "dsl $dsl" "MISSING (run --dsl-stage first)"; status=1; }
+  done
+  export MKB_DSL_HOME=$DSL_HOME
+fi
 
 # --- build -----------------------------------------------------------------------------------
 note "building the package and the tests (MKB_WITH_CUDA=ON)"
@@ -96,6 +145,20 @@ else
 fi
 
 fi
+fi
+
+# --- the DSLs: every shipped solution through the judge -------------------------------------
+if [ "$MODE" = "--dsl" ]; then
+  note "DSL toolchains"
+  "$PY" -m metakernelbench.cli dsl info | tee "$OUT_DIR/dsl-info.txt"
+  note "shipped solutions (mkb suite verify-solutions)"
+  t0=$(date +%s)
+  "$PY" -m metakernelbench.cli suite verify-solutions --device cuda --fresh \
+      --out "$OUT_DIR/solutions.json" ${MKB_SOLUTIONS:+--problems $MKB_SOLUTIONS} > "$OUT_DIR/solutions.log" 2>&1
+  rc=$?
+  cat "$OUT_DIR/solutions.log" | tail -40
+  row "verify-solutions" "$([ $rc = 0 ] && echo ok || echo FAILED) ($(elapsed "$t0"))"
+  [ $rc = 0 ] || status=1
 fi
 
 # --- benchmarks ------------------------------------------------------------------------------

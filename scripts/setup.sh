@@ -4,6 +4,7 @@
 #
 #   scripts/setup.sh            system packages, .venv with the Python packages, build
 #   MKB_SKIP_APT=1 ...          skip the system packages (you installed them yourself)
+#   MKB_SKIP_DSL=1 ...          skip the DSL toolchains (.dsl/, see mkb dsl --help)
 #
 # System packages come from apt (sudo is used when not root); Python packages go into .venv.
 set -euo pipefail
@@ -91,4 +92,11 @@ say "building (CMake build dir: $BUILD_DIR)"
 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e . \
   -Cbuild-dir="$BUILD_DIR" -Ccmake.define.MKB_BUILD_TESTS=ON -Ccmake.build-type=RelWithDebInfo \
   -Ceditable.rebuild=false
+# ---------------------------------------------------------------------------------------------
+# The DSL toolchains (SPEC §2): one site directory each under .dsl/ (MKB_DSL_HOME), holding only
+# what the pinned DSL adds over .venv. Idempotent. MKB_SKIP_DSL=1 skips them.
+if [ -z "${MKB_SKIP_DSL:-}" ]; then
+  say "DSL toolchains (mkb dsl install)"
+  "$PY" -m metakernelbench.cli dsl install
+fi
 say "ready: source $VENV/bin/activate, then try: mkb problems list"

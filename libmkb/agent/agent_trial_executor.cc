@@ -127,6 +127,20 @@ absl::StatusOr<v1::Attempt> AgentTrialExecutor::Run(const v1::TrialSpec& spec) {
     config.sandbox.environment.push_back(
         absl::StrCat("PYTHONPATH=", absl::StrJoin(site_dirs->second, ":")));
   }
+  // The variant sees only its own DSL: the other toolchains are hidden from its shell.
+  for (const auto& [dsl, dirs] : options_.dsl_site_dirs) {
+    if (dsl == DslName(spec.dsl())) continue;
+    for (const std::string& dir : dirs) config.sandbox.hidden_paths.push_back(dir);
+  }
+  config.sandbox.environment.push_back(absl::StrCat("MKB_DSL=", DslName(spec.dsl())));
+  // `mkb check` in the shell compiles for the judge's GPU: "... (sm_90a)" in the target's words.
+  if (const size_t open = options_.target.rfind("(sm_"); open != std::string::npos) {
+    const size_t close = options_.target.find(')', open);
+    if (close != std::string::npos) {
+      config.sandbox.environment.push_back(
+          absl::StrCat("MKB_TARGET_ARCH=", options_.target.substr(open + 1, close - open - 1)));
+    }
+  }
   config.slots = &slots_;
   config.prices = &options_.prices;
   config.observer = observer;

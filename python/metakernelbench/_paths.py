@@ -28,3 +28,13 @@ def repository_root() -> Path | None:
     """The source checkout this package was imported from, if any."""
     root = _PACKAGE_DIR.parent.parent
     return root if (root / "pyproject.toml").is_file() else None
+
+
+def guides_root() -> Path | None:
+    """Where the agents' DSL guides live (<root>/<dsl>.md and <root>/<dsl>/, copied into every
+    workspace under docs/): MKB_GUIDES, else docs/dsl of the source checkout."""
+    override = os.environ.get("MKB_GUIDES")
+    if override:
+        return Path(override).expanduser().resolve()
+    root = repository_root()
+    return root / "docs" / "dsl" if root is not None else None

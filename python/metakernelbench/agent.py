@@ -165,11 +165,18 @@ def _environment() -> list[str]:
     return [f"{k}={v}" for k, v in os.environ.items()]
 
 
-def _default_guides_root() -> str:
-    from ._paths import repository_root
+def _installed_toolchains() -> dict[str, list[str]]:
+    """dsl -> the sys.path entries of its installed toolchain (the judge's worker and the agent's
+    shell get only their variant's)."""
+    from . import toolchains
 
-    root = repository_root()
-    guides = root / "docs" / "dsl" if root else None
+    return {d: toolchains.python_path(d) for d in toolchains.DSLS if toolchains.python_path(d)}
+
+
+def _default_guides_root() -> str:
+    from ._paths import guides_root
+
+    guides = guides_root()
     return str(guides) if guides and guides.is_dir() else ""
 
 
@@ -280,7 +287,7 @@ class AgentTrialExecutor:
             "target": target,
             "evaluation_slots": evaluation_slots,
             "guides_root": str(guides_root) if guides_root is not None else _default_guides_root(),
-            "dsl_site_dirs": dsl_site_dirs or {},
+            "dsl_site_dirs": dsl_site_dirs if dsl_site_dirs is not None else _installed_toolchains(),
             "judge_config": judge_config,
             "model_options": _model_options(model_options),
             "sandbox": sandbox,

@@ -30,7 +30,7 @@ def _options(
 
 
 def _register() -> None:
-    from . import demo, eval, export, import_, problems, report, run, stats, suite, version
+    from . import check, demo, docs, dsl, eval, export, import_, problems, report, run, stats, suite, version
 
     app.add_typer(problems.app, name="problems")
     app.add_typer(suite.app, name="suite")
@@ -42,6 +42,9 @@ def _register() -> None:
     app.command("stats")(stats.stats)
     app.command("report")(report.report)
     app.add_typer(import_.app, name="import")
+    app.add_typer(dsl.app, name="dsl")
+    app.command("check")(check.check)
+    app.add_typer(docs.app, name="docs")
 
 
 _register()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -51,3 +52,63 @@ def validate(
         console.print("Candidate columns: the least factor over the allowance across seeds (> 1: the candidate "
                       "fails, as it must; low precision may pass).")
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
+
+
+@app.command("verify-solutions")
+def verify_solutions(
+    device: str = typer.Option("cuda", "--device", help="cuda (the real check) or cpu (small workload, "
+                               "for kernels that can run on the CPU only)."),
+    dsl: Optional[list[str]] = typer.Option(None, "--dsl", help="Only these DSLs (default: both)."),
+    problems: Optional[list[str]] = typer.Option(None, "--problems", "-p", help="Slug globs or numbers."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON table (default: benchmarks/results/"
+                                       "solutions_<gpu>_<date>.json)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Do not reuse rows of an existing --out."),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+) -> None:
+    """Judge every shipped solution (problems/*/*/solutions/<dsl>.py) like a submission and
+    tabulate problem x DSL: verdict, speedup over eager, GPU span, % of the physical floor,
+    compile time. Rows are written as they finish; a rerun resumes. Exit status 1 when any
+    solution fails or is not faster than eager."""
+    import datetime as dt
+
+    from .. import toolchains
+    from .._paths import repository_root
+    from ..verify import solutions, verify
+
+    if device not in ("cpu", "cuda"):
+        raise typer.BadParameter(f"'{device}' is not one of cpu, cuda", param_hint="--device")
+    dsls = tuple(toolchains.check_dsl(d) for d in dsl) if dsl else toolchains.DSLS
+    suite = _state.load_suite()
+    chosen = suite.select(globs=problems or ())
+    if not solutions(suite, dsls, chosen):
+        raise typer.BadParameter("no shipped solutions match", param_hint="--problems")
+    if out is None:
+        gpu = "cpu"
+        if device == "cuda":
+            import torch
+
+            gpu = torch.cuda.get_device_name().split()[-1].lower()
+        base = repository_root() or Path.cwd()
+        out = base / "benchmarks" / "results" / f"solutions_{gpu}_{dt.date.today().isoformat()}.json"
+    console = _state.console()
+    table = verify(suite, out, device=device, dsls=dsls, problems=chosen, resume=not fresh,
+                   progress=lambda m: console.print(m, highlight=False, markup=False) if not as_json else None)
+    rows = table["rows"]
+    if as_json:
+        print(json.dumps(table, indent=2))
+    else:
+        t = Table(title=f"shipped solutions ({device}; {table['environment'].get('gpu', '')})", title_justify="left")
+        for column in ("#", "problem", "dsl", "verdict", "vs eager", "span", "span 95% CI", "% floor", "compile"):
+            t.add_column(column)
+        for r in rows:
+            ok = r["passed"] and (r["speedup_vs_eager"] or 0) > 1
+            fmt = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
+            ci = r.get("span_ci95")
+            t.add_row(f"{r['number']:02d}", r["slug"][:40], r["dsl"], ("[green]" if ok else "[red]") + r["status"] + "[/]",
+                      fmt(r["speedup_vs_eager"], "{:.2f}x"), fmt(r["span_ms"] and r["span_ms"] * 1e3, "{:.1f} us"),
+                      "-" if not ci else f"{ci[0] * 1e3:.1f}-{ci[1] * 1e3:.1f} us",
+                      fmt(r["floor_pct"], "{:.0f}%"), fmt(r["compile_s"], "{:.1f} s"))
+        console.print(t)
+        console.print(f"written to {out}", highlight=False)
+    good = all(r["passed"] and (r["speedup_vs_eager"] or 0) > 1 for r in rows)
+    raise typer.Exit(0 if good else 1)

@@ -26,7 +26,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() wi
 
 import torch  # noqa: E402
 
-from .. import _core  # noqa: E402
+from .. import _core, toolchains  # noqa: E402
 from . import values  # noqa: E402
 
 
@@ -258,7 +258,9 @@ class Evaluation:
             "device": self.device,
             "workdir": workdir,
             "kernel_path": kernel_path,
-            "dsl_site_dirs": list(self.config.dsl_site_dirs),
+            # The variant's DSL toolchain (SPEC §2): the configured site directories, else the
+            # one `mkb dsl install` made for this DSL.
+            "dsl_site_dirs": list(self.config.dsl_site_dirs) or toolchains.site_dirs(self.request.dsl),
             "cpu_seconds": int(self.config.cpu_seconds_limit),
             "address_space_bytes": self.config.memory_limit_bytes if self.device == "cpu" else 0,
             "max_processes": 0,

@@ -17,7 +17,7 @@ import warnings
 
 import torch
 
-from .. import _core
+from .. import _core, toolchains
 from . import values
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -446,7 +446,7 @@ def _private_module(name: str, path: str, register: bool = False):
 
 def _versions() -> list[dict]:
     out = []
-    for package in ("torch", "nvidia-cutlass-dsl", "apache-tvm", "apache-tvm-ffi"):
+    for package in ("torch", "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-cu13", "apache-tvm", "apache-tvm-ffi"):
         try:
             out.append({"name": package, "version": importlib.metadata.version(package)})
         except importlib.metadata.PackageNotFoundError:
@@ -476,8 +476,8 @@ def run(channel_fd: int, stdout_fd: int, stderr_fd: int, options: dict) -> None:
         if options.get("workdir"):
             os.environ["HOME"] = os.environ["TMPDIR"] = options["workdir"]
             os.chdir(options["workdir"])
-        for site in reversed(options.get("dsl_site_dirs", [])):
-            sys.path.insert(0, site)
+        # The variant's DSL: its site directories first on sys.path, their .pth files run.
+        toolchains.activate(options.get("dsl_site_dirs", []))
         Worker(_core.Channel(channel_fd), options["device"], sandbox).serve()
     except BaseException as error:
         code = 70

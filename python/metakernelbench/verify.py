@@ -1,0 +1,152 @@
+"""`mkb suite verify-solutions`: judge every shipped reference solution and tabulate it.
+
+Each problem may ship `solutions/<dsl>.py` (written by us, read by people: a header says the
+approach). Every one is evaluated by the real judge, like a submission, and the table records per
+problem x DSL: the verdict, the parity speedup over eager, the CUPTI GPU span and the kernel's
+share of the physical floor (bytes / measured copy bandwidth, flops / the GPU's dense peak: 100%
+would be a kernel at the roofline), and the compile time (the first call's wall-clock minus a
+steady call's). Results are appended to a JSON file as they come, so a killed run resumes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import toolchains
+from .suite import Problem, Suite
+
+# Dense tensor-core peaks (FLOP/s) by GPU name, for the compute side of the floor. Unknown GPUs
+# use the bytes side only.
+DENSE_PEAK_FLOPS = {"H200": 989e12, "H100": 989e12, "B200": 2250e12, "GB200": 2500e12}
+
+
+@dataclass
+class SolutionRow:
+    number: int
+    slug: str
+    dsl: str
+    solution: str
+    status: str
+    passed: bool
+    speedup_vs_eager: float | None = None
+    speedup_span: float | None = None
+    kernel_ms: float | None = None  # parity (end to end) median
+    eager_ms: float | None = None
+    span_ms: float | None = None  # CUPTI GPU span median
+    span_ci95: tuple[float, float] | None = None
+    floor_ms: float | None = None
+    floor_pct: float | None = None  # floor / span
+    compile_s: float | None = None
+    message: str = ""
+    kernels: list[str] | None = None
+    dsl_versions: dict[str, str] | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def solutions(suite: Suite, dsls: tuple[str, ...] = toolchains.DSLS,
+              problems: list[Problem] | None = None) -> list[tuple[Problem, str, Path]]:
+    out = []
+    for problem in problems if problems is not None else list(suite):
+        for dsl in dsls:
+            path = problem.directory / "solutions" / f"{dsl}.py"
+            if path.is_file():
+                out.append((problem, dsl, path))
+    return out
+
+
+def floor_ms(problem: Problem, workload: str, bandwidth: float, gpu_name: str) -> float | None:
+    roofline = problem.roofline(workload)
+    parts = []
+    if bandwidth > 0 and roofline["min_bytes"] > 0:
+        parts.append(roofline["min_bytes"] / bandwidth * 1e3)
+    peak = next((v for k, v in DENSE_PEAK_FLOPS.items() if k in gpu_name), None)
+    if peak and roofline["flops"] > 0:
+        parts.append(roofline["flops"] / peak * 1e3)
+    return max(parts) if parts else None
+
+
+def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth: float) -> SolutionRow:
+    status = verdict.status if isinstance(verdict.status, str) else str(verdict.status)
+    row = SolutionRow(problem.number, problem.slug, dsl, str(path), status.lower(), bool(verdict.passed),
+                      message=verdict.message)
+    if verdict.has("speedup_vs_eager"):
+        row.speedup_vs_eager = verdict.speedup_vs_eager
+    if verdict.has("speedup_span"):
+        row.speedup_span = verdict.speedup_span
+    def summary(name):
+        value = getattr(verdict, name, None)
+        return value if value is not None and value.samples else None
+
+    if summary("kernel_parity") and summary("eager_parity"):
+        row.kernel_ms = verdict.kernel_parity.median_ms
+        row.eager_ms = verdict.eager_parity.median_ms
+    if summary("kernel_span"):
+        row.span_ms = verdict.kernel_span.median_ms
+        row.span_ci95 = (verdict.kernel_span.ci95_low_ms, verdict.kernel_span.ci95_high_ms)
+    env = verdict.environment
+    row.floor_ms = floor_ms(problem, verdict.workload or "full", bandwidth, env.gpu_name if env else "")
+    if row.floor_ms and row.span_ms:
+        row.floor_pct = 100.0 * row.floor_ms / row.span_ms
+    calls = [d.solve_seconds for d in verdict.draws if d.solve_seconds > 0]
+    if len(calls) >= 2:
+        row.compile_s = max(0.0, calls[0] - statistics.median(calls[1:]))
+    row.kernels = list(verdict.kernel_names)
+    row.dsl_versions = {p.name: p.version for p in env.dsl_versions} if env else {}
+    return row
+
+
+def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] = toolchains.DSLS,
+           problems: list[Problem] | None = None, config: dict | None = None, resume: bool = True,
+           progress: Callable[[str], None] = print) -> dict:
+    """Evaluates every shipped solution; writes `out` (JSON) after each one. Returns the table."""
+    from . import _core
+    from .judge import evaluate
+
+    todo = solutions(suite, dsls, problems)
+    previous = {}
+    if resume and out.is_file():
+        try:
+            for r in json.loads(out.read_text()).get("rows", []):
+                previous[(r["slug"], r["dsl"])] = r
+        except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+            raise toolchains.Error(f"{out}: cannot resume from it ({error}); move it away") from None
+    bandwidth = 0.0
+    if device == "cuda":
+        import torch
+
+        bandwidth = _core.cuda.copy_bandwidth(torch.cuda.current_device())
+    table = {"created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+             "device": device, "copy_bandwidth_bytes_per_s": bandwidth, "environment": {}, "rows": []}
+    for i, (problem, dsl, path) in enumerate(todo, 1):
+        key = (problem.slug, dsl)
+        if key in previous and previous[key].get("status") != "infra_error":
+            table["rows"].append(previous[key])
+            progress(f"[{i}/{len(todo)}] {problem.number:02d} {dsl}: kept from {out.name}")
+            continue
+        progress(f"[{i}/{len(todo)}] {problem.number:02d} {problem.slug} ({dsl}) ...")
+        sites = toolchains.site_dirs(dsl, required=True)
+        verdict = evaluate(problem, dsl, path=path, device=device,
+                           config=dict(config or {}, dsl_site_dirs=sites))
+        row = row_from_verdict(problem, dsl, path, verdict, bandwidth)
+        env = verdict.environment
+        if env is not None:
+            table["environment"] = {"gpu": env.gpu_name, "arch": env.gpu_arch, "driver": env.driver_version,
+                                    "cuda": env.cuda_runtime_version, "torch": env.torch_version,
+                                    "python": env.python_version}
+        table["rows"].append(row.to_dict())
+        progress(f"    {row.status}" + (f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else "")
+                 + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")
+                 + (f" ({row.floor_pct:.0f}% of the floor)" if row.floor_pct else "")
+                 + ("" if row.passed else f": {row.message}"))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".partial")
+        tmp.write_text(json.dumps(table, indent=2) + "\n")
+        tmp.replace(out)
+    return table
