@@ -459,7 +459,10 @@ class Auditor {
           Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason),
               snippet);
         }
-        if (is_assignment && IsAlias(dotted) && dotted.find('.') != std::string::npos) {
+        // `x: T.let = expr` annotates x; it does not assign to T.let.
+        const bool is_annotation = i > 0 && tokens_[i - 1].text == ":";
+        if (is_assignment && !is_annotation && IsAlias(dotted) &&
+            dotted.find('.') != std::string::npos) {
           Add("static.module_patch", v1::SEVERITY_VIOLATION, t.line,
               absl::StrCat("assigning to ", path, ": patching modules is forbidden"),
               dotted + " = ...");

@@ -43,6 +43,7 @@ class SolutionRow:
     floor_pct: float | None = None  # floor / span
     compile_s: float | None = None
     message: str = ""
+    detail: str = ""  # for a failure: the worker's traceback / stderr tail
     kernels: list[str] | None = None
     dsl_versions: dict[str, str] | None = None
 
@@ -97,6 +98,9 @@ def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth:
     calls = [d.solve_seconds for d in verdict.draws if d.solve_seconds > 0]
     if len(calls) >= 2:
         row.compile_s = max(0.0, calls[0] - statistics.median(calls[1:]))
+    process = getattr(verdict, "process", None)
+    if not row.passed and process is not None:
+        row.detail = (process.traceback or process.stderr_tail or "")[-2000:]
     row.kernels = list(verdict.kernel_names)
     row.dsl_versions = {p.name: p.version for p in env.dsl_versions} if env else {}
     return row
@@ -144,7 +148,7 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
         progress(f"    {row.status}" + (f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else "")
                  + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")
                  + (f" ({row.floor_pct:.0f}% of the floor)" if row.floor_pct else "")
-                 + ("" if row.passed else f": {row.message}"))
+                 + ("" if row.passed else f": {row.message}\n{row.detail}"))
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".partial")
         tmp.write_text(json.dumps(table, indent=2) + "\n")

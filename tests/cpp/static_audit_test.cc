@@ -69,6 +69,9 @@ TEST_CASE("forbidden calls resolve import aliases") {
   CHECK(Has(Audit("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"),
             "static.module_patch"));
   CHECK(Has(Audit("import torch\ntorch.allclose = None\n"), "static.module_patch"));
+  // An annotated assignment names a type, it does not patch it (TVMScript: `x: T.let = e`).
+  CHECK_FALSE(Has(Audit("from tvm.script import tirx as T\nx: T.let = 1\ny: T.float32 = 2\n"),
+                  "static.module_patch"));
 }
 
 TEST_CASE("dynamic code and introspection") {

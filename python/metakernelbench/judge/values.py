@@ -157,9 +157,15 @@ class CudaTransport:
         keep, handles = [], []
         for t in tensors:
             c = t.detach().contiguous()
-            keep.append(c)
             nbytes = c.numel() * c.element_size()
-            handle, offset = (b"", 0) if nbytes == 0 else self._cuda.ipc_export(c.data_ptr())
+            try:
+                handle, offset = (b"", 0) if nbytes == 0 else self._cuda.ipc_export(c.data_ptr())
+            except _core.Error:
+                # Memory this process itself opened from a handle (an input updated in place and
+                # returned) cannot be exported again: send a copy.
+                c = c.clone()
+                handle, offset = self._cuda.ipc_export(c.data_ptr())
+            keep.append(c)
             handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
                             "nbytes": nbytes, "device_index": c.device.index or 0})
         return handles, [], keep

@@ -1,0 +1,107 @@
+"""vLLM cp_gather_and_upconvert_fp8_kv_cache (DeepSeek-V3.2 fp8_ds_mla cache -> bf16) in TVM TIRx.
+
+A 656-byte cache entry holds 512 FP8 codes (4 tiles of 128), the 4 tiles' float32 scales and 64
+bf16 RoPE values. The kernel reads the entry through three views of the same uint8 tensor
+(float8_e4m3fn, float32 and bfloat16; no copy) and writes one 576-wide bf16 workspace row with 36
+threads: threads 0..31 each load 16 FP8 codes with one 128-bit load, multiply by their tile's
+scale in float32 and store 16 bf16 (two 128-bit stores); threads 32..35 each copy 16 RoPE values.
+A row finds its request with a scan of workspace_starts (the batch is small), then its block
+through block_table. One launch; only the gathered entries are read.
+
+The workspace has sum(seq_lens) rows, a value that lives on the GPU: reading it costs the one
+host synchronisation of the call (the eager reference synchronises for it too).
+"""
+
+import torch
+import tvm
+from tvm.script import tirx as T
+
+THREADS = 256
+NOPE, TILE, ROPE = 512, 128, 64  # FP8 latent values, values per scale, bf16 RoPE values
+VEC = 16  # values per thread
+NOPE_THREADS, ROPE_THREADS = NOPE // VEC, ROPE // VEC
+ROW_THREADS = NOPE_THREADS + ROPE_THREADS
+
+
+def _target(device):
+    major, minor = torch.cuda.get_device_capability(device)
+    arch = f"sm_{major}{minor}{'a' if major >= 9 else ''}"
+    return tvm.target.Target({"kind": "cuda", "arch": arch})
+
+
+def _build(blocks: int, block_size: int, entry_bytes: int, batch: int, max_blocks: int):
+    assert entry_bytes == NOPE + 4 * (NOPE // TILE) + 2 * ROPE
+    scale_at = NOPE // 4  # first tile scale, in float32 units of the entry
+    rope_at = (NOPE + 4 * (NOPE // TILE)) // 2  # first RoPE value, in bf16 units
+
+    @T.prim_func
+    def gather_upconvert(q_h: T.handle, s_h: T.handle, r_h: T.handle, bt_h: T.handle,
+                         lens_h: T.handle, starts_h: T.handle, dst_h: T.handle):
+        rows = T.int32()
+        Q = T.match_buffer(q_h, (blocks, block_size, entry_bytes), "float8_e4m3fn")
+        S = T.match_buffer(s_h, (blocks, block_size, entry_bytes // 4), "float32")
+        R = T.match_buffer(r_h, (blocks, block_size, entry_bytes // 2), "bfloat16")
+        BT = T.match_buffer(bt_h, (batch, max_blocks), "int32")
+        LENS = T.match_buffer(lens_h, (batch,), "int32")
+        WS = T.match_buffer(starts_h, (batch,), "int32")
+        D = T.match_buffer(dst_h, (rows, NOPE + ROPE), "bfloat16")
+        T.device_entry()
+        cta = T.cta_id([(rows * ROW_THREADS + THREADS - 1) // THREADS])
+        tid = T.thread_id([THREADS])
+        codes = T.alloc_local((VEC,), "float8_e4m3fn")
+        vals = T.alloc_local((VEC,), "bfloat16")
+        idx = T.meta_var(cta * THREADS + tid)
+        if idx < rows * ROW_THREADS:
+            r = T.meta_var(idx // ROW_THREADS)
+            part = T.meta_var(idx % ROW_THREADS)
+            seq = T.int32(0)  # the last request starting at or before row r
+            for k in range(batch):
+                if WS[k] <= r and LENS[k] > 0:
+                    seq = k
+            pos = T.meta_var(r - WS[seq])
+            blk = T.meta_var(BT[seq, pos // block_size])
+            slot = T.meta_var(pos % block_size)
+            if part < NOPE_THREADS:
+                col = T.meta_var(part * VEC)
+                for v in T.vectorized(VEC):
+                    codes[v] = Q[blk, slot, col + v]
+                scale = S[blk, slot, scale_at + col // TILE]
+                for v in T.unroll(VEC):
+                    vals[v] = T.bfloat16(T.float32(codes[v]) * scale)
+            else:
+                col = T.meta_var((part - NOPE_THREADS) * VEC)
+                for h in T.unroll(2):
+                    for v in T.vectorized(VEC // 2):
+                        vals[h * 8 + v] = R[blk, slot, rope_at + col + h * 8 + v]
+            for h in T.unroll(2):  # latent | rope: thread `part` owns columns part * VEC + ...
+                for v in T.vectorized(VEC // 2):
+                    D[r, part * VEC + h * 8 + v] = vals[h * 8 + v]
+
+    return gather_upconvert
+
+
+_KERNELS = {}
+
+
+def _kernel(shape, device):
+    key = (shape, str(device))
+    fn = _KERNELS.get(key)
+    if fn is None:
+        mod = tvm.IRModule({"main": _build(*shape)})
+        fn = tvm.compile(mod, target=_target(device), tir_pipeline="tirx")["main"]
+        _KERNELS[key] = fn
+    return fn
+
+
+def solve(src_cache, block_table, seq_lens, workspace_starts):
+    blocks, block_size, entry_bytes = src_cache.shape
+    batch = seq_lens.shape[0]
+    # workspace_starts is the exclusive prefix sum of seq_lens: the rows end where the last begins.
+    rows = int(workspace_starts[-1]) + int(seq_lens[-1]) if batch else 0
+    dst = torch.empty(rows, NOPE + ROPE, dtype=torch.bfloat16, device=src_cache.device)
+    if rows > 0:
+        shape = (blocks, block_size, entry_bytes, batch, block_table.shape[1])
+        _kernel(shape, src_cache.device)(
+            src_cache.view(torch.float8_e4m3fn), src_cache.view(torch.float32),
+            src_cache.view(torch.bfloat16), block_table, seq_lens, workspace_starts, dst)
+    return dst
