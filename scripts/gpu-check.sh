@@ -153,9 +153,14 @@ if [ "$MODE" = "--dsl" ]; then
   "$PY" -m metakernelbench.cli dsl info | tee "$OUT_DIR/dsl-info.txt"
   note "shipped solutions (mkb suite verify-solutions)"
   t0=$(date +%s)
-  "$PY" -m metakernelbench.cli suite verify-solutions --device cuda --fresh \
-      --out "$OUT_DIR/solutions.json" ${MKB_SOLUTIONS:+--problems $MKB_SOLUTIONS} > "$OUT_DIR/solutions.log" 2>&1
+  # MKB_SOLUTIONS="28 36" limits it; MKB_KEEP=1 keeps (resumes) the table of an earlier run on
+  # this machine (it lives in /tmp while the machine stays warm).
+  table=/tmp/mkb-solutions.json
+  "$PY" -m metakernelbench.cli suite verify-solutions --device cuda $([ -n "${MKB_KEEP:-}" ] || echo --fresh) \
+      --call-timeout "${MKB_CALL_TIMEOUT:-120}" --out "$table" \
+      $(for p in ${MKB_SOLUTIONS:-}; do printf -- '--problems %s ' "$p"; done) > "$OUT_DIR/solutions.log" 2>&1
   rc=$?
+  cp "$table" "$OUT_DIR/solutions.json" 2>/dev/null
   cat "$OUT_DIR/solutions.log" | tail -40
   row "verify-solutions" "$([ $rc = 0 ] && echo ok || echo FAILED) ($(elapsed "$t0"))"
   [ $rc = 0 ] || status=1

@@ -128,6 +128,9 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
         bandwidth = _core.cuda.copy_bandwidth(torch.cuda.current_device())
     table = {"created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
              "device": device, "copy_bandwidth_bytes_per_s": bandwidth, "environment": {}, "rows": []}
+    # Rows of an earlier run that this run does not redo are kept as they are.
+    chosen = {(p.slug, d) for p, d, _ in todo}
+    table["rows"] = [r for key, r in previous.items() if key not in chosen]
     for i, (problem, dsl, path) in enumerate(todo, 1):
         key = (problem.slug, dsl)
         if key in previous and previous[key].get("status") != "infra_error":
@@ -145,6 +148,7 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
                                     "cuda": env.cuda_runtime_version, "torch": env.torch_version,
                                     "python": env.python_version}
         table["rows"].append(row.to_dict())
+        table["rows"].sort(key=lambda r: (r["number"], r["dsl"]))
         progress(f"    {row.status}" + (f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else "")
                  + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")
                  + (f" ({row.floor_pct:.0f}% of the floor)" if row.floor_pct else "")

@@ -63,6 +63,8 @@ def verify_solutions(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON table (default: benchmarks/results/"
                                        "solutions_<gpu>_<date>.json)."),
     fresh: bool = typer.Option(False, "--fresh", help="Do not reuse rows of an existing --out."),
+    call_timeout: Optional[float] = typer.Option(None, "--call-timeout", help="Seconds one solve call may take "
+                                                 "(default: the judge's, 300)."),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
 ) -> None:
     """Judge every shipped solution (problems/*/*/solutions/<dsl>.py) like a submission and
@@ -91,7 +93,8 @@ def verify_solutions(
         base = repository_root() or Path.cwd()
         out = base / "benchmarks" / "results" / f"solutions_{gpu}_{dt.date.today().isoformat()}.json"
     console = _state.console()
-    table = verify(suite, out, device=device, dsls=dsls, problems=chosen, resume=not fresh,
+    config = {"call_timeout_s": call_timeout} if call_timeout else None
+    table = verify(suite, out, device=device, dsls=dsls, problems=chosen, resume=not fresh, config=config,
                    progress=lambda m: console.print(m, highlight=False, markup=False) if not as_json else None)
     rows = table["rows"]
     if as_json:
