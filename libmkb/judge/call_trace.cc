@@ -22,9 +22,9 @@ v1::CallTrace SummarizeCall(const std::vector<v1::ActivityRecord>& records, uint
 }
 
 absl::Status CallTracer::Begin() {
-  // Whatever ran before (the L2 flush, earlier calls) is drained and dropped.
-  auto stale = source_->Drain();
-  if (!stale.ok()) return stale.status();
+  // No flush here: a forced flush makes CUPTI ask for a new buffer at the next activity, which
+  // would then fall inside the timed call (measured on the H200: +0.5 ms per call). Whatever ran
+  // before (the L2 flush, earlier calls) is drained at End() and dropped there by its timestamp.
   auto now = source_->Now();
   if (!now.ok()) return now.status();
   begin_ns_ = *now;

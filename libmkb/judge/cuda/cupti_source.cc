@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -14,6 +15,7 @@ namespace {
 
 constexpr size_t kBufferBytes = 8 << 20;
 constexpr size_t kBufferAlignment = 8;
+constexpr size_t kPooledBuffers = 4;
 
 // The CUPTI entry points we use, resolved from libcupti at run time.
 struct CuptiApi {
@@ -128,8 +130,10 @@ class CuptiSource final : public ActivitySource {
     return absl::InternalError(absl::StrCat("CUPTI ", what, ": ", text));
   }
 
+  // Buffers are recycled: a fresh 8 MiB allocation (mmap, page faults) whenever CUPTI asks would
+  // land in whichever call CUPTI asks during.
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
-    *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, kBufferBytes));
+    *buffer = Instance().TakeBuffer();
     *size = *buffer != nullptr ? kBufferBytes : 0;
     *max_records = 0;
   }
@@ -137,6 +141,30 @@ class CuptiSource final : public ActivitySource {
   static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer,
                                        size_t size, size_t valid) {
     Instance().Consume(context, stream, buffer, valid);
+    Instance().ReturnBuffer(buffer);
+  }
+
+  uint8_t* TakeBuffer() {
+    {
+      absl::MutexLock lock(&pool_mutex_);
+      if (!pool_.empty()) {
+        uint8_t* buffer = pool_.back();
+        pool_.pop_back();
+        return buffer;
+      }
+    }
+    return static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, kBufferBytes));
+  }
+
+  void ReturnBuffer(uint8_t* buffer) {
+    if (buffer == nullptr) return;
+    {
+      absl::MutexLock lock(&pool_mutex_);
+      if (pool_.size() < kPooledBuffers) {
+        pool_.push_back(buffer);
+        return;
+      }
+    }
     std::free(buffer);
   }
 
@@ -177,6 +205,8 @@ class CuptiSource final : public ActivitySource {
     dropped_ += dropped;
   }
 
+  absl::Mutex pool_mutex_;
+  std::vector<uint8_t*> pool_ ABSL_GUARDED_BY(pool_mutex_);
   absl::Mutex mutex_;
   void* handle_ ABSL_GUARDED_BY(mutex_) = nullptr;
   CuptiApi api_;

@@ -441,7 +441,13 @@ absl::StatusOr<IpcExport> ExportIpc(uintptr_t ptr) {
     return absl::InvalidArgumentError("not a device pointer of this process");
   }
   cudaIpcMemHandle_t handle;
-  MKB_CUDA_CALL(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
+  if (const cudaError_t e = cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base));
+      e != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it, or the next launch check would report it
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cudaIpcGetMemHandle: ", cudaGetErrorString(e),
+        " (memory this process opened from another's handle cannot be exported again)"));
+  }
   IpcExport out;
   out.handle.assign(reinterpret_cast<const char*>(&handle), sizeof(handle));
   out.offset = static_cast<int64_t>(ptr - base);

@@ -152,19 +152,18 @@ class CudaTransport:
             raise _core.FailedPreconditionError("metakernelbench was built without CUDA: no GPU judge")
         self._cuda = _core.cuda
         self._opened: dict[bytes, int] = {}
+        self._ranges: dict[int, int] = {}  # base of an opened allocation -> bytes seen in it
 
     def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
         keep, handles = [], []
         for t in tensors:
             c = t.detach().contiguous()
             nbytes = c.numel() * c.element_size()
-            try:
-                handle, offset = (b"", 0) if nbytes == 0 else self._cuda.ipc_export(c.data_ptr())
-            except _core.Error:
-                # Memory this process itself opened from a handle (an input updated in place and
-                # returned) cannot be exported again: send a copy.
+            if nbytes and self._imported(c.data_ptr()):
+                # An input updated in place and returned: memory this process opened from the
+                # host's handle cannot be exported again, so a copy goes back.
                 c = c.clone()
-                handle, offset = self._cuda.ipc_export(c.data_ptr())
+            handle, offset = (b"", 0) if nbytes == 0 else self._cuda.ipc_export(c.data_ptr())
             keep.append(c)
             handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
                             "nbytes": nbytes, "device_index": c.device.index or 0})
@@ -189,14 +188,19 @@ class CudaTransport:
             expected = _numel(meta.shape) * torch.empty((), dtype=dtype).element_size()
             if h.nbytes != expected:
                 raise _core.InvalidArgumentError("a tensor handle's size does not match its shape")
+            self._ranges[base] = max(self._ranges.get(base, 0), h.cuda_offset + h.nbytes)
             raw = torch.from_dlpack(self._cuda.device_capsule(base + h.cuda_offset, h.nbytes, device))
             out.append(raw.view(dtype).view(list(meta.shape)))
         return out, None
+
+    def _imported(self, ptr: int) -> bool:
+        return any(base <= ptr < base + size for base, size in self._ranges.items())
 
     def close(self):
         for base in self._opened.values():
             self._cuda.ipc_close(base)
         self._opened.clear()
+        self._ranges.clear()
 
 
 def _numel(shape) -> int:

@@ -77,9 +77,14 @@ def _fused_add_rmsnorm_kernel(
     if cutlass.const_expr(num_warps > 1):
         smem = cutlass.utils.SmemAllocator()
         partial = smem.allocate_tensor(Float32, cute.make_layout((num_warps,)), 16)
-        if cute.arch.lane_idx() == 0:
-            partial[cute.arch.warp_idx()] = ss
-        cute.arch.barrier()
+        # Warp and lane from plain tidx arithmetic, computed outside the branch:
+        # cute.arch.warp_idx() lowers to a full-mask shfl.sync (make_warp_uniform), which
+        # must never run inside `if lane == 0` (only 1 of 32 lanes would reach it: deadlock).
+        warp = tidx // 32
+        lane = tidx % 32
+        if lane == 0:
+            partial[warp] = ss
+        cute.arch.barrier()  # every thread of the CTA, outside any branch
         ss = partial[0]
         for w in cutlass.range_constexpr(1, num_warps):
             ss = ss + partial[w]
