@@ -183,7 +183,10 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       absl::StrFormat("%g", b.command_timeout_s()),
       " s; only this folder is writable. Each "
       "command starts afresh here (cd and variables do not carry over; files do). Use it to "
-      "read, write and edit files and to compile offline.\n",
+      "read, write and edit files and to compile offline: `mkb check kernel.py --dsl $MKB_DSL "
+      "--problem ", p.slug(), "` parses, audits, imports and compiles kernel.py for the judge's GPU "
+      "architecture (errors with their kernel.py line) and costs no submission. The DSL's guide "
+      "is under `docs/`.\n",
       "- `submit`: evaluates the current `kernel.py` on the judge and returns its report, with "
       "the submissions and minutes you have left. You have ",
       b.max_submissions(),
