@@ -248,3 +248,43 @@ def test_the_trial_executor_from_python(tmp_path, sandbox_options):
     bad = json.dumps({"x": 1})
     with pytest.raises(mkb.InvalidArgumentError, match="unknown option 'nope'"):
         _core.AgentTrialExecutor({"suite_root": "x", "nope": bad}, "python3", [], None)
+
+
+class EnvProbeModel:
+    """Looks at what its shell sees, then finishes."""
+
+    def chat(self, messages, tools):
+        if not any(m["role"] == "assistant" for m in messages):
+            command = ('echo "$MKB_DSL $MKB_TARGET_ARCH" > env.txt; echo "$PYTHONPATH" > path.txt; '
+                       'ls "$OTHER" > other.txt 2>&1; ls docs > docs.txt')
+            return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
+        return {"tool_calls": [{"name": "finish", "arguments": {}}]}
+
+
+def test_the_shell_sees_only_its_own_dsl(tmp_path, sandbox_options, monkeypatch):
+    cute, tvm = tmp_path / "dsl" / "cutedsl", tmp_path / "dsl" / "tirx"
+    for site in (cute, tvm):
+        site.mkdir(parents=True)
+        (site / "marker.txt").write_text(site.name)
+    guides = tmp_path / "guides"
+    (guides / "cutedsl" / "official").mkdir(parents=True)
+    (guides / "cutedsl.md").write_text("# guide\n")
+    monkeypatch.setenv("OTHER", str(tvm))
+    executor = agent.AgentTrialExecutor(
+        tmp_path / "workspaces",
+        device="cpu",
+        target="NVIDIA H200 (sm_90a)",
+        guides_root=guides,
+        dsl_site_dirs={"cutedsl": [str(cute)], "tirx": [str(tvm)]},
+        sandbox=sandbox_options,
+        models=lambda model_id: EnvProbeModel(),
+    )
+    attempt = executor.run({"experiment": "e", "trial_id": "e/28/solo_cutedsl/r0",
+                            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16", "arm": "solo_cutedsl",
+                            "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
+    ws = Path(attempt.workspace_dir)
+    assert (ws / "env.txt").read_text().split() == ["cutedsl", "sm_90a"]
+    assert (ws / "path.txt").read_text().strip() == str(cute)
+    assert (ws / "docs.txt").read_text().split() == ["cutedsl", "cutedsl.md"]
+    if not sandbox_options:  # bubblewrap: the other DSL's directory is an empty tmpfs
+        assert "marker.txt" not in (ws / "other.txt").read_text()
