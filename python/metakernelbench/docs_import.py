@@ -118,9 +118,11 @@ def import_docs(dsl: str, source: Path, guides: Path, replace: bool = True) -> I
     source = Path(source)
     if not source.exists():
         raise Error(f"{source}: no such file or folder")
-    files = [source] if source.is_file() else sorted(
-        p for p in source.rglob("*")
-        if p.is_file() and p.suffix.lower() in SUFFIXES and not (set(p.relative_to(source).parts[:-1]) & SKIP_DIRS))
+    def wanted(p: Path) -> bool:
+        skipped = set(p.relative_to(source).parts[:-1]) & SKIP_DIRS
+        return p.is_file() and p.suffix.lower() in SUFFIXES and not skipped
+
+    files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if wanted(p))
     if not files:
         raise Error(f"{source}: no documentation pages found (looked for {', '.join(sorted(SUFFIXES))})")
     destination = Path(guides) / dsl / "official"
@@ -151,12 +153,14 @@ def import_docs(dsl: str, source: Path, guides: Path, replace: bool = True) -> I
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(f"<!-- imported from {rel} -->\n{text}", encoding="utf-8")
         headings = [h.strip() for h in re.findall(r"^#{2,3}\s+(.+)$", text, re.M)][:12]
-        index.append(f"- `{rel.with_suffix('.md')}` — {title}" + (f": {'; '.join(headings)}" if headings else ""))
+        sections = f": {'; '.join(headings)}" if headings else ""
+        index.append(f"- `{rel.with_suffix('.md')}` — {title}{sections}")
         result.pages += 1
         result.bytes += len(text.encode())
     if result.pages == 0:
         shutil.rmtree(staging, ignore_errors=True)
-        raise Error(f"{source}: none of its {len(files)} files could be imported: " + "; ".join(result.skipped[:5]))
+        reasons = "; ".join(result.skipped[:5])
+        raise Error(f"{source}: none of its {len(files)} files could be imported: {reasons}")
     (staging / "INDEX.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     if destination.exists():
         if not replace:

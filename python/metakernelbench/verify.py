@@ -13,9 +13,9 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import toolchains
 from .suite import Problem, Suite
@@ -149,7 +149,8 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
                                     "python": env.python_version}
         table["rows"].append(row.to_dict())
         table["rows"].sort(key=lambda r: (r["number"], r["dsl"]))
-        progress(f"    {row.status}" + (f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else "")
+        speedup = f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else ""
+        progress(f"    {row.status}" + speedup
                  + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")
                  + (f" ({row.floor_pct:.0f}% of the floor)" if row.floor_pct else "")
                  + ("" if row.passed else f": {row.message}\n{row.detail}"))

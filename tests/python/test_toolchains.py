@@ -7,12 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import metakernelbench as mkb
+import pytest
 from metakernelbench import toolchains
-from metakernelbench.dslcheck import check_arch, check_kernel
 from metakernelbench.docs_import import import_docs
+from metakernelbench.dslcheck import check_arch, check_kernel
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,7 +38,8 @@ def test_activate_runs_pth_files_and_puts_the_site_first(tmp_path):
     site = tmp_path / "site"
     (site / "pkg" / "extra").mkdir(parents=True)
     (site / "pkg" / "extra" / "shadow_mod.py").write_text("VALUE = 42\n")
-    (site / "x.pth").write_text("import os, sys; sys.path.insert(0, os.path.join(%r, 'pkg', 'extra'))\n" % str(site))
+    extra = str(site / "pkg" / "extra")
+    (site / "x.pth").write_text(f"import sys; sys.path.insert(0, {extra!r})\n")
     code = ("import sys; from metakernelbench import toolchains; toolchains.activate([sys.argv[1]]); "
             "import shadow_mod; print(shadow_mod.VALUE, sys.path.index(sys.argv[1]))")
     out = subprocess.run([sys.executable, "-c", code, str(site)], capture_output=True, text=True, check=True)
@@ -103,7 +103,8 @@ def test_docs_import_indexes_html_notebooks_and_markdown(tmp_path):
     (docs / "api" / "_static" / "skip.html").write_text("<p>theme</p>")
     (docs / "index.html").write_text(
         "<html><head><title>CuTe DSL &amp; you</title><script>var x = 1;</script></head><body>"
-        "<h1>Intro</h1><p>Layouts  compose.</p><h2>Copy atoms</h2><pre>cute.copy(atom, src, dst)\n</pre></body></html>")
+        "<h1>Intro</h1><p>Layouts  compose.</p><h2>Copy atoms</h2>"
+        "<pre>cute.copy(atom, src, dst)\n</pre></body></html>")
     (docs / "api" / "tensor.md").write_text("# Tensors\n\n## make_tensor\ntext\n")
     (docs / "nb.ipynb").write_text(json.dumps({"cells": [
         {"cell_type": "markdown", "source": ["# Notebook\n", "words"]},

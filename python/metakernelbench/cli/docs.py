@@ -16,8 +16,9 @@ app = typer.Typer(help="The documentation every agent workspace gets.", no_args_
 def import_(
     path: Path = typer.Argument(..., help="Your copy of the DSL's official docs (a folder or one file)."),
     dsl: str = typer.Option(..., "--dsl", help="cutedsl or tirx."),
-    into: Optional[Path] = typer.Option(None, "--into", help="Guides folder (default: MKB_GUIDES, or docs/dsl "
-                                        "of the checkout)."),
+    into: Optional[Path] = typer.Option(
+        None, "--into", help="Guides folder (default: MKB_GUIDES, or docs/dsl of the checkout)."
+    ),
 ) -> None:
     """Index your copy of a DSL's official docs into docs/<dsl>/official/ of every workspace of that
     DSL (HTML to text, notebooks to cells, Markdown / reST kept, an INDEX.md of titles and headings)."""

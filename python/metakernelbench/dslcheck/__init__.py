@@ -115,7 +115,8 @@ def check_kernel(kernel: str | os.PathLike, dsl: str, problem, arch: str, timeou
         result.seconds = time.monotonic() - t0
         tail = (expired.stderr or b"")[-2000:]
         tail = tail.decode(errors="replace") if isinstance(tail, bytes) else tail
-        result.diagnostics.append(Diagnostic("timeout", f"the check took more than {timeout_s:.0f} s", None, tail))
+        message = f"the check took more than {timeout_s:.0f} s"
+        result.diagnostics.append(Diagnostic("timeout", message, None, tail))
         return result
     result.seconds = time.monotonic() - t0
     marker = "@@mkb-check@@"

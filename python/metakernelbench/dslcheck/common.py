@@ -23,7 +23,8 @@ def kernel_line(error: BaseException, kernel_path: str) -> int | None:
             return line
         current = current.__cause__ or current.__context__
     text = str(error)
-    for pattern in (re.escape(kernel_path) + r"\"?[:,]\s*(?:line\s*)?(\d+)", r"kernel\.py\"?[:,]\s*(?:line\s*)?(\d+)"):
+    where = r"\"?[:,]\s*(?:line\s*)?(\d+)"
+    for pattern in (re.escape(kernel_path) + where, r"kernel\.py" + where):
         m = re.search(pattern, text)
         if m:
             return int(m.group(1))

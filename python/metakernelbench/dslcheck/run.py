@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -38,9 +37,9 @@ def main() -> None:
         return
     diagnostics: list[dict] = []
     # 2. The judge's static audit: what a submission would be refused for.
-    from .. import _core
-
     import re
+
+    from .. import _core
 
     for finding in _core.static_audit(source, args.dsl, True, None):
         if finding.severity == "violation":
