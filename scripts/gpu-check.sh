@@ -161,7 +161,7 @@ if [ "$MODE" = "--dsl" ]; then
       $(for p in ${MKB_SOLUTIONS:-}; do printf -- '--problems %s ' "$p"; done) > "$OUT_DIR/solutions.log" 2>&1
   rc=$?
   cp "$table" "$OUT_DIR/solutions.json" 2>/dev/null
-  cat "$OUT_DIR/solutions.log" | tail -40
+  tail -40 "$OUT_DIR/solutions.log"
   row "verify-solutions" "$([ $rc = 0 ] && echo ok || echo FAILED) ($(elapsed "$t0"))"
   [ $rc = 0 ] || status=1
 fi

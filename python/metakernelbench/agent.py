@@ -170,7 +170,8 @@ def _installed_toolchains() -> dict[str, list[str]]:
     shell get only their variant's)."""
     from . import toolchains
 
-    return {d: toolchains.python_path(d) for d in toolchains.DSLS if toolchains.python_path(d)}
+    paths = {d: toolchains.python_path(d) for d in toolchains.DSLS}
+    return {d: p for d, p in paths.items() if p}
 
 
 def _default_guides_root() -> str:

@@ -47,11 +47,8 @@ EXCLUDED: dict[str, tuple[str, ...]] = {
     "tirx": (),
 }
 
-# The distributions whose versions a verdict records, per DSL.
-VERSION_PACKAGES: dict[str, tuple[str, ...]] = {
-    "cutedsl": ("nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-cu13", "apache-tvm-ffi"),
-    "tirx": ("apache-tvm", "apache-tvm-ffi"),
-}
+# The DSL distributions whose versions a verdict records (those the worker can import).
+VERSION_PACKAGES = ("nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-cu13", "apache-tvm", "apache-tvm-ffi")
 
 MARKER = "mkb-toolchain.json"
 
@@ -232,18 +229,6 @@ def install(dsl: str, requirements: tuple[str, ...] | None = None, python: str =
     subprocess.run(["rm", "-rf", str(target)], check=True)
     staging.rename(target)
     return toolchain(dsl)
-
-
-def versions_in(directories: list[str]) -> dict[str, str]:
-    """Versions of the DSL distributions found in `directories` (dist-info metadata)."""
-    from importlib import metadata
-
-    found = {}
-    for dist in metadata.distributions(path=list(directories)):
-        name = dist.metadata["Name"]
-        if name:
-            found[name] = dist.version
-    return found
 
 
 # --- carrying a toolchain to a machine without network -----------------------------------------

@@ -25,16 +25,12 @@ File caching is off: every check compiles for real.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
-from .common import from_exception, kernel_line
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+from .common import ANSI, Patches, error_chain, from_exception, import_file, kernel_line, syntax_diagnostic
 
 
 def check(kernel_path: str, inputs: list, arch: str) -> list[dict]:
@@ -43,7 +39,7 @@ def check(kernel_path: str, inputs: list, arch: str) -> list[dict]:
 
     def run(state):
         try:
-            module = _import_module(kernel_path, "kernel")
+            module = import_file(kernel_path, "kernel")
         except BaseException as error:
             return [_diagnostic(error, kernel_path, state.kind(error, "import"))]
         solve = getattr(module, "solve", None)
@@ -66,7 +62,7 @@ def check_script(script_path: str, arch: str) -> list[dict]:
 
     def run(state):
         try:
-            _import_module(script_path, "__main__")
+            import_file(script_path, "__main__")
         except BaseException as error:
             return [_diagnostic(error, script_path, state.kind(error, "runtime"))]
         return []
@@ -77,11 +73,9 @@ def check_script(script_path: str, arch: str) -> list[dict]:
 def _checked(path: str, arch: str, run, what: str) -> list[dict]:
     try:
         source = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
-        try:
-            compile(source, path, "exec")
-        except SyntaxError as error:
-            return [{"kind": "syntax", "message": str(error.msg), "line": error.lineno,
-                     "detail": (error.text or "").rstrip()}]
+        syntax = syntax_diagnostic(source, path)
+        if syntax is not None:
+            return [syntax]
         # Before the DSL is imported: it reads its settings once, when its singletons are made.
         os.environ["CUTE_DSL_ARCH"] = arch
         os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"  # compile for real, not from a cache
@@ -102,36 +96,15 @@ def _checked(path: str, arch: str, run, what: str) -> list[dict]:
         return [_diagnostic(error, path, "runtime")]
 
 
-def _import_module(path: str, name: str):
-    """Executes the file at `path` as module `name`, registered in sys.modules (the DSL finds
-    a function's globals through its module); `__main__` is restored afterwards."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    previous = sys.modules.get(name)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if name == "__main__" and previous is not None:
-            sys.modules[name] = previous
-    return module
-
-
 def _is_dsl_error(error: BaseException) -> bool:
     from cutlass.base_dsl.common import DSLBaseError
 
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, DSLBaseError):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+    return any(isinstance(e, DSLBaseError) for e in error_chain(error))
 
 
 def _diagnostic(error: BaseException, kernel_path: str, kind: str, prefix: str = "") -> dict:
     d = from_exception(error, kernel_path, kind)
-    text = _ANSI.sub("", str(error)).strip()
+    text = ANSI.sub("", str(error)).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # DSL errors render as a block ("error[...]: summary", "error: detail", "note: ...",
     # "suggestion: ..."); the message keeps the summary and the first specific line.
@@ -142,7 +115,7 @@ def _diagnostic(error: BaseException, kernel_path: str, kind: str, prefix: str =
         message += " " + " ".join(specific[:2])
     message = message.split(" note: unknown: see current operation")[0]  # MLIR's op dump
     d["message"] = prefix + message[:600]
-    d["detail"] = _ANSI.sub("", d["detail"])
+    d["detail"] = ANSI.sub("", d["detail"])
     if d["line"] is None:
         line = getattr(error, "line", None)
         filename = getattr(error, "filename", None)
@@ -171,11 +144,8 @@ def _offline(arch: str, compiled: list[str]):
     from cutlass.base_dsl.jit_executor import JitCompiledFunction
 
     state = _State()
-    undo: list[tuple[object, str, object]] = []
-
-    def patch(owner, name, value):
-        undo.append((owner, name, vars(owner).get(name, _MISSING)))
-        setattr(owner, name, value)
+    patches = Patches()
+    patch = patches.set
 
     for instance in list(dsl_module.DSLSingletonMeta._instances.values()):
         envar = instance.envar
@@ -245,31 +215,14 @@ def _offline(arch: str, compiled: list[str]):
     try:
         import torch
 
-        class _Stream:
-            cuda_stream = 0
-            stream_id = 0
-            device = torch.device("cuda", 0)
-
-            def synchronize(self):
-                pass
-
-        patch(torch.cuda, "current_stream", lambda device=None: _Stream())
-        patch(torch.cuda, "default_stream", lambda device=None: _Stream())
+        patches.stand_in_streams(torch)
     except ImportError:
         pass
 
     try:
         yield state
     finally:
-        for owner, name, value in reversed(undo):
-            if value is _MISSING:
-                with contextlib.suppress(AttributeError):
-                    delattr(owner, name)
-            else:
-                setattr(owner, name, value)
-
-
-_MISSING = object()
+        patches.restore()
 
 
 def _subclasses(cls) -> list[type]:

@@ -24,16 +24,15 @@ def main() -> None:
     args = parser.parse_args()
 
     from .. import toolchains
+    from .common import syntax_diagnostic
 
     toolchains.activate(json.loads(args.sites))
     with open(args.kernel, encoding="utf-8", errors="surrogateescape") as f:
         source = f.read()
     # 1. Syntax, as Python itself reports it.
-    try:
-        compile(source, args.kernel, "exec")
-    except SyntaxError as error:
-        _emit([{"kind": "syntax", "message": f"{error.msg}", "line": error.lineno,
-                "detail": (error.text or "").rstrip()}])
+    syntax = syntax_diagnostic(source, args.kernel)
+    if syntax is not None:
+        _emit([syntax])
         return
     diagnostics: list[dict] = []
     # 2. The judge's static audit: what a submission would be refused for.

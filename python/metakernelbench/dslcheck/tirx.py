@@ -27,14 +27,13 @@ else the innermost kernel.py frame of the traceback.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import re
 import sys
 import time
 from pathlib import Path
 
-from .common import from_exception, kernel_line
+from .common import ANSI, Patches, error_chain, from_exception, import_file, kernel_line, syntax_diagnostic
 
 _TORCH_TO_TVM = {
     "bool": "bool",
@@ -69,17 +68,9 @@ def _check(kernel_path: str, inputs: list, arch: str) -> list[dict]:
         return [
             {"kind": "import", "message": f"cannot read {kernel_path}: {error}", "line": None, "detail": ""}
         ]
-    try:
-        compile(source, kernel_path, "exec")
-    except SyntaxError as error:
-        return [
-            {
-                "kind": "syntax",
-                "message": str(error.msg),
-                "line": error.lineno,
-                "detail": (error.text or "").rstrip(),
-            }
-        ]
+    syntax = syntax_diagnostic(source, kernel_path)
+    if syntax is not None:
+        return [syntax]
     try:
         import tvm  # noqa: F401
         from tvm.script import tirx  # noqa: F401
@@ -90,7 +81,7 @@ def _check(kernel_path: str, inputs: list, arch: str) -> list[dict]:
     diagnostics: list[dict] = []
     with _captured_stderr() as warnings, _offline(arch, compiled) as state:
         try:
-            module = _import_kernel(kernel_path)
+            module = import_file(kernel_path, "kernel")
         except BaseException as error:
             kind = "compile" if state.in_compile or _is_dsl_error(error) else "import"
             return [_diagnostic(error, kernel_path, kind)]
@@ -179,22 +170,6 @@ def _captured_stderr():
                     warnings.append(m.group(1).strip())
 
 
-def _import_kernel(kernel_path: str):
-    spec = importlib.util.spec_from_file_location("kernel", kernel_path)
-    module = importlib.util.module_from_spec(spec)
-    previous = sys.modules.get("kernel")
-    sys.modules["kernel"] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        if previous is None:
-            sys.modules.pop("kernel", None)
-        else:
-            sys.modules["kernel"] = previous
-        raise
-    return module
-
-
 def _is_tirx_module(value) -> bool:
     import tvm
 
@@ -205,15 +180,11 @@ def _is_dsl_error(error: BaseException) -> bool:
     """TVMScript diagnostics and errors raised by TVM's C++ passes (tvm.error.*)."""
     import tvm
 
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, (tvm.error.DiagnosticError, _CompileError)):
-            return True
-        if type(error).__module__.startswith("tvm"):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+    def ours(e: BaseException) -> bool:
+        diagnosed = isinstance(e, (tvm.error.DiagnosticError, _CompileError))
+        return diagnosed or type(e).__module__.startswith("tvm")
+
+    return any(ours(e) for e in error_chain(error))
 
 
 class _CompileError(RuntimeError):
@@ -221,12 +192,11 @@ class _CompileError(RuntimeError):
 
 
 _LOCATION = re.compile(r"-->\s*(.+?):(\d+):(\d+)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _diagnostic(error: BaseException, kernel_path: str, kind: str, prefix: str = "") -> dict:
     d = from_exception(error, kernel_path, kind)
-    text = _ANSI.sub("", str(error)).strip()
+    text = ANSI.sub("", str(error)).strip()
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     # A TVMScript diagnostic names the offending line of kernel.py itself ("--> path:LINE:COL");
     # it is more precise than the traceback's frame (the decorator or the factory's call).
@@ -240,7 +210,7 @@ def _diagnostic(error: BaseException, kernel_path: str, kind: str, prefix: str =
         first = lines[0] if lines else type(error).__name__
         first = f"{type(error).__name__}: {first}"
     d["message"] = (prefix + first)[:600]
-    d["detail"] = (text[:3000] + "\n\n" + _ANSI.sub("", d["detail"]))[-6000:]
+    d["detail"] = (text[:3000] + "\n\n" + ANSI.sub("", d["detail"]))[-6000:]
     if d["line"] is None:
         d["line"] = kernel_line(error, kernel_path)
     return d
@@ -456,11 +426,8 @@ def _offline(arch: str, compiled: list[str]):
     state = _State(arch, compiled)
     state.compile_fn = tvm.compile
     build_fn = tvm.tirx.build
-    undo: list[tuple[object, str, object]] = []
-
-    def patch(owner, name, value):
-        undo.append((owner, name, getattr(owner, name, _MISSING)))
-        setattr(owner, name, value)
+    patches = Patches()
+    patch = patches.set
 
     def offline_compile(mod, target=None, *args, **kwargs):
         if state.in_compile:  # tvm.compile calls tvm.tirx.build: only the outer call is ours
@@ -482,32 +449,15 @@ def _offline(arch: str, compiled: list[str]):
         patch(build_module, "compile", offline_compile)
     major, minor = _capability(arch)
     patch(torch.cuda, "get_device_capability", lambda device=None: (major, minor))
-
-    class _Stream:  # kernels that pass torch's stream on explicitly still reach their compile
-        cuda_stream = 0
-        stream_id = 0
-        device = torch.device("cuda", 0)
-
-        def synchronize(self):
-            pass
-
-    patch(torch.cuda, "current_stream", lambda device=None: _Stream())
-    patch(torch.cuda, "default_stream", lambda device=None: _Stream())
+    patches.stand_in_streams(torch)
     patch(torch.cuda, "synchronize", lambda device=None: None)
     try:
         yield state
     finally:
-        for owner, name, value in reversed(undo):
-            if value is _MISSING:
-                with contextlib.suppress(AttributeError):
-                    delattr(owner, name)
-            else:
-                setattr(owner, name, value)
+        patches.restore()
 
 
 def _capability(arch: str) -> tuple[int, int]:
     m = re.fullmatch(r"sm_(\d+)(\d)[af]?", arch)
     return (int(m.group(1)), int(m.group(2))) if m else (9, 0)
 
-
-_MISSING = object()

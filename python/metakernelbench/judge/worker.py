@@ -446,7 +446,7 @@ def _private_module(name: str, path: str, register: bool = False):
 
 def _versions() -> list[dict]:
     out = []
-    for package in ("torch", "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-cu13", "apache-tvm", "apache-tvm-ffi"):
+    for package in ("torch", *toolchains.VERSION_PACKAGES):
         try:
             out.append({"name": package, "version": importlib.metadata.version(package)})
         except importlib.metadata.PackageNotFoundError:
