@@ -178,6 +178,12 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
     return Deny("runtime.limits", absl::StrCat(event, ": the worker's limits are the judge's"));
   }
 
+  // Code objects (function.__code__ and the like) reach no frame and no object: reading them is
+  // allowed (making a function of one raises function.__new__, refused below).
+  if (event == "object.__getattr__" &&
+      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code"})) {
+    return Allow();
+  }
   // Frames and the collector: only where a frame is read and not handed on (named standard
   // modules), or by the DSL's or the judge's own code.
   if (OneOf(event, {"sys._getframe", "sys._getframemodulename", "object.__getattr__",

@@ -79,6 +79,8 @@ TEST_CASE("code made at run time runs only where the import system, a code gener
 TEST_CASE("frames and the collector: only for named readers and the DSL's own code") {
   CHECK_FALSE(Allowed("sys._getframe", Kernel()));
   CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "tb_frame"));
+  CHECK_FALSE(Allowed("object.__getattr__", Torch(), "", "gi_frame"));
+  CHECK(Allowed("object.__getattr__", Torch(), "", "__code__"));  // a code object: no frame
   CHECK_FALSE(Allowed("gc.get_objects", Kernel()));
   CHECK_FALSE(Allowed("sys._getframe", Torch()));
   CHECK_FALSE(Allowed("sys._getframe", Stdlib("inspect.py", Kernel())));  // hands frames back

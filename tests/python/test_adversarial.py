@@ -71,6 +71,8 @@ def test_adversarial_case(case, tmp_path):
         assert not verdict["passed"] and verdict["speedup_vs_eager"] is None
     if "mismatch_kind" in case:
         assert verdict["first_mismatch"]["kind"] == case["mismatch_kind"], summary
+    if "max_speedup" in case and verdict["speedup_vs_eager"] is not None:
+        assert verdict["speedup_vs_eager"] <= case["max_speedup"], f"{case['why']}; got {summary}"
     if "finding" in case:
         codes = {f["code"] for f in verdict["findings"] if f["severity"] == "violation"}
         assert case["finding"] in codes, summary
