@@ -1,209 +1,378 @@
 #include "libmkb/judge/static_audit.h"
 
+#include <algorithm>
+#include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "libmkb/judge/python_tokenizer.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "libmkb/judge/python_parser.h"
 
 namespace mkb {
 namespace {
 
-using Tokens = std::vector<PythonToken>;
+// --- the rules ----------------------------------------------------------------------------
 
+// A rule's pattern is a dotted path that matches itself and everything below it; a last
+// component "*" matches only what is below ("os.*": os.system, not os itself), one ending in
+// "*" a family ("os.exec*": os.execv, os.execlp). The most specific matching pattern decides;
+// a rule without a code allows (an exception under a broader rule).
 struct Rule {
-  const char* prefix;  // dotted module / attribute path; matches itself and anything below it
+  const char* pattern;
   const char* code;
   const char* reason;
+  // Modules: whether the rule also matches where its first component is reached as an
+  // attribute inside a chain (torch.ctypes, x.subprocess). Off for names that are ordinary
+  // words as attributes (tensor.select, torch.signal): those are import rules only.
+  bool inside_chains = true;
 };
 
+constexpr char kImport[] = "static.forbidden_import";
+constexpr char kCall[] = "static.forbidden_call";
+constexpr char kIntrospection[] = "static.introspection";
+constexpr char kDynamicImport[] = "static.dynamic_import";
+constexpr char kDynamicCode[] = "static.dynamic_code";
+constexpr char kDynamicAttribute[] = "static.dynamic_attribute";
+constexpr char kModulePatch[] = "static.module_patch";
+constexpr char kJudge[] = "static.judge_access";
+constexpr char kReference[] = "static.reference_access";
+constexpr char kSeed[] = "static.seed_access";
+
+constexpr char kNoFiles[] = "file access is forbidden";
+constexpr char kNoProcesses[] = "subprocesses are forbidden";
+constexpr char kNoThreads[] = "threads are forbidden (work must finish inside solve)";
+constexpr char kNoNetwork[] = "network access is forbidden";
+constexpr char kNoSeeds[] = "kernels may not depend on or change seeds";
+constexpr char kNoGraphs[] = "CUDA Graphs are forbidden";
+constexpr char kNoCompile[] = "torch.compile machinery is forbidden";
+constexpr char kNoRawCuda[] =
+    "raw CUDA modules, launches and graphs through the driver / runtime API are forbidden";
+constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
+
 // Modules a kernel may not import (SPEC §2: no other compilers, raw CUDA, processes, network,
-// files, threads, introspection; the judge and the problem's reference are off limits).
-constexpr Rule kForbiddenModules[] = {
-    {"triton", "static.forbidden_import", "Triton is not a variant's DSL"},
-    {"torch._dynamo", "static.forbidden_import", "torch.compile machinery is forbidden"},
-    {"torch._inductor", "static.forbidden_import", "torch.compile machinery is forbidden"},
-    {"torch.utils.cpp_extension", "static.forbidden_import",
-     "inline C++/CUDA extensions are forbidden"},
-    {"torch.cuda.graphs", "static.forbidden_import", "CUDA Graphs are forbidden"},
-    {"ctypes", "static.forbidden_import", "ctypes (raw native calls) is forbidden"},
-    {"cffi", "static.forbidden_import", "cffi (raw native calls) is forbidden"},
-    {"cupy", "static.forbidden_import", "CuPy (raw CUDA kernels, library ops) is forbidden"},
-    {"numba", "static.forbidden_import", "Numba is not a variant's DSL"},
-    {"pycuda", "static.forbidden_import", "PyCUDA (raw CUDA) is forbidden"},
-    {"cuda.bindings.nvrtc", "static.forbidden_import", "NVRTC (raw CUDA compilation) is forbidden"},
-    {"cuda.nvrtc", "static.forbidden_import", "NVRTC (raw CUDA compilation) is forbidden"},
-    {"cuda.core", "static.forbidden_import", "cuda.core (raw kernel launches) is forbidden"},
-    {"jax", "static.forbidden_import", "JAX is not a variant's DSL"},
-    {"tensorflow", "static.forbidden_import", "TensorFlow is not a variant's DSL"},
-    {"subprocess", "static.forbidden_import", "subprocesses are forbidden"},
-    {"multiprocessing", "static.forbidden_import", "subprocesses are forbidden"},
-    {"concurrent", "static.forbidden_import", "threads and processes are forbidden"},
-    {"threading", "static.forbidden_import",
-     "threads are forbidden (work must finish inside solve)"},
-    {"_thread", "static.forbidden_import", "threads are forbidden"},
-    {"asyncio", "static.forbidden_import", "event loops are forbidden"},
-    {"signal", "static.forbidden_import", "signal handlers are forbidden"},
-    {"socket", "static.forbidden_import", "network access is forbidden"},
-    {"ssl", "static.forbidden_import", "network access is forbidden"},
-    {"http", "static.forbidden_import", "network access is forbidden"},
-    {"urllib", "static.forbidden_import", "network access is forbidden"},
-    {"requests", "static.forbidden_import", "network access is forbidden"},
-    {"pathlib", "static.forbidden_import", "file access is forbidden"},
-    {"shutil", "static.forbidden_import", "file access is forbidden"},
-    {"tempfile", "static.forbidden_import", "file access is forbidden"},
-    {"glob", "static.forbidden_import", "file access is forbidden"},
-    {"io", "static.forbidden_import", "file access is forbidden"},
-    {"mmap", "static.forbidden_import", "raw memory access is forbidden"},
-    {"pickle", "static.forbidden_import",
-     "serialisation of live objects is not needed by a kernel"},
-    {"marshal", "static.forbidden_import", "code objects are forbidden"},
-    {"importlib", "static.dynamic_import", "dynamic imports are forbidden"},
-    {"builtins", "static.introspection", "patching builtins is forbidden"},
-    {"gc", "static.introspection", "reaching other objects through the collector is forbidden"},
-    {"inspect", "static.introspection", "frame and source introspection is forbidden"},
-    {"traceback", "static.introspection", "frame introspection is forbidden"},
-    {"resource", "static.introspection", "changing the worker's limits is forbidden"},
-    {"faulthandler", "static.introspection", "not needed by a kernel"},
+// files, threads, introspection, kernel libraries; the judge and the reference are off limits).
+constexpr Rule kModuleRules[] = {
+    {"triton", kImport, "Triton is not a variant's DSL"},
+    {"torch._dynamo", kImport, kNoCompile},
+    {"torch._inductor", kImport, kNoCompile},
+    {"torch.utils.cpp_extension", kImport, "inline C++/CUDA extensions are forbidden"},
+    {"torch.cuda.graphs", kImport, kNoGraphs},
+    {"ctypes", kImport, "ctypes (raw native calls) is forbidden"},
+    {"_ctypes", kImport, "ctypes (raw native calls) is forbidden"},
+    {"cffi", kImport, "cffi (raw native calls) is forbidden"},
+    {"cupy", kImport, "CuPy (raw CUDA kernels, library ops) is forbidden"},
+    {"numba", kImport, "Numba is not a variant's DSL"},
+    {"pycuda", kImport, "PyCUDA (raw CUDA) is forbidden"},
+    {"cuda.bindings.nvrtc", kImport, "NVRTC (raw CUDA compilation) is forbidden"},
+    {"cuda.bindings.nvjitlink", kImport, "nvJitLink (raw CUDA linking) is forbidden"},
+    {"cuda.nvrtc", kImport, "NVRTC (raw CUDA compilation) is forbidden"},
+    {"cuda.core", kImport, "cuda.core (raw kernel launches) is forbidden"},
+    {"jax", kImport, "JAX is not a variant's DSL"},
+    {"tensorflow", kImport, "TensorFlow is not a variant's DSL"},
+    {"flashinfer", kImport, kNoLibrary},
+    {"flash_attn", kImport, kNoLibrary},
+    {"xformers", kImport, kNoLibrary},
+    {"apex", kImport, kNoLibrary},
+    {"vllm", kImport, kNoLibrary},
+    {"sgl_kernel", kImport, kNoLibrary},
+    {"deep_gemm", kImport, kNoLibrary},
+    {"transformer_engine", kImport, kNoLibrary},
+    {"liger_kernel", kImport, kNoLibrary},
+    {"quack", kImport, kNoLibrary},
+    {"torchao", kImport, kNoLibrary},
+    {"bitsandbytes", kImport, kNoLibrary},
+    {"tilelang", kImport, "TileLang is not a variant's DSL"},
+    {"subprocess", kImport, kNoProcesses},
+    {"_posixsubprocess", kImport, kNoProcesses},
+    {"multiprocessing", kImport, kNoProcesses},
+    {"_multiprocessing", kImport, kNoProcesses},
+    {"concurrent", kImport, "threads and processes are forbidden"},
+    {"threading", kImport, kNoThreads},
+    {"_thread", kImport, "threads are forbidden"},
+    {"asyncio", kImport, "event loops are forbidden"},
+    {"signal", kImport, "signal handlers are forbidden", false},
+    {"_signal", kImport, "signal handlers are forbidden"},
+    {"atexit", kImport, "exit handlers run after the evaluation"},
+    {"posix", kImport, "the raw os module is forbidden"},
+    {"pty", kImport, kNoProcesses},
+    {"pdb", kImport, "debuggers are forbidden"},
+    {"bdb", kImport, "debuggers are forbidden"},
+    {"pydoc", kImport, "pydoc runs pagers (subprocesses)"},
+    {"platform", kImport, "platform probes run subprocesses", false},
+    {"webbrowser", kImport, kNoProcesses},
+    {"socket", kImport, kNoNetwork},
+    {"_socket", kImport, kNoNetwork},
+    {"ssl", kImport, kNoNetwork},
+    {"select", kImport, "raw descriptor access is forbidden", false},
+    {"selectors", kImport, "raw descriptor access is forbidden", false},
+    {"http", kImport, kNoNetwork, false},
+    {"urllib", kImport, kNoNetwork},
+    {"requests", kImport, kNoNetwork, false},
+    {"ftplib", kImport, kNoNetwork},
+    {"smtplib", kImport, kNoNetwork},
+    {"xmlrpc", kImport, kNoNetwork},
+    {"socketserver", kImport, kNoNetwork},
+    {"pathlib", kImport, kNoFiles},
+    {"shutil", kImport, kNoFiles},
+    {"tempfile", kImport, kNoFiles},
+    {"glob", kImport, kNoFiles, false},
+    {"io", kImport, kNoFiles, false},
+    {"_io", kImport, kNoFiles},
+    {"fileinput", kImport, kNoFiles},
+    {"linecache", kImport, kNoFiles},
+    {"tokenize", kImport, kNoFiles, false},
+    {"zipfile", kImport, kNoFiles},
+    {"tarfile", kImport, kNoFiles},
+    {"sqlite3", kImport, kNoFiles},
+    {"shelve", kImport, kNoFiles},
+    {"dbm", kImport, kNoFiles},
+    {"fcntl", kImport, "raw descriptor access is forbidden"},
+    {"termios", kImport, "raw descriptor access is forbidden"},
+    {"mmap", kImport, "raw memory access is forbidden"},
+    {"pickle", kImport, "unpickling runs code; a kernel needs no serialisation"},
+    {"_pickle", kImport, "unpickling runs code; a kernel needs no serialisation"},
+    {"copyreg", kImport, "unpickling runs code; a kernel needs no serialisation"},
+    {"marshal", kImport, "code objects are forbidden"},
+    {"code", kImport, "interactive interpreters run code", false},
+    {"codeop", kImport, "compiling code at run time is forbidden"},
+    {"runpy", kDynamicImport, "running modules by name is forbidden"},
+    {"importlib", kDynamicImport, "dynamic imports are forbidden"},
+    {"pkgutil", kDynamicImport, "importing and resolving names at run time is forbidden"},
+    {"zipimport", kDynamicImport, "dynamic imports are forbidden"},
+    {"_imp", kDynamicImport, "dynamic imports are forbidden"},
+    {"imp", kDynamicImport, "dynamic imports are forbidden", false},
+    {"_frozen_importlib", kDynamicImport, "dynamic imports are forbidden"},
+    {"_frozen_importlib_external", kDynamicImport, "dynamic imports are forbidden"},
+    {"site", kDynamicImport, "the import system is off limits", false},
+    {"builtins", kIntrospection, "patching builtins is forbidden"},
+    {"gc", kIntrospection, "reaching other objects through the collector is forbidden"},
+    {"inspect", kIntrospection, "frame and source introspection is forbidden"},
+    {"traceback", kIntrospection, "frame introspection is forbidden"},
+    {"resource", kIntrospection, "changing the worker's limits is forbidden", false},
+    {"faulthandler", kIntrospection, "not needed by a kernel"},
     {"metakernelbench", "static.judge_access", "the judge is off limits"},
-    {"_mkb_problem", "static.reference_access", "the problem's reference is off limits"},
-    {"reference", "static.reference_access", "the problem's reference is off limits"},
+    {"_mkb_problem", kReference, "the problem's reference is off limits"},
+    {"reference", kReference, "the problem's reference is off limits", false},
 };
 
 // Attribute paths a kernel may not touch (calls or references), below allowed modules.
-constexpr Rule kForbiddenAttributes[] = {
-    {"torch.compile", "static.forbidden_call", "torch.compile is forbidden"},
-    {"torch.jit", "static.forbidden_call", "torch.jit is forbidden"},
-    {"torch._dynamo", "static.forbidden_call", "torch.compile machinery is forbidden"},
-    {"torch._inductor", "static.forbidden_call", "torch.compile machinery is forbidden"},
-    {"torch.utils.cpp_extension", "static.forbidden_call", "inline extensions are forbidden"},
-    {"torch.library", "static.forbidden_call", "registering custom ops is forbidden"},
-    {"torch.ops.load_library", "static.forbidden_call", "loading native libraries is forbidden"},
-    {"torch.cuda.CUDAGraph", "static.forbidden_call", "CUDA Graphs are forbidden"},
-    {"torch.cuda.graph", "static.forbidden_call", "CUDA Graphs are forbidden"},
-    {"torch.cuda.graphs", "static.forbidden_call", "CUDA Graphs are forbidden"},
-    {"torch.cuda.make_graphed_callables", "static.forbidden_call", "CUDA Graphs are forbidden"},
-    {"torch.cuda.jiterator", "static.forbidden_call", "runtime-compiled CUDA is forbidden"},
-    {"torch.use_deterministic_algorithms", "static.judge_access",
-     "the judge's numerics settings are off limits"},
-    {"torch.utils.deterministic", "static.judge_access",
-     "the judge's numerics settings are off limits"},
-    {"torch.manual_seed", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.seed", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.initial_seed", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.random", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.get_rng_state", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.set_rng_state", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.manual_seed", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.manual_seed_all", "static.seed_access",
-     "kernels may not depend on or change seeds"},
-    {"torch.cuda.initial_seed", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.get_rng_state", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.random", "static.seed_access", "kernels may not depend on or change seeds"},
-    {"torch.cuda.set_sync_debug_mode", "static.judge_access",
-     "the judge's settings are off limits"},
-    {"torch.backends", "static.module_patch",
-     "changing torch.backends settings changes the eager baseline"},
-    {"torch.set_float32_matmul_precision", "static.module_patch",
-     "changes the eager baseline's numerics"},
-    {"torch.set_default_dtype", "static.module_patch", "changes the judge's numerics"},
-    {"torch.set_default_device", "static.module_patch", "changes the judge's allocations"},
-    {"torch.overrides", "static.introspection", "torch function overrides are forbidden"},
-    {"torch._C", "static.introspection", "torch internals are off limits"},
-    {"os.system", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.popen", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.fork", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.forkpty", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.exec", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.spawn", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.posix_spawn", "static.forbidden_call", "subprocesses are forbidden"},
-    {"os.kill", "static.forbidden_call", "signalling processes is forbidden"},
-    {"os.killpg", "static.forbidden_call", "signalling processes is forbidden"},
-    {"os.write", "static.forbidden_call", "raw descriptor access is forbidden"},
-    {"os.read", "static.forbidden_call", "raw descriptor access is forbidden"},
-    {"os.open", "static.forbidden_call", "file access is forbidden"},
-    {"os.fdopen", "static.forbidden_call", "raw descriptor access is forbidden"},
-    {"os.dup", "static.forbidden_call", "raw descriptor access is forbidden"},
-    {"os.pipe", "static.forbidden_call", "raw descriptor access is forbidden"},
-    {"os.listdir", "static.forbidden_call", "file access is forbidden"},
-    {"os.scandir", "static.forbidden_call", "file access is forbidden"},
-    {"os.walk", "static.forbidden_call", "file access is forbidden"},
-    {"os.remove", "static.forbidden_call", "file access is forbidden"},
-    {"os.unlink", "static.forbidden_call", "file access is forbidden"},
-    {"os.environ", "static.forbidden_call", "the environment is off limits"},
-    {"os.getenv", "static.forbidden_call", "the environment is off limits"},
-    {"os.putenv", "static.forbidden_call", "the environment is off limits"},
-    {"os.getppid", "static.introspection", "the judge's process is off limits"},
-    {"os._exit", "static.forbidden_call", "exiting the worker is forbidden"},
-    {"sys.modules", "static.introspection",
-     "reaching other modules through sys.modules is forbidden"},
-    {"sys._getframe", "static.introspection", "frame introspection is forbidden"},
-    {"sys.settrace", "static.introspection", "tracing is forbidden"},
-    {"sys.setprofile", "static.introspection", "profiling hooks are forbidden"},
-    {"sys.addaudithook", "static.introspection", "audit hooks are the judge's"},
-    {"sys.audit", "static.introspection", "audit hooks are the judge's"},
-    {"sys.exit", "static.forbidden_call", "exiting the worker is forbidden"},
-    {"sys.stdout", "static.forbidden_call", "the worker's streams are the judge's"},
-    {"sys.stderr", "static.forbidden_call", "the worker's streams are the judge's"},
-    {"sys.meta_path", "static.introspection", "import hooks are forbidden"},
-    {"sys.path_hooks", "static.introspection", "import hooks are forbidden"},
-    {"sys.path", "static.introspection", "changing the import path is forbidden"},
-    {"sys.setrecursionlimit", "static.introspection", "not needed by a kernel"},
-    {"time.sleep", "static.forbidden_call", "kernels may not depend on timing"},
+constexpr Rule kAttributeRules[] = {
+    {"torch.compile", kCall, "torch.compile is forbidden"},
+    {"torch.compiler", kCall, kNoCompile},
+    {"torch.jit", kCall, "torch.jit is forbidden"},
+    {"torch._dynamo", kCall, kNoCompile},
+    {"torch._inductor", kCall, kNoCompile},
+    {"torch.export", kCall, kNoCompile},
+    {"torch._export", kCall, kNoCompile},
+    {"torch.fx", kCall, "torch.fx generates and executes Python source"},
+    {"torch.nn.Module.compile", kCall, "Module.compile is torch.compile"},
+    {"torch.utils.cpp_extension", kCall, "inline extensions are forbidden"},
+    {"torch.utils.collect_env", kCall, kNoProcesses},
+    {"torch.utils.benchmark", kCall, "its timers compile and execute code strings"},
+    {"torch.utils._python_dispatch", kIntrospection, "dispatch modes are forbidden"},
+    {"torch.library", kCall, "registering custom ops is forbidden"},
+    {"torch._library", kCall, "registering custom ops is forbidden"},
+    {"torch._ops", kCall, "torch's operator registry is off limits"},
+    {"torch.ops.load_library", kCall, "loading native libraries is forbidden"},
+    {"torch.ops.import_module", kDynamicImport, "dynamic imports are forbidden"},
+    {"torch.classes.load_library", kCall, "loading native libraries is forbidden"},
+    {"torch.hub", kCall, "downloading and running code is forbidden"},
+    {"torch.package", kCall, "unpickling runs code; loading packages is forbidden"},
+    {"torch.load", kCall, "unpickling runs code; a kernel loads no files"},
+    {"torch.save", kCall, kNoFiles},
+    {"torch.serialization", kCall, "unpickling runs code; a kernel loads no files"},
+    {"torch.multiprocessing", kCall, kNoProcesses},
+    {"torch.distributed", kCall, "processes and network are forbidden"},
+    {"torch.profiler", kJudge, "profilers are the judge's (it traces with CUPTI)"},
+    {"torch.autograd.profiler", kJudge, "profilers are the judge's (it traces with CUPTI)"},
+    {"torch.cuda.profiler", kJudge, "profilers are the judge's (it traces with CUPTI)"},
+    {"torch.cuda.cudart", kCall, kNoRawCuda},
+    {"torch.cuda._sleep", kCall, "kernels may not depend on timing"},
+    {"torch._jit_internal", kIntrospection, "torch internals are off limits"},
+    {"torch._sources", kIntrospection, "source introspection is forbidden"},
+    {"torch._higher_order_ops", kCall, kNoCompile},
+    {"torch._functorch", kCall, kNoCompile},
+    {"torch._subclasses", kIntrospection, "fake tensors and dispatch are off limits"},
+    {"torch._lazy", kCall, "lazy tensors are forbidden"},
+    {"torch._utils_internal", kIntrospection, "torch internals are off limits"},
+    {"torch.cuda.CUDAGraph", kCall, kNoGraphs},
+    {"torch.cuda.graph*", kCall, kNoGraphs},
+    {"torch.cuda.make_graphed_callables", kCall, kNoGraphs},
+    {"torch.cuda.jiterator", kCall, "runtime-compiled CUDA is forbidden"},
+    {"torch.use_deterministic_algorithms", kJudge, "the judge's numerics settings are off limits"},
+    {"torch.utils.deterministic", kJudge, "the judge's numerics settings are off limits"},
+    {"torch.manual_seed", kSeed, kNoSeeds},
+    {"torch.seed", kSeed, kNoSeeds},
+    {"torch.initial_seed", kSeed, kNoSeeds},
+    {"torch.random", kSeed, kNoSeeds},
+    {"torch.get_rng_state", kSeed, kNoSeeds},
+    {"torch.set_rng_state", kSeed, kNoSeeds},
+    {"torch.cuda.manual_seed", kSeed, kNoSeeds},
+    {"torch.cuda.manual_seed_all", kSeed, kNoSeeds},
+    {"torch.cuda.initial_seed", kSeed, kNoSeeds},
+    {"torch.cuda.get_rng_state", kSeed, kNoSeeds},
+    {"torch.cuda.get_rng_state_all", kSeed, kNoSeeds},
+    {"torch.cuda.set_rng_state", kSeed, kNoSeeds},
+    {"torch.cuda.set_rng_state_all", kSeed, kNoSeeds},
+    {"torch.cuda.seed", kSeed, kNoSeeds},
+    {"torch.cuda.seed_all", kSeed, kNoSeeds},
+    {"torch.cuda.random", kSeed, kNoSeeds},
+    {"torch.cuda.set_sync_debug_mode", kJudge, "the judge's settings are off limits"},
+    {"torch.backends", kModulePatch, "changing torch.backends settings changes the eager baseline"},
+    {"torch.set_float32_matmul_precision", kModulePatch, "changes the eager baseline's numerics"},
+    {"torch.set_default_dtype", kModulePatch, "changes the judge's numerics"},
+    {"torch.set_default_device", kModulePatch, "changes the judge's allocations"},
+    {"torch.overrides", kIntrospection, "torch function overrides are forbidden"},
+    {"torch._C", kIntrospection, "torch internals are off limits"},
+    {"numpy.ctypeslib", kCall, "raw memory access is forbidden"},
+    {"numpy.load*", kCall, "a kernel loads no files (numpy.load unpickles)"},
+    {"numpy.save*", kCall, kNoFiles},
+    {"numpy.fromfile", kCall, kNoFiles},
+    {"numpy.genfromtxt", kCall, kNoFiles},
+    {"numpy.memmap", kCall, kNoFiles},
+    {"numpy.lib.format", kCall, kNoFiles},
+    {"numpy.f2py", kCall, "compiling native code is forbidden"},
+    {"numpy.distutils", kCall, "compiling native code is forbidden"},
+    {"cuda.bindings.driver.cuModule*", kCall, kNoRawCuda},
+    {"cuda.bindings.driver.cuLibrary*", kCall, kNoRawCuda},
+    {"cuda.bindings.driver.cuLaunch*", kCall, kNoRawCuda},
+    {"cuda.bindings.driver.cuLink*", kCall, kNoRawCuda},
+    {"cuda.bindings.driver.cuKernel*", kCall, kNoRawCuda},
+    {"cuda.bindings.driver.cuGraph*", kCall, kNoRawCuda},
+    {"cuda.bindings.driver.cuStreamBeginCapture*", kCall, kNoRawCuda},
+    {"cuda.bindings.runtime.cudaLaunch*", kCall, kNoRawCuda},
+    {"cuda.bindings.runtime.cudaLibrary*", kCall, kNoRawCuda},
+    {"cuda.bindings.runtime.cudaGraph*", kCall, kNoRawCuda},
+    {"cuda.bindings.runtime.cudaStreamBeginCapture*", kCall, kNoRawCuda},
+    {"cuda.cuda.cuModule*", kCall, kNoRawCuda},
+    {"cuda.cuda.cuLibrary*", kCall, kNoRawCuda},
+    {"cuda.cuda.cuLaunch*", kCall, kNoRawCuda},
+    {"cuda.cuda.cuLink*", kCall, kNoRawCuda},
+    {"cuda.cuda.cuGraph*", kCall, kNoRawCuda},
+    {"cuda.cuda.cuStreamBeginCapture*", kCall, kNoRawCuda},
+    {"cuda.cudart.cudaLaunch*", kCall, kNoRawCuda},
+    {"cuda.cudart.cudaGraph*", kCall, kNoRawCuda},
+    {"cuda.cudart.cudaStreamBeginCapture*", kCall, kNoRawCuda},
+    {"tvm.support.nvcc", kCall, "compiling raw CUDA source is forbidden"},
+    {"tvm.contrib.nvcc", kCall, "compiling raw CUDA source is forbidden"},
+    {"tvm.contrib.cc", kCall, "compiling native code is forbidden"},
+    {"tvm.rpc", kCall, kNoNetwork},
+    {"tvm.runtime.load_module", kCall, "loading native modules is forbidden"},
+    {"tvm.runtime.module.load_module", kCall, "loading native modules is forbidden"},
+    {"tvm.get_global_func", kDynamicAttribute, "FFI functions looked up by name reach anything"},
+    {"tvm.ffi.get_global_func", kDynamicAttribute,
+     "FFI functions looked up by name reach anything"},
+    {"tvm_ffi.get_global_func", kDynamicAttribute,
+     "FFI functions looked up by name reach anything"},
+    {"tvm_ffi.load_module", kCall, "loading native modules is forbidden"},
+    {"operator.attrgetter", kDynamicAttribute, "attribute access by computed name"},
+    {"operator.methodcaller", kDynamicAttribute, "attribute access by computed name"},
+    {"types.FunctionType", kDynamicCode, "functions built from code objects are forbidden"},
+    {"types.LambdaType", kDynamicCode, "functions built from code objects are forbidden"},
+    {"types.CodeType", kDynamicCode, "code objects are forbidden"},
+    {"types.FrameType", kIntrospection, "frame introspection is forbidden"},
+    {"types.TracebackType", kIntrospection, "frame introspection is forbidden"},
+    // os: path helpers only.
+    {"os.*", kCall, "os reaches processes, descriptors, files and the environment; only os.path "
+                    "and constants are allowed"},
+    {"os.environ", kCall, "the environment is off limits"},
+    {"os.getenv", kCall, "the environment is off limits"},
+    {"os.getppid", kIntrospection, "the judge's process is off limits"},
+    {"os.system", kCall, kNoProcesses},
+    {"os.popen", kCall, kNoProcesses},
+    {"os.fork*", kCall, kNoProcesses},
+    {"os.exec*", kCall, kNoProcesses},
+    {"os.spawn*", kCall, kNoProcesses},
+    {"os.posix_spawn*", kCall, kNoProcesses},
+    {"os.kill*", kCall, "signalling processes is forbidden"},
+    {"os._exit", kCall, "exiting the worker is forbidden"},
+    {"os.path", nullptr, nullptr},
+    {"os.sep", nullptr, nullptr},
+    {"os.altsep", nullptr, nullptr},
+    {"os.linesep", nullptr, nullptr},
+    {"os.pathsep", nullptr, nullptr},
+    {"os.curdir", nullptr, nullptr},
+    {"os.pardir", nullptr, nullptr},
+    {"os.extsep", nullptr, nullptr},
+    {"os.devnull", nullptr, nullptr},
+    {"os.name", nullptr, nullptr},
+    {"os.cpu_count", nullptr, nullptr},
+    {"os.getpid", nullptr, nullptr},
+    {"os.fspath", nullptr, nullptr},
+    {"os.fsencode", nullptr, nullptr},
+    {"os.fsdecode", nullptr, nullptr},
+    {"os.PathLike", nullptr, nullptr},
+    // sys: version facts only.
+    {"sys.*", kIntrospection, "the interpreter's state is off limits; only version facts are "
+                              "allowed"},
+    {"sys.modules", kIntrospection, "reaching other modules through sys.modules is forbidden"},
+    {"sys.exit", kCall, "exiting the worker is forbidden"},
+    {"sys.stdout", kCall, "the worker's streams are the judge's"},
+    {"sys.stderr", kCall, "the worker's streams are the judge's"},
+    {"sys.stdin", kCall, "the worker's streams are the judge's"},
+    {"sys.version", nullptr, nullptr},
+    {"sys.version_info", nullptr, nullptr},
+    {"sys.hexversion", nullptr, nullptr},
+    {"sys.implementation", nullptr, nullptr},
+    {"sys.platform", nullptr, nullptr},
+    {"sys.byteorder", nullptr, nullptr},
+    {"sys.maxsize", nullptr, nullptr},
+    {"sys.maxunicode", nullptr, nullptr},
+    {"sys.float_info", nullptr, nullptr},
+    {"sys.int_info", nullptr, nullptr},
+    {"sys.hash_info", nullptr, nullptr},
+    {"sys.float_repr_style", nullptr, nullptr},
+    {"sys.getsizeof", nullptr, nullptr},
+    {"sys.getrecursionlimit", nullptr, nullptr},
+    {"time.sleep", kCall, "kernels may not depend on timing"},
 };
 
-// Builtins whose call is forbidden outright.
-constexpr Rule kForbiddenBuiltins[] = {
-    {"eval", "static.dynamic_code", "eval is forbidden"},
-    {"exec", "static.dynamic_code", "exec is forbidden"},
-    {"compile", "static.dynamic_code", "compiling code at run time is forbidden"},
-    {"__import__", "static.dynamic_import", "dynamic imports are forbidden"},
-    {"globals", "static.introspection", "reaching module globals is forbidden"},
-    {"vars", "static.introspection", "reaching object namespaces is forbidden"},
-    {"open", "static.forbidden_call", "file access is forbidden"},
-    {"breakpoint", "static.forbidden_call", "debuggers are forbidden"},
-    {"input", "static.forbidden_call", "reading input is forbidden"},
-    {"exit", "static.forbidden_call", "exiting the worker is forbidden"},
-    {"quit", "static.forbidden_call", "exiting the worker is forbidden"},
-    {"make_inputs", "static.reference_access", "the problem's make_inputs is off limits"},
-    {"reference", "static.reference_access", "the problem's reference is off limits"},
+// Builtins a kernel may not reach (called or not).
+constexpr Rule kBuiltinRules[] = {
+    {"eval", kDynamicCode, "eval is forbidden"},
+    {"exec", kDynamicCode, "exec is forbidden"},
+    {"compile", kDynamicCode, "compiling code at run time is forbidden"},
+    {"__import__", kDynamicImport, "dynamic imports are forbidden"},
+    {"globals", kIntrospection, "reaching module globals is forbidden"},
+    {"locals", kIntrospection, "reaching frame locals is forbidden"},
+    {"vars", kIntrospection, "reaching object namespaces is forbidden"},
+    {"open", kCall, kNoFiles},
+    {"breakpoint", kCall, "debuggers are forbidden"},
+    {"help", kCall, "help runs pagers (subprocesses)"},
+    {"input", kCall, "reading input is forbidden"},
+    {"exit", kCall, "exiting the worker is forbidden"},
+    {"quit", kCall, "exiting the worker is forbidden"},
+    {"make_inputs", kReference, "the problem's make_inputs is off limits"},
+    {"reference", kReference, "the problem's reference is off limits"},
 };
+
+// Module globals that reach the interpreter: flagged on any use.
+constexpr const char* kInterpreterGlobals[] = {"__builtins__", "__loader__", "__spec__"};
+
+// The getattr family: allowed only as direct calls with a literal attribute name.
+constexpr const char* kAttributeBuiltins[] = {"getattr", "setattr", "delattr", "hasattr"};
 
 // Attributes that reach the interpreter's internals from any object.
-constexpr const char* kIntrospectionAttributes[] = {"__globals__",
-                                                    "__builtins__",
-                                                    "__subclasses__",
-                                                    "__code__",
-                                                    "__closure__",
-                                                    "__bases__",
-                                                    "__mro__",
-                                                    "__getattribute__",
-                                                    "__reduce__",
-                                                    "__reduce_ex__",
-                                                    "__loader__",
-                                                    "__spec__",
-                                                    "f_back",
-                                                    "f_globals",
-                                                    "f_locals",
-                                                    "f_builtins",
-                                                    "f_code",
-                                                    "gi_frame",
-                                                    "gi_code",
-                                                    "cr_frame",
-                                                    "ag_frame",
-                                                    "tb_frame",
-                                                    "tb_next",
-                                                    "__self__",
-                                                    "__func__",
-                                                    "__wrapped__",
-                                                    "__dict__",
-                                                    "__class__",
-                                                    "__init_subclass__",
-                                                    "__torch_function__",
-                                                    "__torch_dispatch__"};
+constexpr const char* kIntrospectionAttributes[] = {
+    "__globals__",  "__builtins__",      "__subclasses__", "__code__",       "__closure__",
+    "__bases__",    "__base__",          "__mro__",        "__getattribute__", "__getattr__",
+    "__setattr__",  "__delattr__",       "__reduce__",     "__reduce_ex__",  "__loader__",
+    "__spec__",     "__traceback__",     "__defaults__",   "__kwdefaults__", "__objclass__",
+    "__import__",   "f_back",            "f_globals",      "f_locals",       "f_builtins",
+    "f_code",       "f_trace",           "gi_frame",       "gi_code",        "gi_yieldfrom",
+    "cr_frame",     "cr_code",           "cr_await",       "ag_frame",       "ag_code",
+    "ag_await",     "tb_frame",          "tb_next",        "co_code",        "co_consts",
+    "__self__",     "__func__",          "__wrapped__",    "__dict__",       "__class__",
+    "__init_subclass__", "__torch_function__", "__torch_dispatch__"};
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).
 constexpr const char* kLibraryCompute[] = {"torch.matmul",
@@ -241,42 +410,1015 @@ constexpr const char* kLibraryCompute[] = {"torch.matmul",
                                            "torch.amax",
                                            "torch.max"};
 
-const Rule* MatchRule(const std::string& path, const Rule* begin, const Rule* end) {
-  const Rule* best = nullptr;
-  for (const Rule* rule = begin; rule != end; ++rule) {
-    const absl::string_view prefix = rule->prefix;
-    if (path == prefix || absl::StartsWith(path, absl::StrCat(prefix, "."))) {
-      if (best == nullptr || prefix.size() > absl::string_view(best->prefix).size()) best = rule;
+// --- paths --------------------------------------------------------------------------------
+
+// The audit tracks values as dotted paths. The root is a module name bound by an import, or
+// kUnknown: an object the audit cannot follow (a parameter, a call result), which may be any
+// escaped module. A path longer than kHeadParts + kTailParts components keeps its first
+// kHeadParts and last kTailParts, with kGap between (rules are at most five components long,
+// so matching keeps its meaning; cycles such as `m = m.x` stay finite).
+constexpr char kUnknown[] = "?";
+constexpr char kGap[] = "*";
+constexpr size_t kHeadParts = 6;
+constexpr size_t kTailParts = 3;
+// A name, attribute or escaped set holding more paths than this, or a fixed point that needs
+// more steps than kMaxSteps, is more than the audit follows: static.too_complex.
+constexpr size_t kMaxPathsPerSet = 4096;
+constexpr size_t kMaxSteps = 2000000;
+
+using Paths = std::set<std::string>;
+using Parts = std::vector<std::string>;
+
+Parts SplitPath(absl::string_view path) { return absl::StrSplit(path, '.'); }
+
+std::string JoinParts(const Parts& parts) { return absl::StrJoin(parts, "."); }
+
+bool IsUnknownRooted(absl::string_view path) { return absl::StartsWith(path, kUnknown); }
+
+std::string Append(absl::string_view path, absl::string_view attribute) {
+  Parts parts = SplitPath(path);
+  parts.emplace_back(attribute);
+  const auto gap = std::find(parts.begin(), parts.end(), kGap);
+  if (gap == parts.end()) {
+    if (parts.size() > kHeadParts + kTailParts) {
+      Parts kept(parts.begin(), parts.begin() + kHeadParts);
+      kept.emplace_back(kGap);
+      kept.insert(kept.end(), parts.end() - kTailParts, parts.end());
+      parts = std::move(kept);
     }
+  } else if (parts.end() - gap - 1 > static_cast<std::ptrdiff_t>(kTailParts)) {
+    parts.erase(gap + 1, parts.end() - kTailParts);
   }
-  return best;
+  return JoinParts(parts);
 }
 
-// os.exec*, os.spawn* families match by prefix of the last component too.
-const Rule* MatchAttribute(const std::string& path) {
-  if (const Rule* rule =
-          MatchRule(path, std::begin(kForbiddenAttributes), std::end(kForbiddenAttributes))) {
-    return rule;
+bool IsIdentifier(absl::string_view text) {
+  if (text.empty() || absl::ascii_isdigit(text[0])) return false;
+  for (char c : text) {
+    if (!absl::ascii_isalnum(c) && c != '_') return false;
   }
-  for (const char* family : {"os.exec", "os.spawn", "os.dup", "os.kill"}) {
-    if (absl::StartsWith(path, family)) {
-      return MatchRule(family, std::begin(kForbiddenAttributes), std::end(kForbiddenAttributes));
+  return true;
+}
+
+bool IsDottedIdentifier(absl::string_view text) {
+  for (absl::string_view part : absl::StrSplit(text, '.')) {
+    if (!IsIdentifier(part)) return false;
+  }
+  return true;
+}
+
+// Every rule, indexed by its first component.
+class RuleIndex {
+ public:
+  struct Entry {
+    const Rule* rule;
+    Parts pattern;
+    bool module_rule;
+  };
+
+  static const RuleIndex& Get() {
+    static const RuleIndex* index = new RuleIndex();
+    return *index;
+  }
+
+  // The most specific rule matching parts[begin, end) from its start (the path or an ancestor
+  // of it), or nullptr. `inside_chain`: begin is not the chain's root.
+  const Entry* Best(const Parts& parts, size_t begin, size_t end, bool inside_chain) const {
+    auto it = by_first_.find(parts[begin]);
+    if (it == by_first_.end()) return nullptr;
+    const Entry* best = nullptr;
+    int best_score = -1;
+    for (const Entry* entry : it->second) {
+      if (inside_chain && !entry->rule->inside_chains) continue;
+      int score = 0;
+      bool matched = true;
+      for (size_t k = 0; k < entry->pattern.size(); ++k) {
+        const std::string& want = entry->pattern[k];
+        if (begin + k >= end) {
+          matched = false;
+          break;
+        }
+        const std::string& have = parts[begin + k];
+        // Exact components weigh most, then families ("exec*"), then "anything below" ("*").
+        if (want == kGap) {
+          score += 2;
+        } else if (want.back() == '*') {
+          if (!absl::StartsWith(have, absl::string_view(want).substr(0, want.size() - 1))) {
+            matched = false;
+            break;
+          }
+          score += 3;
+        } else if (want == have) {
+          score += 4;
+        } else {
+          matched = false;
+          break;
+        }
+      }
+      if (matched && score > best_score) {
+        best = entry;
+        best_score = score;
+      }
     }
+    return best;
+  }
+
+  // True when some rule's pattern starts with parts[begin, end) and goes further: a path
+  // with that tail may still reach a forbidden one by more attributes.
+  bool IsStem(const Parts& parts, size_t begin, size_t end) const {
+    if (begin >= end) return false;
+    auto it = by_first_.find(parts[begin]);
+    if (it == by_first_.end()) return false;
+    for (const Entry* entry : it->second) {
+      if (entry->pattern.size() <= end - begin) continue;
+      bool prefix = true;
+      for (size_t k = 0; k < end - begin && prefix; ++k) {
+        prefix = entry->pattern[k] == parts[begin + k];
+      }
+      if (prefix) return true;
+    }
+    return false;
+  }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  RuleIndex() {
+    for (const Rule& rule : kModuleRules) entries_.push_back({&rule, SplitPath(rule.pattern), true});
+    for (const Rule& rule : kAttributeRules) {
+      entries_.push_back({&rule, SplitPath(rule.pattern), false});
+    }
+    for (const Entry& entry : entries_) by_first_[entry.pattern[0]].push_back(&entry);
+  }
+
+  std::vector<Entry> entries_;
+  absl::flat_hash_map<std::string, std::vector<const Entry*>> by_first_;
+};
+
+const Rule* FindRule(const Rule* begin, const Rule* end, absl::string_view name) {
+  for (const Rule* rule = begin; rule != end; ++rule) {
+    if (name == rule->pattern) return rule;
   }
   return nullptr;
 }
 
+template <size_t N>
+bool Contains(const char* const (&names)[N], absl::string_view name) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+// --- the tree -----------------------------------------------------------------------------
+
+// Calls `visit` on every node directly below `node` (fields in order, list items in order).
+template <typename Visit>
+void ForEachChild(const PyNode& node, Visit&& visit) {
+  for (const auto& [name, value] : node.fields) {
+    if (value.kind == PyValue::Kind::kNode) {
+      visit(*value.node);
+    } else if (value.kind == PyValue::Kind::kList) {
+      for (const PyValue& item : value.items) {
+        if (item.kind == PyValue::Kind::kNode) visit(*item.node);
+      }
+    }
+  }
+}
+
+std::vector<const PyNode*> NodeItems(const PyNode& node, absl::string_view field) {
+  std::vector<const PyNode*> out;
+  for (const PyValue& item : node.Items(field)) {
+    out.push_back(item.kind == PyValue::Kind::kNode ? item.node.get() : nullptr);
+  }
+  return out;
+}
+
+absl::string_view ContextOf(const PyNode& node) {
+  const PyNode* ctx = node.Child("ctx");
+  return ctx == nullptr ? "Load" : absl::string_view(ctx->type);
+}
+
+bool IsDisplay(const PyNode& node) {
+  return node.Is("Tuple") || node.Is("List") || node.Is("Set");
+}
+
+// A str constant's value, when the node is one the audit can read exactly.
+std::optional<std::string> StringConstant(const PyNode* node) {
+  if (node == nullptr || !node->Is("Constant")) return std::nullopt;
+  const PyValue* value = node->Get("value");
+  if (value == nullptr || value->kind != PyValue::Kind::kStr || value->inexact) return std::nullopt;
+  return value->text;
+}
+
+// The source-like text of a Name / Attribute chain ("T.cuda.graph"), "" for anything else.
+std::string ChainText(const PyNode& node) {
+  if (node.Is("Name")) return std::string(node.Str("id"));
+  if (node.Is("Attribute")) {
+    const PyNode* value = node.Child("value");
+    const std::string base = value != nullptr ? ChainText(*value) : "";
+    return absl::StrCat(base.empty() ? "(...)" : base, ".", node.Str("attr"));
+  }
+  return "";
+}
+
+// --- scopes: which loads of a builtin's name reach the builtin ----------------------------
+
+// Python resolves a name statically: a function's own names (parameters, assignments, defs,
+// imports) never fall back to builtins, nor do an enclosing function's; a module's names do
+// until they are bound, and again after `del`. The audit takes a kernel's module-level name
+// as its own only where an unconditional top-level statement before the one that uses it
+// binds it, and nothing deletes it. Class bodies are not trusted to shadow.
+class Scopes {
+ public:
+  explicit Scopes(const PyNode& module) {
+    scopes_.push_back({Scope::kModule, -1});
+    const std::vector<const PyNode*> body = NodeItems(module, "body");
+    for (size_t i = 0; i < body.size(); ++i) {
+      statement_ = static_cast<int>(i);
+      if (body[i] == nullptr) continue;
+      for (const std::string& name : TopLevelBindings(*body[i])) {
+        first_binding_.emplace(name, statement_);
+      }
+      Visit(*body[i], 0);
+    }
+  }
+
+  // Whether the Name node (a load) refers to the builtin of that name.
+  bool IsBuiltin(const PyNode* name_node) const {
+    auto it = loads_.find(name_node);
+    if (it == loads_.end()) return true;
+    const std::string id(name_node->Str("id"));
+    int scope = it->second.first;
+    const int statement = it->second.second;
+    const Scope* s = &scopes_[scope];
+    const auto is_function = [](const Scope& f) {
+      return f.kind == Scope::kFunction || f.kind == Scope::kComprehension;
+    };
+    if (is_function(*s)) {
+      if (s->globals.count(id)) return !ModuleShadows(id, statement);
+      if (s->bound.count(id) || s->nonlocals.count(id)) return false;
+    }
+    for (scope = s->parent; scope >= 0; scope = scopes_[scope].parent) {
+      const Scope& outer = scopes_[scope];
+      if (is_function(outer) && outer.bound.count(id) && !outer.globals.count(id)) return false;
+      if (outer.kind == Scope::kModule) break;
+    }
+    return !ModuleShadows(id, statement);
+  }
+
+  // Every name bound anywhere (any scope), for star-import resolution.
+  bool BoundAnywhere(const std::string& name) const { return all_bound_.count(name) > 0; }
+
+ private:
+  struct Scope {
+    enum Kind { kModule, kFunction, kClass, kComprehension } kind;
+    int parent;
+    std::set<std::string> bound, globals, nonlocals;
+  };
+
+  bool ModuleShadows(const std::string& id, int statement) const {
+    if (deleted_.count(id)) return false;
+    auto it = first_binding_.find(id);
+    return it != first_binding_.end() && it->second < statement;
+  }
+
+  // Names a module-level statement binds whenever it runs to completion.
+  static std::vector<std::string> TopLevelBindings(const PyNode& statement) {
+    std::vector<std::string> names;
+    if (statement.Is("FunctionDef") || statement.Is("AsyncFunctionDef") ||
+        statement.Is("ClassDef")) {
+      names.emplace_back(statement.Str("name"));
+    } else if (statement.Is("Import") || statement.Is("ImportFrom")) {
+      for (const PyNode* alias : NodeItems(statement, "names")) {
+        if (alias == nullptr) continue;
+        const std::string name(alias->Str("name"));
+        if (name == "*") continue;
+        const absl::string_view asname = alias->Str("asname");
+        names.emplace_back(!asname.empty() ? std::string(asname)
+                                           : statement.Is("Import") ? name.substr(0, name.find('.'))
+                                                                    : name);
+      }
+    } else if (statement.Is("Assign") || statement.Is("AnnAssign")) {
+      if (statement.Is("AnnAssign") && statement.Child("value") == nullptr) return names;
+      std::vector<const PyNode*> targets = statement.Is("Assign")
+                                               ? NodeItems(statement, "targets")
+                                               : std::vector<const PyNode*>{statement.Child("target")};
+      for (const PyNode* target : targets) {
+        if (target != nullptr && target->Is("Name")) names.emplace_back(target->Str("id"));
+      }
+    }
+    return names;
+  }
+
+  int NewScope(Scope::Kind kind, int parent) {
+    scopes_.push_back({kind, parent});
+    return static_cast<int>(scopes_.size()) - 1;
+  }
+
+  void Bind(int scope, const std::string& name) {
+    scopes_[scope].bound.insert(name);
+    all_bound_.insert(name);
+  }
+
+  void BindTargets(const PyNode& target, int scope) {
+    if (target.Is("Name")) {
+      Bind(scope, std::string(target.Str("id")));
+      return;
+    }
+    if (target.Is("Starred") || target.Is("Tuple") || target.Is("List")) {
+      ForEachChild(target, [&](const PyNode& child) { BindTargets(child, scope); });
+    }
+  }
+
+  void VisitArguments(const PyNode* arguments, int outer, int inner) {
+    if (arguments == nullptr) return;
+    for (const char* field : {"posonlyargs", "args", "kwonlyargs"}) {
+      for (const PyNode* arg : NodeItems(*arguments, field)) {
+        if (arg == nullptr) continue;
+        Bind(inner, std::string(arg->Str("arg")));
+        if (const PyNode* annotation = arg->Child("annotation")) Visit(*annotation, outer);
+      }
+    }
+    for (const char* field : {"vararg", "kwarg"}) {
+      if (const PyNode* arg = arguments->Child(field)) {
+        Bind(inner, std::string(arg->Str("arg")));
+        if (const PyNode* annotation = arg->Child("annotation")) Visit(*annotation, outer);
+      }
+    }
+    for (const char* field : {"defaults", "kw_defaults"}) {
+      for (const PyNode* value : NodeItems(*arguments, field)) {
+        if (value != nullptr) Visit(*value, outer);
+      }
+    }
+  }
+
+  // Where a walrus binds: the nearest enclosing function or the module (not a comprehension
+  // or class).
+  int FunctionScopeOf(int scope) const {
+    while (scopes_[scope].kind == Scope::kClass || scopes_[scope].kind == Scope::kComprehension) {
+      scope = scopes_[scope].parent;
+    }
+    return scope;
+  }
+
+  void Visit(const PyNode& node, int scope) {
+    const std::string& type = node.type;
+    if (type == "FunctionDef" || type == "AsyncFunctionDef" || type == "Lambda") {
+      if (type != "Lambda") Bind(scope, std::string(node.Str("name")));
+      for (const PyNode* decorator : NodeItems(node, "decorator_list")) {
+        if (decorator != nullptr) Visit(*decorator, scope);
+      }
+      if (const PyNode* returns = node.Child("returns")) Visit(*returns, scope);
+      const int inner = NewScope(Scope::kFunction, scope);
+      VisitArguments(node.Child("args"), scope, inner);
+      if (type == "Lambda") {
+        if (const PyNode* body = node.Child("body")) Visit(*body, inner);
+      } else {
+        for (const PyNode* statement : NodeItems(node, "body")) {
+          if (statement != nullptr) Visit(*statement, inner);
+        }
+      }
+      return;
+    }
+    if (type == "ClassDef") {
+      Bind(scope, std::string(node.Str("name")));
+      for (const char* field : {"bases", "keywords", "decorator_list"}) {
+        for (const PyNode* child : NodeItems(node, field)) {
+          if (child != nullptr) Visit(*child, scope);
+        }
+      }
+      const int inner = NewScope(Scope::kClass, scope);
+      for (const PyNode* statement : NodeItems(node, "body")) {
+        if (statement != nullptr) Visit(*statement, inner);
+      }
+      return;
+    }
+    if (type == "ListComp" || type == "SetComp" || type == "DictComp" || type == "GeneratorExp") {
+      // The first iterable is evaluated in the enclosing scope, the rest in the comprehension's.
+      const int inner = NewScope(Scope::kComprehension, scope);
+      const std::vector<const PyNode*> generators = NodeItems(node, "generators");
+      const PyNode* first_iterable = nullptr;
+      for (size_t i = 0; i < generators.size(); ++i) {
+        if (generators[i] == nullptr) continue;
+        if (i == 0) first_iterable = generators[i]->Child("iter");
+        if (const PyNode* target = generators[i]->Child("target")) BindTargets(*target, inner);
+      }
+      if (first_iterable != nullptr) Visit(*first_iterable, scope);
+      for (const char* field : {"elt", "key", "value"}) {
+        if (const PyNode* child = node.Child(field)) Visit(*child, inner);
+      }
+      for (const PyNode* generator : generators) {
+        if (generator == nullptr) continue;
+        ForEachChild(*generator, [&](const PyNode& child) {
+          if (&child != first_iterable) Visit(child, inner);
+        });
+      }
+      return;
+    }
+    if (type == "Name") {
+      const absl::string_view ctx = ContextOf(node);
+      const std::string id(node.Str("id"));
+      if (ctx == "Load") {
+        loads_[&node] = {scope, statement_};
+      } else {
+        Bind(scope, id);
+        if (ctx == "Del" && (scopes_[scope].kind == Scope::kModule ||
+                             scopes_[scope].globals.count(id))) {
+          deleted_.insert(id);
+        }
+      }
+      return;
+    }
+    if (type == "NamedExpr") {
+      if (const PyNode* target = node.Child("target")) {
+        Bind(FunctionScopeOf(scope), std::string(target->Str("id")));
+      }
+      if (const PyNode* value = node.Child("value")) Visit(*value, scope);
+      return;
+    }
+    if (type == "Global" || type == "Nonlocal") {
+      for (const PyValue& name : node.Items("names")) {
+        (type == "Global" ? scopes_[scope].globals : scopes_[scope].nonlocals).insert(name.text);
+      }
+      return;
+    }
+    if (type == "Import" || type == "ImportFrom") {
+      for (const PyNode* alias : NodeItems(node, "names")) {
+        if (alias == nullptr) continue;
+        const std::string name(alias->Str("name"));
+        const absl::string_view asname = alias->Str("asname");
+        if (name == "*") continue;
+        Bind(scope, !asname.empty()  ? std::string(asname)
+                    : type == "Import" ? name.substr(0, name.find('.'))
+                                       : name);
+      }
+      return;
+    }
+    if (type == "ExceptHandler") {
+      const absl::string_view name = node.Str("name");
+      if (!name.empty()) Bind(scope, std::string(name));
+    }
+    if (type == "MatchAs" || type == "MatchStar") {
+      const absl::string_view name = node.Str("name");
+      if (!name.empty()) Bind(scope, std::string(name));
+    }
+    if (type == "MatchMapping") {
+      const absl::string_view rest = node.Str("rest");
+      if (!rest.empty()) Bind(scope, std::string(rest));
+    }
+    ForEachChild(node, [&](const PyNode& child) { Visit(child, scope); });
+  }
+
+  std::vector<Scope> scopes_;
+  int statement_ = 0;
+  std::map<std::string, int> first_binding_;  // name -> first unconditional top-level binder
+  std::set<std::string> deleted_;
+  absl::flat_hash_set<std::string> all_bound_;
+  absl::flat_hash_map<const PyNode*, std::pair<int, int>> loads_;  // -> (scope, statement)
+};
+
+// --- values: which module paths each name may hold ----------------------------------------
+
+// A flow-insensitive points-to analysis over module paths. Sinks are names (without regard
+// to scope), attribute names (class bodies and attribute stores, whatever the object) and
+// the escaped set. Each binding is a constraint `sink ⊇ value(expression)`; a worklist runs
+// them to a fixed point.
+class Values {
+ public:
+  Values(const PyNode& module, const Scopes& scopes) : scopes_(scopes) {
+    Collect(module, false);
+    Solve();
+  }
+
+  // The module paths an expression may evaluate to ("?" for an unknown object).
+  const Paths& Of(const PyNode& node) {
+    auto it = memo_.find(&node);
+    if (it != memo_.end()) return it->second;
+    Paths value = Eval(node, nullptr);
+    return memo_.emplace(&node, std::move(value)).first->second;
+  }
+
+  const Paths& escaped() const { return escaped_; }
+  const std::vector<std::string>& star_modules() const { return star_modules_; }
+  bool too_complex() const { return too_complex_; }
+  // Paths `import` statements bind: modules for certain.
+  const std::set<std::string>& module_imports() const { return module_imports_; }
+  bool IsGetattrCall(const PyNode& call) const { return GetattrTarget(call) != nullptr; }
+
+  // The escaped paths that may still reach a rule when more attributes follow them.
+  std::vector<std::string> RelevantEscapes() const {
+    std::vector<std::string> out;
+    const RuleIndex& rules = RuleIndex::Get();
+    for (const std::string& path : escaped_) {
+      const Parts parts = SplitPath(path);
+      for (size_t begin = 0; begin < parts.size(); ++begin) {
+        if (parts[begin] == kGap) continue;
+        size_t end = parts.size();
+        if (auto gap = std::find(parts.begin() + begin, parts.end(), kGap); gap != parts.end()) {
+          continue;  // a run that stops at the gap cannot be continued by appended attributes
+        }
+        if (rules.IsStem(parts, begin, end)) {
+          out.push_back(path);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  enum class SinkKind { kName, kAttribute, kEscape };
+  struct Constraint {
+    SinkKind sink;
+    std::string key;
+    const PyNode* expression;  // nullptr: `fixed` only
+    Paths fixed;
+  };
+  using Dependencies = std::vector<std::string>;  // "n:name" / "a:attribute"
+
+  // --- constraints
+
+  void Add(SinkKind sink, std::string key, const PyNode* expression, Paths fixed = {}) {
+    constraints_.push_back({sink, std::move(key), expression, std::move(fixed)});
+  }
+  void Escape(const PyNode* expression) {
+    if (expression != nullptr) Add(SinkKind::kEscape, "", expression);
+  }
+
+  // `target = <expression>` (or a fixed value when expression is nullptr).
+  void Bind(const PyNode& target, const PyNode* expression, Paths fixed, bool in_class) {
+    if (target.Is("Name")) {
+      const std::string id(target.Str("id"));
+      Add(SinkKind::kName, id, expression, fixed);
+      if (in_class) Add(SinkKind::kAttribute, id, expression, fixed);
+    } else if (target.Is("Attribute")) {
+      Add(SinkKind::kAttribute, std::string(target.Str("attr")), expression, fixed);
+      Add(SinkKind::kEscape, "", expression, fixed);
+    } else if (target.Is("Subscript")) {
+      Add(SinkKind::kEscape, "", expression, fixed);
+    } else if (target.Is("Starred")) {
+      if (const PyNode* value = target.Child("value")) Bind(*value, nullptr, {kUnknown}, in_class);
+      if (expression != nullptr) Escape(expression);
+    } else if (target.Is("Tuple") || target.Is("List")) {
+      // Unpacking what the audit cannot split: every target may be anything escaped.
+      for (const PyNode* elt : NodeItems(target, "elts")) {
+        if (elt != nullptr) Bind(*elt, nullptr, {kUnknown}, in_class);
+      }
+      if (expression != nullptr) Escape(expression);
+    }
+  }
+
+  // `target = value`, splitting `a, b = x, y` pairwise.
+  void Assign(const PyNode& target, const PyNode& value, bool in_class) {
+    if ((target.Is("Tuple") || target.Is("List")) && (value.Is("Tuple") || value.Is("List"))) {
+      const auto targets = NodeItems(target, "elts");
+      const auto values = NodeItems(value, "elts");
+      auto starred = [](const std::vector<const PyNode*>& nodes) {
+        return std::any_of(nodes.begin(), nodes.end(),
+                           [](const PyNode* n) { return n == nullptr || n->Is("Starred"); });
+      };
+      if (targets.size() == values.size() && !starred(targets) && !starred(values)) {
+        consumed_.insert(&value);
+        for (size_t i = 0; i < targets.size(); ++i) Assign(*targets[i], *values[i], in_class);
+        return;
+      }
+    }
+    Bind(target, &value, {}, in_class);
+  }
+
+  // `for target in iterable`: the elements of a literal display, else anything escaped.
+  void Iterate(const PyNode& target, const PyNode& iterable, bool in_class) {
+    if (IsDisplay(iterable)) {
+      consumed_.insert(&iterable);
+      for (const PyNode* elt : NodeItems(iterable, "elts")) {
+        if (elt == nullptr) continue;
+        if (elt->Is("Starred")) {
+          Bind(target, nullptr, {kUnknown}, in_class);
+          Escape(elt->Child("value"));
+        } else {
+          Assign(target, *elt, in_class);
+        }
+      }
+      return;
+    }
+    Bind(target, nullptr, {kUnknown}, in_class);
+  }
+
+  void Parameters(const PyNode* arguments) {
+    if (arguments == nullptr) return;
+    std::vector<const PyNode*> positional;
+    for (const char* field : {"posonlyargs", "args"}) {
+      for (const PyNode* arg : NodeItems(*arguments, field)) positional.push_back(arg);
+    }
+    const auto defaults = NodeItems(*arguments, "defaults");
+    for (size_t i = 0; i < positional.size(); ++i) {
+      if (positional[i] == nullptr) continue;
+      const std::string name(positional[i]->Str("arg"));
+      Add(SinkKind::kName, name, nullptr, {kUnknown});
+      const size_t first_default = positional.size() - std::min(positional.size(), defaults.size());
+      if (i >= first_default && defaults[i - first_default] != nullptr) {
+        Add(SinkKind::kName, name, defaults[i - first_default]);
+      }
+    }
+    const auto kwonly = NodeItems(*arguments, "kwonlyargs");
+    const auto kw_defaults = NodeItems(*arguments, "kw_defaults");
+    for (size_t i = 0; i < kwonly.size(); ++i) {
+      if (kwonly[i] == nullptr) continue;
+      const std::string name(kwonly[i]->Str("arg"));
+      Add(SinkKind::kName, name, nullptr, {kUnknown});
+      if (i < kw_defaults.size() && kw_defaults[i] != nullptr) {
+        Add(SinkKind::kName, name, kw_defaults[i]);
+      }
+    }
+    for (const char* field : {"vararg", "kwarg"}) {
+      if (const PyNode* arg = arguments->Child(field)) {
+        Add(SinkKind::kName, std::string(arg->Str("arg")), nullptr, {kUnknown});
+      }
+    }
+  }
+
+  void Collect(const PyNode& node, bool in_class) {
+    const std::string& type = node.type;
+    if (type == "Import" || type == "ImportFrom") {
+      std::string module(node.Str("module"));
+      for (const PyNode* alias : NodeItems(node, "names")) {
+        if (alias == nullptr) continue;
+        const std::string name(alias->Str("name"));
+        const std::string asname(alias->Str("asname"));
+        if (type == "Import") {
+          const std::string bound = asname.empty() ? name.substr(0, name.find('.')) : asname;
+          const std::string path = asname.empty() ? bound : name;
+          Add(SinkKind::kName, bound, nullptr, {path});
+          if (in_class) Add(SinkKind::kAttribute, bound, nullptr, {path});
+          for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+            module_imports_.insert(name.substr(0, dot));
+          }
+          module_imports_.insert(name);
+        } else if (name == "*") {
+          star_modules_.push_back(module);
+        } else {
+          const std::string path = absl::StrCat(module, ".", name);
+          const std::string bound = asname.empty() ? name : asname;
+          Add(SinkKind::kName, bound, nullptr, {path});
+          if (in_class) Add(SinkKind::kAttribute, bound, nullptr, {path});
+        }
+      }
+      return;
+    }
+    if (type == "Assign") {
+      const PyNode* value = node.Child("value");
+      if (value != nullptr) {
+        for (const PyNode* target : NodeItems(node, "targets")) {
+          if (target != nullptr) Assign(*target, *value, in_class);
+        }
+      }
+    } else if (type == "AnnAssign") {
+      const PyNode* target = node.Child("target");
+      const PyNode* value = node.Child("value");
+      if (target != nullptr && value != nullptr) Assign(*target, *value, in_class);
+    } else if (type == "AugAssign") {
+      if (const PyNode* target = node.Child("target")) Bind(*target, nullptr, {kUnknown}, in_class);
+      Escape(node.Child("value"));
+    } else if (type == "NamedExpr") {
+      const PyNode* target = node.Child("target");
+      const PyNode* value = node.Child("value");
+      if (target != nullptr && value != nullptr) Assign(*target, *value, false);
+    } else if (type == "For" || type == "AsyncFor" || type == "comprehension") {
+      const PyNode* target = node.Child("target");
+      const PyNode* iterable = node.Child("iter");
+      if (target != nullptr && iterable != nullptr) {
+        Iterate(*target, *iterable, in_class && type != "comprehension");
+      }
+    } else if (type == "withitem") {
+      if (const PyNode* vars = node.Child("optional_vars")) Bind(*vars, nullptr, {kUnknown}, in_class);
+    } else if (type == "ExceptHandler" || type == "MatchAs" || type == "MatchStar") {
+      const absl::string_view name = node.Str("name");
+      if (!name.empty()) Add(SinkKind::kName, std::string(name), nullptr, {kUnknown});
+    } else if (type == "MatchMapping") {
+      const absl::string_view rest = node.Str("rest");
+      if (!rest.empty()) Add(SinkKind::kName, std::string(rest), nullptr, {kUnknown});
+    } else if (type == "Match" || type == "Return" || type == "Yield" || type == "YieldFrom" ||
+               type == "Await") {
+      Escape(node.Child(type == "Match" ? "subject" : "value"));
+    } else if (type == "Raise") {
+      Escape(node.Child("exc"));
+      Escape(node.Child("cause"));
+    } else if (type == "FunctionDef" || type == "AsyncFunctionDef" || type == "Lambda") {
+      if (type != "Lambda") {
+        const std::string name(node.Str("name"));
+        Add(SinkKind::kName, name, nullptr, {kUnknown});
+        if (in_class) Add(SinkKind::kAttribute, name, nullptr, {kUnknown});
+      } else {
+        Escape(node.Child("body"));  // a lambda returns its body
+      }
+      Parameters(node.Child("args"));
+      ForEachChild(node, [&](const PyNode& child) { Collect(child, false); });
+      return;
+    } else if (type == "ClassDef") {
+      const std::string name(node.Str("name"));
+      Add(SinkKind::kName, name, nullptr, {kUnknown});
+      if (in_class) Add(SinkKind::kAttribute, name, nullptr, {kUnknown});
+      for (const PyNode* base : NodeItems(node, "bases")) Escape(base);
+      for (const PyNode* keyword : NodeItems(node, "keywords")) {
+        if (keyword != nullptr) Escape(keyword->Child("value"));
+      }
+      for (const char* field : {"bases", "keywords", "decorator_list"}) {
+        for (const PyNode* child : NodeItems(node, field)) {
+          if (child != nullptr) Collect(*child, false);
+        }
+      }
+      for (const PyNode* statement : NodeItems(node, "body")) {
+        if (statement != nullptr) Collect(*statement, true);
+      }
+      return;
+    } else if (type == "Call") {
+      const PyNode* target = GetattrTarget(node);
+      const bool setattr = IsBuiltinCall(node, "setattr");
+      const auto args = NodeItems(node, "args");
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == nullptr || (target != nullptr && i == 0)) continue;
+        Escape(args[i]->Is("Starred") ? args[i]->Child("value") : args[i]);
+      }
+      if (setattr && args.size() >= 3) {
+        if (auto name = StringConstant(args[1])) Add(SinkKind::kAttribute, *name, args[2]);
+        Escape(args[0]);
+      }
+      for (const PyNode* keyword : NodeItems(node, "keywords")) {
+        if (keyword != nullptr) Escape(keyword->Child("value"));
+      }
+    } else if ((IsDisplay(node) && ContextOf(node) == "Load" && !consumed_.count(&node)) ||
+               type == "Dict") {
+      for (const char* field : {"elts", "keys", "values"}) {
+        for (const PyNode* elt : NodeItems(node, field)) {
+          if (elt != nullptr) Escape(elt->Is("Starred") ? elt->Child("value") : elt);
+        }
+      }
+    } else if (type == "ListComp" || type == "SetComp" || type == "GeneratorExp") {
+      Escape(node.Child("elt"));
+    } else if (type == "DictComp") {
+      Escape(node.Child("key"));
+      Escape(node.Child("value"));
+    }
+    // Class attributes are only the class body's own statements; nested scopes are not.
+    ForEachChild(node, [&](const PyNode& child) { Collect(child, in_class && IsStatement(child)); });
+  }
+
+  static bool IsStatement(const PyNode& node) {
+    static const std::set<std::string, std::less<>> kCompound = {"If", "For", "AsyncFor", "While",
+                                                                  "With", "AsyncWith", "Try",
+                                                                  "TryStar", "Match", "match_case",
+                                                                  "ExceptHandler", "withitem"};
+    return kCompound.count(node.type) > 0 || node.Is("Assign") || node.Is("AnnAssign") ||
+           node.Is("AugAssign") || node.Is("Import") || node.Is("ImportFrom") ||
+           node.Is("FunctionDef") || node.Is("AsyncFunctionDef") || node.Is("ClassDef");
+  }
+
+  // `getattr(x, "name"[, default])` / `hasattr(x, "name")` with the builtin: the node x.
+  const PyNode* GetattrTarget(const PyNode& call) const {
+    if (!IsBuiltinCall(call, "getattr") && !IsBuiltinCall(call, "hasattr")) return nullptr;
+    const auto args = NodeItems(call, "args");
+    if (args.size() < 2 || args[0] == nullptr || !StringConstant(args[1])) return nullptr;
+    return args[0];
+  }
+
+ public:
+  bool IsBuiltinCall(const PyNode& call, absl::string_view builtin) const {
+    const PyNode* func = call.Child("func");
+    return func != nullptr && func->Is("Name") && func->Str("id") == builtin &&
+           scopes_.IsBuiltin(func);
+  }
+
+ private:
+  // --- evaluation
+
+  const Paths* Sink(SinkKind kind, const std::string& key) const {
+    const auto& map = kind == SinkKind::kName ? names_ : attributes_;
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : &it->second;
+  }
+
+  Paths Eval(const PyNode& node, Dependencies* deps) const {
+    Paths out;
+    const std::string& type = node.type;
+    if (type == "Name") {
+      const std::string id(node.Str("id"));
+      if (deps != nullptr) deps->push_back("n:" + id);
+      if (const Paths* held = Sink(SinkKind::kName, id)) out = *held;
+      if (!star_modules_.empty() && !scopes_.BoundAnywhere(id)) {
+        for (const std::string& module : star_modules_) out.insert(absl::StrCat(module, ".", id));
+      }
+      return out;
+    }
+    if (type == "Attribute") {
+      const std::string attribute(node.Str("attr"));
+      if (const PyNode* value = node.Child("value")) {
+        for (const std::string& path : Eval(*value, deps)) out.insert(Append(path, attribute));
+      }
+      if (deps != nullptr) deps->push_back("a:" + attribute);
+      if (const Paths* held = Sink(SinkKind::kAttribute, attribute)) {
+        out.insert(held->begin(), held->end());
+      }
+      return out;
+    }
+    if (type == "Subscript") {
+      out.insert(kUnknown);
+      const PyNode* value = node.Child("value");
+      const auto key = StringConstant(node.Child("slice"));
+      if (value != nullptr && key && IsDottedIdentifier(*key)) {
+        for (const std::string& path : Eval(*value, deps)) {
+          if (IsUnknownRooted(path)) continue;
+          // A module's mapping indexed by name (sys.modules["os"], m.__dict__["x"]).
+          out.insert(Append(path, *key));
+          out.insert(*key);
+        }
+      }
+      return out;
+    }
+    if (type == "Call") {
+      if (const PyNode* target = GetattrTarget(node)) {
+        const auto args = NodeItems(node, "args");
+        const std::string attribute = *StringConstant(args[1]);
+        if (IsIdentifier(attribute)) {
+          for (const std::string& path : Eval(*target, deps)) out.insert(Append(path, attribute));
+          if (deps != nullptr) deps->push_back("a:" + attribute);
+          if (const Paths* held = Sink(SinkKind::kAttribute, attribute)) {
+            out.insert(held->begin(), held->end());
+          }
+        } else {
+          out.insert(kUnknown);
+        }
+        if (args.size() > 2 && args[2] != nullptr) {
+          for (const std::string& path : Eval(*args[2], deps)) out.insert(path);
+        }
+        return out;
+      }
+      out.insert(kUnknown);
+      return out;
+    }
+    if (type == "NamedExpr") {
+      const PyNode* value = node.Child("value");
+      return value != nullptr ? Eval(*value, deps) : out;
+    }
+    if (type == "IfExp" || type == "BoolOp") {
+      ForEachChild(node, [&](const PyNode& child) {
+        if (&child == node.Child("test")) return;
+        for (const std::string& path : Eval(child, deps)) out.insert(path);
+      });
+      return out;
+    }
+    if (type == "Starred") {
+      const PyNode* value = node.Child("value");
+      return value != nullptr ? Eval(*value, deps) : out;
+    }
+    // Values that are never modules: literals, strings, comparisons, functions, containers
+    // (whose elements escaped when they were built).
+    static const std::set<std::string, std::less<>> kNotModules = {
+        "Constant", "JoinedStr", "FormattedValue", "Compare", "Lambda", "Tuple",
+        "List",     "Set",       "Dict",           "ListComp", "SetComp", "DictComp",
+        "GeneratorExp", "Slice"};
+    if (kNotModules.count(type)) return out;
+    out.insert(kUnknown);  // BinOp, UnaryOp, Await, Yield, ...: the audit cannot follow it
+    return out;
+  }
+
+  void Solve() {
+    absl::flat_hash_map<std::string, std::vector<size_t>> readers;
+    std::deque<size_t> work;
+    std::vector<bool> queued(constraints_.size(), true);
+    std::vector<bool> indexed(constraints_.size(), false);
+    for (size_t i = 0; i < constraints_.size(); ++i) work.push_back(i);
+    size_t steps = 0;
+    while (!work.empty()) {
+      if (++steps > kMaxSteps) {
+        too_complex_ = true;
+        return;
+      }
+      const size_t index = work.front();
+      work.pop_front();
+      queued[index] = false;
+      const Constraint& constraint = constraints_[index];
+      Paths value = constraint.fixed;
+      if (constraint.expression != nullptr) {
+        Dependencies deps;
+        for (const std::string& path : Eval(*constraint.expression, &deps)) value.insert(path);
+        if (!indexed[index]) {
+          indexed[index] = true;
+          for (const std::string& dep : deps) readers[dep].push_back(index);
+        }
+      }
+      Paths* sink = nullptr;
+      std::string changed;
+      switch (constraint.sink) {
+        case SinkKind::kName:
+          sink = &names_[constraint.key];
+          changed = "n:" + constraint.key;
+          break;
+        case SinkKind::kAttribute:
+          sink = &attributes_[constraint.key];
+          changed = "a:" + constraint.key;
+          break;
+        case SinkKind::kEscape:
+          sink = &escaped_;
+          break;
+      }
+      bool grew = false;
+      for (const std::string& path : value) {
+        if (constraint.sink == SinkKind::kEscape && IsUnknownRooted(path)) continue;
+        grew |= sink->insert(path).second;
+      }
+      if (sink->size() > kMaxPathsPerSet) {
+        too_complex_ = true;
+        return;
+      }
+      if (!grew || changed.empty()) continue;
+      auto it = readers.find(changed);
+      if (it == readers.end()) continue;
+      for (size_t reader : it->second) {
+        if (!queued[reader]) {
+          queued[reader] = true;
+          work.push_back(reader);
+        }
+      }
+    }
+  }
+
+  const Scopes& scopes_;
+  std::vector<Constraint> constraints_;
+  std::set<const PyNode*> consumed_;  // displays split by an assignment or a for loop
+  absl::flat_hash_map<std::string, Paths> names_, attributes_;
+  Paths escaped_;
+  std::vector<std::string> star_modules_;
+  std::set<std::string> module_imports_;
+  bool too_complex_ = false;
+  absl::flat_hash_map<const PyNode*, Paths> memo_;
+};
+
+// --- the audit ----------------------------------------------------------------------------
+
+// PEP 263: an encoding declaration in the first two lines. The worker imports kernel.py from
+// its file, so the declared codec decides what runs; the audit reads the text as UTF-8.
+std::optional<std::string> DeclaredEncoding(absl::string_view source) {
+  if (absl::StartsWith(source, "\xEF\xBB\xBF")) source.remove_prefix(3);
+  const std::string head = absl::StrReplaceAll(source.substr(0, 4096), {{"\r\n", "\n"}});
+  std::vector<absl::string_view> lines = absl::StrSplit(head, absl::ByAnyChar("\r\n"));
+  int seen = 0;
+  for (absl::string_view line : lines) {
+    if (seen++ == 2) break;
+    const absl::string_view stripped = absl::StripLeadingAsciiWhitespace(line);
+    if (!absl::StartsWith(stripped, "#")) continue;
+    for (size_t at = stripped.find("coding"); at != absl::string_view::npos;
+         at = stripped.find("coding", at + 1)) {
+      size_t k = at + 6;
+      if (k >= stripped.size() || (stripped[k] != ':' && stripped[k] != '=')) continue;
+      ++k;
+      while (k < stripped.size() && (stripped[k] == ' ' || stripped[k] == '\t')) ++k;
+      size_t end = k;
+      while (end < stripped.size() &&
+             (absl::ascii_isalnum(stripped[end]) || stripped[end] == '-' || stripped[end] == '_' ||
+              stripped[end] == '.')) {
+        ++end;
+      }
+      if (end > k) return std::string(stripped.substr(k, end - k));
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsUtf8Name(std::string name) {
+  name = absl::AsciiStrToLower(name);
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name == "utf-8" || absl::StartsWith(name, "utf-8-") || name == "utf8" || name == "u8" ||
+         name == "utf";
+}
+
 class Auditor {
  public:
-  Auditor(absl::string_view source, const StaticAuditOptions& options)
-      : tokens_(TokenizePython(source)), options_(options) {}
+  Auditor(absl::string_view source, const PyNode& module, const StaticAuditOptions& options)
+      : source_(source), module_(module), options_(options) {}
 
   std::vector<v1::AuditFinding> Run() {
-    CollectImports();
-    ScanReferences();
+    CheckEncoding();
+    Scopes scopes(module_);
+    scopes_ = &scopes;
+    Values values(module_, scopes);
+    values_ = &values;
+    if (values.too_complex()) {
+      Add("static.too_complex", v1::SEVERITY_VIOLATION, 0,
+          "the audit cannot follow the module aliasing in this file (too many paths)", "");
+    }
+    relevant_escapes_ = values.RelevantEscapes();
+    FindNamespaces(module_);
+    Check(module_);
     CheckDsl();
     return std::move(findings_);
   }
+
+  void AddUnparsable(const std::string& message) {
+    Add("static.unparsable", v1::SEVERITY_VIOLATION, 0,
+        absl::StrCat("the audit's parser cannot read kernel.py (", message,
+                     "); what it cannot read, it does not pass"),
+        message);
+  }
+
+  std::vector<v1::AuditFinding> TakeFindings() { return std::move(findings_); }
 
  private:
   void Add(const std::string& code, v1::FindingSeverity severity, int line,
@@ -293,291 +1435,276 @@ class Auditor {
     findings_.push_back(std::move(finding));
   }
 
+  void CheckEncoding() {
+    const auto encoding = DeclaredEncoding(source_);
+    if (encoding && !IsUtf8Name(*encoding)) {
+      Add("static.source_encoding", v1::SEVERITY_VIOLATION, 0,
+          absl::StrCat("kernel.py declares the encoding '", *encoding,
+                       "': Python would decode it differently from the UTF-8 text audited"),
+          absl::StrCat("coding: ", *encoding));
+    }
+  }
+
+  // Matches the rules against every run of components of `path` (a path the kernel reaches)
+  // and reports each forbidden one. `what` is how the kernel wrote it.
+  void CheckPath(const std::string& path, int line, const std::string& what) {
+    const Parts parts = SplitPath(path);
+    const RuleIndex& rules = RuleIndex::Get();
+    for (size_t begin = 0; begin < parts.size(); ++begin) {
+      if (parts[begin] == kGap || parts[begin] == kUnknown) continue;
+      size_t end = begin;
+      while (end < parts.size() && parts[end] != kGap) ++end;
+      const bool inside_chain = begin > 0;
+      const RuleIndex::Entry* entry = rules.Best(parts, begin, end, inside_chain);
+      if (entry == nullptr || entry->rule->code == nullptr) continue;
+      std::string shown = path;
+      if (IsUnknownRooted(shown)) shown = shown.substr(std::min<size_t>(2, shown.size()));
+      Add(entry->rule->code, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat(shown, shown == what || what.empty() ? "" : absl::StrCat(" (", what, ")"),
+                       ": ", entry->rule->reason),
+          what.empty() ? shown : what);
+    }
+  }
+
+  // CheckPath for a path the kernel reaches through a value; an unknown root may be any
+  // escaped module.
+  void CheckReach(const std::string& path, int line, const std::string& what) {
+    CheckPath(path, line, what);
+    if (!IsUnknownRooted(path)) return;
+    const std::string rest = path.size() > 1 ? path.substr(2) : "";
+    if (rest.empty()) return;
+    for (const std::string& escaped : relevant_escapes_) {
+      CheckPath(absl::StrCat(escaped, ".", rest), line, what);
+    }
+  }
+
+  bool MayBeModule(const std::string& path) const {
+    return namespaces_.count(path) > 0 || values_->module_imports().count(path) > 0;
+  }
+
+  // An attribute store or delete on `base`: patching a module (or a class of one). An unknown
+  // base may be any escaped path that is a module for certain (bound by `import`) or that the
+  // kernel uses as a namespace.
+  void CheckPatch(const PyNode& base, absl::string_view attribute, int line,
+                  const std::string& what) {
+    for (const std::string& path : values_->Of(base)) {
+      std::string module;
+      if (!IsUnknownRooted(path)) {
+        module = path;
+      } else {
+        const std::string rest = path.size() > 1 ? path.substr(2) : "";
+        for (const std::string& escaped : values_->escaped()) {
+          if (!MayBeModule(escaped)) continue;
+          module = rest.empty() ? escaped : absl::StrCat(escaped, ".", rest);
+          break;
+        }
+      }
+      if (module.empty()) continue;
+      Add(kModulePatch, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("assigning to ", module, ".", attribute, ": patching modules is forbidden"),
+          what + " = ...");
+      return;
+    }
+  }
+
+  // Module paths the kernel uses as namespaces (the base of an attribute access): with the
+  // paths imports bind, what an attribute store on an escaped value may patch.
+  void FindNamespaces(const PyNode& node) {
+    if (node.Is("Attribute")) {
+      if (const PyNode* value = node.Child("value")) {
+        for (const std::string& path : values_->Of(*value)) {
+          if (!IsUnknownRooted(path)) namespaces_.insert(path);
+        }
+      }
+    }
+    ForEachChild(node, [&](const PyNode& child) { FindNamespaces(child); });
+  }
+
+  void CheckIntrospectionAttribute(absl::string_view attribute, int line, const std::string& what) {
+    if (Contains(kIntrospectionAttributes, attribute)) {
+      Add(kIntrospection, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("access to .", attribute, ": reaching interpreter internals is forbidden"),
+          what.empty() ? absl::StrCat(".", attribute) : what);
+    }
+  }
+
   void CheckModule(const std::string& module, int line, const std::string& snippet) {
     imported_.insert(module);
-    if (const Rule* rule =
-            MatchRule(module, std::begin(kForbiddenModules), std::end(kForbiddenModules))) {
-      Add(rule->code, v1::SEVERITY_VIOLATION, line,
-          absl::StrCat("import of ", module, ": ", rule->reason), snippet);
+    const Parts parts = SplitPath(module);
+    const RuleIndex::Entry* entry = RuleIndex::Get().Best(parts, 0, parts.size(), false);
+    if (entry != nullptr && entry->rule->code != nullptr) {
+      Add(entry->rule->code, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("import of ", module, ": ", entry->rule->reason), snippet);
     }
-    if (const Rule* rule = MatchAttribute(module)) {
-      Add(rule->code, v1::SEVERITY_VIOLATION, line,
-          absl::StrCat("import of ", module, ": ", rule->reason), snippet);
+    // Forbidden modules reached inside the imported path (from torch import ctypes).
+    CheckPath(module, line, snippet);
+  }
+
+  void CheckImport(const PyNode& node) {
+    const int line = node.line;
+    if (node.Is("Import")) {
+      for (const PyNode* alias : NodeItems(node, "names")) {
+        if (alias == nullptr) continue;
+        const std::string name(alias->Str("name"));
+        CheckModule(name, line, absl::StrCat("import ", name));
+      }
+      return;
+    }
+    const std::string module(node.Str("module"));
+    const PyValue* level = node.Get("level");
+    const bool relative = level != nullptr && level->text != "0";
+    if (relative) {
+      Add(kImport, v1::SEVERITY_VIOLATION, line, "relative import: kernel.py must be self-contained",
+          absl::StrCat("from ", std::string(std::stoi(level->text), '.'), module, " import ..."));
+    }
+    if (!module.empty()) CheckModule(module, line, absl::StrCat("from ", module, " import ..."));
+    for (const PyNode* alias : NodeItems(node, "names")) {
+      if (alias == nullptr || module.empty()) continue;
+      const std::string name(alias->Str("name"));
+      if (name == "*") continue;
+      const std::string full = absl::StrCat(module, ".", name);
+      CheckModule(full, line, absl::StrCat("from ", module, " import ", name));
     }
   }
 
-  // Reads a dotted name starting at tokens_[i]; advances i past it.
-  std::string DottedName(size_t& i) const {
-    std::string name;
-    while (i < tokens_.size() && tokens_[i].kind == PythonToken::kName) {
-      name += tokens_[i].text;
-      if (i + 1 < tokens_.size() && tokens_[i + 1].text == "." && i + 2 < tokens_.size() &&
-          tokens_[i + 2].kind == PythonToken::kName) {
-        name += ".";
-        i += 2;
-      } else {
-        ++i;
-        break;
+  void CheckName(const PyNode& node, bool is_call_target) {
+    if (ContextOf(node) != "Load") return;
+    const std::string id(node.Str("id"));
+    const int line = node.line;
+    if (Contains(kInterpreterGlobals, id)) {
+      Add(kIntrospection, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat(id, ": reaching interpreter internals is forbidden"), id);
+      return;
+    }
+    const bool builtin = scopes_->IsBuiltin(&node);
+    if (builtin) {
+      if (const Rule* rule = FindRule(std::begin(kBuiltinRules), std::end(kBuiltinRules), id)) {
+        Add(rule->code, v1::SEVERITY_VIOLATION, line,
+            absl::StrCat(id, ": ", rule->reason,
+                         is_call_target ? "" : " (referenced, not only called)"),
+            id + (is_call_target ? "(...)" : ""));
+      }
+      if (Contains(kAttributeBuiltins, id) && !is_call_target) {
+        Add(kDynamicAttribute, v1::SEVERITY_VIOLATION, line,
+            absl::StrCat(id, " used as a value: the audit cannot see what it reaches"), id);
       }
     }
-    return name;
-  }
-
-  // import a.b as c, d  /  from a.b import c as d, (e, f)  /  from . import x
-  void CollectImports() {
-    for (size_t i = 0; i < tokens_.size(); ++i) {
-      const PythonToken& t = tokens_[i];
-      if (t.kind != PythonToken::kName) continue;
-      const bool at_statement_start = i == 0 || tokens_[i - 1].kind == PythonToken::kNewline ||
-                                      tokens_[i - 1].text == ";" || tokens_[i - 1].text == ":";
-      if ((t.text == "def" || t.text == "class") && i + 1 < tokens_.size())
-        defined_.insert(tokens_[i + 1].text);
-      if (!at_statement_start) continue;
-      if (i + 1 < tokens_.size() && tokens_[i + 1].text == "=") defined_.insert(t.text);
-      if (t.text == "import") {
-        size_t j = i + 1;
-        while (j < tokens_.size() && tokens_[j].kind != PythonToken::kNewline &&
-               tokens_[j].text != ";") {
-          const std::string module = DottedName(j);
-          if (module.empty()) {
-            ++j;
-            continue;
-          }
-          CheckModule(module, t.line, absl::StrCat("import ", module));
-          if (j < tokens_.size() && tokens_[j].text == "as" && j + 1 < tokens_.size()) {
-            aliases_[tokens_[j + 1].text] = module;
-            j += 2;
-          } else {
-            const std::string head = module.substr(0, module.find('.'));
-            aliases_[head] = head;
-          }
-          if (j < tokens_.size() && tokens_[j].text == ",") ++j;
-        }
-      } else if (t.text == "from") {
-        size_t j = i + 1;
-        std::string module;
-        while (j < tokens_.size() && tokens_[j].text == ".") {
-          module += ".";
-          ++j;
-        }
-        module += DottedName(j);
-        if (absl::StartsWith(module, ".")) {
-          Add("static.forbidden_import", v1::SEVERITY_VIOLATION, t.line,
-              "relative import: kernel.py must be self-contained",
-              absl::StrCat("from ", module, " import ..."));
-        }
-        CheckModule(module, t.line, absl::StrCat("from ", module, " import ..."));
-        if (j >= tokens_.size() || tokens_[j].text != "import") continue;
-        ++j;
-        while (j < tokens_.size() && tokens_[j].kind != PythonToken::kNewline &&
-               tokens_[j].text != ";") {
-          if (tokens_[j].text == "(" || tokens_[j].text == ")" || tokens_[j].text == ",") {
-            ++j;
-            continue;
-          }
-          if (tokens_[j].text == "*") {
-            star_imports_.push_back(module);
-            ++j;
-            continue;
-          }
-          if (tokens_[j].kind != PythonToken::kName) {
-            ++j;
-            continue;
-          }
-          const std::string name = tokens_[j].text;
-          const std::string full = absl::StrCat(module, ".", name);
-          CheckModule(full, t.line, absl::StrCat("from ", module, " import ", name));
-          std::string bound = name;
-          if (j + 2 < tokens_.size() && tokens_[j + 1].text == "as") {
-            bound = tokens_[j + 2].text;
-            j += 3;
-          } else {
-            ++j;
-          }
-          aliases_[bound] = full;
-        }
+    // Names a star import may have bound (from torch import *; compile(...)).
+    if (!values_->star_modules().empty() && !scopes_->BoundAnywhere(id)) {
+      for (const std::string& module : values_->star_modules()) {
+        CheckPath(absl::StrCat(module, ".", id), line, id);
       }
     }
   }
 
-  // Expands the head of a dotted name through the import aliases.
-  std::string Resolve(const std::string& dotted) const {
-    const size_t dot = dotted.find('.');
-    const std::string head = dotted.substr(0, dot);
-    auto it = aliases_.find(head);
-    if (it == aliases_.end()) return dotted;
-    return dot == std::string::npos ? it->second : absl::StrCat(it->second, dotted.substr(dot));
+  // getattr / setattr / delattr / hasattr called directly.
+  void CheckAttributeBuiltinCall(const PyNode& call) {
+    const PyNode* func = call.Child("func");
+    const std::string name(func->Str("id"));
+    const auto args = NodeItems(call, "args");
+    const int line = call.line;
+    const auto attribute = args.size() >= 2 ? StringConstant(args[1]) : std::nullopt;
+    if (!attribute || args[0] == nullptr || args[0]->Is("Starred")) {
+      Add(kDynamicAttribute, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat(name, " with a computed attribute name: the audit cannot see what it reaches"),
+          name + "(...)");
+      return;
+    }
+    const std::string what = absl::StrCat(name, "(", ChainText(*args[0]), ", \"", *attribute, "\")");
+    if (!IsIdentifier(*attribute)) {
+      Add(kDynamicAttribute, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat(name, " of '", *attribute, "', which is not an identifier"), what);
+      return;
+    }
+    CheckIntrospectionAttribute(*attribute, line, what);
+    for (const std::string& path : values_->Of(*args[0])) {
+      CheckReach(Append(path, *attribute), line, what);
+    }
+    if (name == "setattr" || name == "delattr") CheckPatch(*args[0], *attribute, line, what);
   }
 
-  bool IsAlias(const std::string& dotted) const {
-    return aliases_.count(dotted.substr(0, dotted.find('.'))) > 0;
+  void CheckAttribute(const PyNode& node) {
+    const std::string attribute(node.Str("attr"));
+    const int line = node.line;
+    const std::string what = ChainText(node);
+    CheckIntrospectionAttribute(attribute, line, what);
+    const PyNode* value = node.Child("value");
+    if (value == nullptr) return;
+    for (const std::string& path : values_->Of(*value)) {
+      CheckReach(Append(path, attribute), line, what);
+    }
+    if (ContextOf(node) != "Load") CheckPatch(*value, attribute, line, what);
   }
 
-  void ScanReferences() {
-    for (size_t i = 0; i < tokens_.size(); ++i) {
-      const PythonToken& t = tokens_[i];
-      // A binary @ follows an operand; a decorator's @ starts a line.
-      if (t.kind == PythonToken::kOp && t.text == "@" && i > 0 &&
-          (tokens_[i - 1].kind == PythonToken::kName ||
-           tokens_[i - 1].kind == PythonToken::kNumber || tokens_[i - 1].text == ")" ||
-           tokens_[i - 1].text == "]")) {
-        Add("static.library_compute", v1::SEVERITY_WARNING, t.line,
+  void CheckSubscript(const PyNode& node) {
+    const PyNode* value = node.Child("value");
+    const auto key = StringConstant(node.Child("slice"));
+    if (value == nullptr || !key || !IsDottedIdentifier(*key)) return;
+    for (const std::string& path : values_->Of(*value)) {
+      if (IsUnknownRooted(path)) continue;
+      const std::string what = absl::StrCat(ChainText(*value), "[\"", *key, "\"]");
+      CheckPath(Append(path, *key), node.line, what);
+      CheckPath(*key, node.line, what);
+    }
+  }
+
+  void CheckCall(const PyNode& node) {
+    const PyNode* func = node.Child("func");
+    if (func == nullptr) return;
+    if (func->Is("Name") && Contains(kAttributeBuiltins, func->Str("id")) &&
+        scopes_->IsBuiltin(func)) {
+      CheckAttributeBuiltinCall(node);
+    }
+    const std::string what = ChainText(*func) + "(...)";
+    for (const std::string& path : values_->Of(*func)) {
+      if (IsUnknownRooted(path)) continue;
+      for (const char* library : kLibraryCompute) {
+        if (path == library || absl::StartsWith(path, absl::StrCat(library, "."))) {
+          Add("static.library_compute", v1::SEVERITY_WARNING, node.line,
+              absl::StrCat(path, " runs a library / ATen kernel; the runtime audit weighs its share"),
+              what);
+          break;
+        }
+      }
+      if (absl::StartsWith(path, "torch.cuda.Stream") ||
+          absl::StartsWith(path, "torch.cuda.stream")) {
+        Add("static.side_stream", v1::SEVERITY_WARNING, node.line,
+            "side streams must be joined before solve returns; the judge checks outputs on the "
+            "current stream",
+            what);
+      }
+    }
+  }
+
+  void Check(const PyNode& node) {
+    const std::string& type = node.type;
+    if (type == "Import" || type == "ImportFrom") {
+      CheckImport(node);
+    } else if (type == "Attribute") {
+      CheckAttribute(node);
+    } else if (type == "Subscript") {
+      CheckSubscript(node);
+    } else if (type == "Call") {
+      CheckCall(node);
+      // The callee position: a forbidden builtin called, getattr called directly.
+      const PyNode* func = node.Child("func");
+      if (func != nullptr && func->Is("Name")) CheckName(*func, true);
+      ForEachChild(node, [&](const PyNode& child) {
+        if (&child != func || !func->Is("Name")) Check(child);
+      });
+      return;
+    } else if (type == "Name") {
+      CheckName(node, false);
+    } else if (type == "BinOp") {
+      const PyNode* op = node.Child("op");
+      if (op != nullptr && op->Is("MatMult")) {
+        Add("static.library_compute", v1::SEVERITY_WARNING, node.line,
             "matrix product with @ runs a library kernel (cuBLAS); the runtime audit weighs its "
             "share",
             "@");
       }
-      if (t.kind != PythonToken::kName) continue;
-      const bool after_dot = i > 0 && tokens_[i - 1].text == ".";
-      if (after_dot) {
-        CheckIntrospectionAttribute(t);
-        continue;
-      }
-      const bool in_import = IsImportStatement(i);
-      size_t j = i;
-      const std::string dotted = DottedName(j);
-      if (in_import) {
-        i = j - 1;
-        continue;
-      }
-      for (size_t k = i + 2; k < j; k += 2)
-        CheckIntrospectionAttribute(tokens_[k]);  // a.b.__globals__
-      const std::string path = Resolve(dotted);
-      const bool is_call = j < tokens_.size() && tokens_[j].text == "(";
-      const bool is_assignment = j < tokens_.size() && IsAssignmentOperator(tokens_[j].text);
-      const std::string snippet = dotted + (is_call ? "(...)" : "");
-      if (dotted.find('.') == std::string::npos && !IsAlias(dotted)) {
-        CheckBuiltin(dotted, is_call, j, t.line);
-      }
-      if (IsAlias(dotted) || dotted.find('.') != std::string::npos) {
-        if (const Rule* rule = MatchAttribute(path)) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason),
-              snippet);
-        } else if (const Rule* rule = IsAlias(dotted)
-                                          ? MatchRule(path, std::begin(kForbiddenModules),
-                                                      std::end(kForbiddenModules))
-                                          : nullptr) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, t.line, absl::StrCat(path, ": ", rule->reason),
-              snippet);
-        }
-        // `x: T.let = expr` annotates x; it does not assign to T.let.
-        const bool is_annotation = i > 0 && tokens_[i - 1].text == ":";
-        if (is_assignment && !is_annotation && IsAlias(dotted) &&
-            dotted.find('.') != std::string::npos) {
-          Add("static.module_patch", v1::SEVERITY_VIOLATION, t.line,
-              absl::StrCat("assigning to ", path, ": patching modules is forbidden"),
-              dotted + " = ...");
-        }
-        if (is_call) {
-          for (const char* library : kLibraryCompute) {
-            if (path == library || absl::StartsWith(path, absl::StrCat(library, "."))) {
-              Add("static.library_compute", v1::SEVERITY_WARNING, t.line,
-                  absl::StrCat(path,
-                               " runs a library / ATen kernel; the runtime audit weighs its share"),
-                  snippet);
-              break;
-            }
-          }
-          if (absl::StartsWith(path, "torch.cuda.Stream") ||
-              absl::StartsWith(path, "torch.cuda.stream")) {
-            Add("static.side_stream", v1::SEVERITY_WARNING, t.line,
-                "side streams must be joined before solve returns; the judge checks outputs on the "
-                "current stream",
-                snippet);
-          }
-        }
-      }
-      // The star-imported module's forbidden names used bare ("from torch import *; compile(...)").
-      for (const std::string& module : star_imports_) {
-        if (const Rule* rule = MatchAttribute(absl::StrCat(module, ".", dotted))) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, t.line,
-              absl::StrCat(module, ".", dotted, ": ", rule->reason), snippet);
-        }
-      }
-      i = j - 1;
     }
-  }
-
-  bool IsImportStatement(size_t i) const {
-    // True when tokens_[i] lies in an import statement (between "import"/"from" and the line end).
-    for (size_t k = i + 1; k-- > 0;) {
-      const PythonToken& t = tokens_[k];
-      if (t.kind == PythonToken::kNewline || t.text == ";") return false;
-      if ((t.text == "import" || t.text == "from") && t.kind == PythonToken::kName &&
-          (k == 0 || tokens_[k - 1].kind == PythonToken::kNewline || tokens_[k - 1].text == ";" ||
-           tokens_[k - 1].text == ":")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  static bool IsAssignmentOperator(const std::string& op) {
-    static const std::set<std::string> kOps = {"=",  "+=", "-=", "*=", "/=",  "//=", "%=", "**=",
-                                               "@=", "&=", "|=", "^=", ">>=", "<<=", ":="};
-    return kOps.count(op) > 0;
-  }
-
-  void CheckIntrospectionAttribute(const PythonToken& t) {
-    for (const char* attribute : kIntrospectionAttributes) {
-      if (t.text == attribute) {
-        Add("static.introspection", v1::SEVERITY_VIOLATION, t.line,
-            absl::StrCat("access to .", t.text, ": reaching interpreter internals is forbidden"),
-            "." + t.text);
-        return;
-      }
-    }
-  }
-
-  // A bare name: builtins that are forbidden, dynamic getattr / setattr.
-  void CheckBuiltin(const std::string& name, bool is_call, size_t after, int line) {
-    if (name == "__builtins__" || name == "__loader__" || name == "__spec__") {
-      Add("static.introspection", v1::SEVERITY_VIOLATION, line,
-          absl::StrCat(name, ": reaching interpreter internals is forbidden"), name);
-      return;
-    }
-    const bool defined_here = defined_.count(name) > 0;
-    if (const Rule* rule =
-            MatchRule(name, std::begin(kForbiddenBuiltins), std::end(kForbiddenBuiltins))) {
-      if (name == rule->prefix && (is_call || absl::StartsWith(rule->code, "static.reference")) &&
-          !defined_here) {
-        Add(rule->code, v1::SEVERITY_VIOLATION, line, absl::StrCat(name, ": ", rule->reason),
-            name + (is_call ? "(...)" : ""));
-      }
-    }
-    if (is_call &&
-        (name == "getattr" || name == "setattr" || name == "delattr" || name == "hasattr")) {
-      // getattr(obj, "literal") resolves like obj.literal; anything else is dynamic.
-      size_t k = after + 1;
-      const std::string target = DottedName(k);
-      if (k + 1 < tokens_.size() && tokens_[k].text == "," &&
-          tokens_[k + 1].kind == PythonToken::kString && !tokens_[k + 1].f_string &&
-          k + 2 < tokens_.size() && (tokens_[k + 2].text == ")" || tokens_[k + 2].text == ",")) {
-        const std::string attribute = tokens_[k + 1].text;
-        const std::string path = absl::StrCat(Resolve(target), ".", attribute);
-        if (const Rule* rule = MatchAttribute(path)) {
-          Add(rule->code, v1::SEVERITY_VIOLATION, line, absl::StrCat(path, ": ", rule->reason),
-              absl::StrCat(name, "(", target, ", \"", attribute, "\")"));
-        }
-        for (const char* internal : kIntrospectionAttributes) {
-          if (attribute == internal) {
-            Add("static.introspection", v1::SEVERITY_VIOLATION, line,
-                absl::StrCat(name, " of ", attribute,
-                             ": reaching interpreter internals is forbidden"),
-                name + "(...)");
-          }
-        }
-        if (name != "getattr" && name != "hasattr" && IsAlias(target)) {
-          Add("static.module_patch", v1::SEVERITY_VIOLATION, line,
-              absl::StrCat(name, " on module ", Resolve(target), ": patching modules is forbidden"),
-              name + "(...)");
-        }
-      } else {
-        Add("static.dynamic_attribute", v1::SEVERITY_VIOLATION, line,
-            absl::StrCat(name,
-                         " with a computed attribute name: the audit cannot see what it reaches"),
-            name + "(...)");
-      }
-    }
+    ForEachChild(node, [&](const PyNode& child) { Check(child); });
   }
 
   void CheckDsl() {
@@ -610,12 +1737,14 @@ class Auditor {
     }
   }
 
-  Tokens tokens_;
+  absl::string_view source_;
+  const PyNode& module_;
   StaticAuditOptions options_;
-  std::map<std::string, std::string> aliases_;  // bound name -> dotted module path
+  const Scopes* scopes_ = nullptr;
+  Values* values_ = nullptr;
+  std::vector<std::string> relevant_escapes_;
+  std::set<std::string> namespaces_;
   std::set<std::string> imported_;
-  std::set<std::string> defined_;
-  std::vector<std::string> star_imports_;
   std::set<std::string> seen_;
   std::vector<v1::AuditFinding> findings_;
 };
@@ -623,19 +1752,28 @@ class Auditor {
 }  // namespace
 
 std::optional<std::pair<std::string, std::string>> AuditModule(absl::string_view module) {
-  const std::string name(module);
-  if (const Rule* rule =
-          MatchRule(name, std::begin(kForbiddenModules), std::end(kForbiddenModules))) {
-    return std::make_pair(std::string(rule->code), std::string(rule->reason));
-  }
-  if (const Rule* rule = MatchAttribute(name))
-    return std::make_pair(std::string(rule->code), std::string(rule->reason));
-  return std::nullopt;
+  const Parts parts = SplitPath(module);
+  const RuleIndex::Entry* entry = RuleIndex::Get().Best(parts, 0, parts.size(), false);
+  if (entry == nullptr || entry->rule->code == nullptr) return std::nullopt;
+  return std::make_pair(std::string(entry->rule->code), std::string(entry->rule->reason));
+}
+
+std::vector<v1::AuditFinding> StaticAudit(absl::string_view source, const PyNode& module,
+                                          const StaticAuditOptions& options) {
+  return Auditor(source, module, options).Run();
 }
 
 std::vector<v1::AuditFinding> StaticAudit(absl::string_view source,
                                           const StaticAuditOptions& options) {
-  return Auditor(source, options).Run();
+  absl::StatusOr<std::unique_ptr<PyNode>> module = ParsePython(source);
+  if (!module.ok()) {
+    PyNode empty;
+    empty.type = "Module";
+    Auditor auditor(source, empty, options);
+    auditor.AddUnparsable(std::string(module.status().message()));
+    return auditor.TakeFindings();
+  }
+  return StaticAudit(source, **module, options);
 }
 
 void ApplyAuditPolicy(const v1::AuditPolicy& policy, std::vector<v1::AuditFinding>* findings) {
@@ -656,20 +1794,30 @@ void ApplyAuditPolicy(const v1::AuditPolicy& policy, std::vector<v1::AuditFindin
 std::vector<std::pair<std::string, std::string>> StaticAuditCodes() {
   return {
       {"static.forbidden_import",
-       "imports a module SPEC §2 forbids (other compilers, raw CUDA, processes, "
-       "threads, network, files)"},
+       "imports or reaches a module SPEC §2 forbids (other compilers, raw CUDA, kernel "
+       "libraries, processes, threads, network, files), also inside a chain (torch.ctypes)"},
       {"static.forbidden_call",
        "calls or references a forbidden function (torch.compile, CUDA Graphs, os.system, "
-       "open, ...)"},
-      {"static.dynamic_import", "imports modules at run time (__import__, importlib)"},
-      {"static.dynamic_code", "runs code built at run time (eval, exec, compile)"},
-      {"static.dynamic_attribute", "getattr / setattr with a computed name"},
+       "open, ...), through any alias or module"},
+      {"static.dynamic_import", "imports modules at run time (__import__, importlib, pkgutil)"},
+      {"static.dynamic_code", "runs code built at run time (eval, exec, compile, code objects)"},
+      {"static.dynamic_attribute",
+       "reaches attributes by computed name (getattr / setattr with a non-literal name, getattr "
+       "passed as a value, operator.attrgetter)"},
       {"static.introspection", "reaches interpreter internals (frames, globals, sys.modules, gc)"},
       {"static.module_patch",
-       "assigns to attributes of imported modules (patching torch, changing backends)"},
-      {"static.judge_access", "touches the judge or its numerics settings"},
+       "assigns to attributes of imported modules (patching torch, changing backends), through "
+       "any alias"},
+      {"static.judge_access", "touches the judge, its profilers or its numerics settings"},
       {"static.reference_access", "uses the problem's reference or make_inputs"},
       {"static.seed_access", "reads or sets random seeds"},
+      {"static.source_encoding",
+       "declares a source encoding other than UTF-8 (Python would run other text than the "
+       "audited one)"},
+      {"static.unparsable",
+       "source the audit's parser cannot read the way CPython does (C++ front end only)"},
+      {"static.too_complex",
+       "module aliasing beyond what the audit follows (more than 4096 paths for one name)"},
       {"static.wrong_dsl", "imports the other variant's DSL"},
       {"static.no_dsl_import", "does not import the variant's DSL"},
       {"static.library_compute",
