@@ -196,7 +196,6 @@ constexpr Rule kAttributeRules[] = {
     {"torch.autograd.profiler", kJudge, "profilers are the judge's (it traces with CUPTI)"},
     {"torch.cuda.profiler", kJudge, "profilers are the judge's (it traces with CUPTI)"},
     {"torch.cuda.cudart", kCall, kNoRawCuda},
-    {"torch.cuda._sleep", kCall, "kernels may not depend on timing"},
     {"torch._jit_internal", kIntrospection, "torch internals are off limits"},
     {"torch._sources", kIntrospection, "source introspection is forbidden"},
     {"torch._higher_order_ops", kCall, kNoCompile},
@@ -334,6 +333,31 @@ constexpr Rule kAttributeRules[] = {
     {"sys.getsizeof", nullptr, nullptr},
     {"sys.getrecursionlimit", nullptr, nullptr},
     {"time.sleep", kCall, "kernels may not depend on timing"},
+    // The dangerous functions of modules whose names are ordinary words (import rules only,
+    // above): these match inside chains too (torch.glob.glob, x.io.open).
+    {"glob.glob", kCall, kNoFiles},
+    {"glob.iglob", kCall, kNoFiles},
+    {"io.open*", kCall, kNoFiles},
+    {"io.FileIO", kCall, kNoFiles},
+    {"io.TextIOWrapper", kCall, "raw descriptor access is forbidden"},
+    {"io.Buffered*", kCall, "raw descriptor access is forbidden"},
+    {"tokenize.open", kCall, kNoFiles},
+    {"signal.signal", kCall, "signal handlers are forbidden"},
+    {"signal.setitimer", kCall, "signal handlers are forbidden"},
+    {"signal.alarm", kCall, "signal handlers are forbidden"},
+    {"signal.pthread_kill", kCall, "signalling threads is forbidden"},
+    {"signal.raise_signal", kCall, "raising signals is forbidden"},
+    {"signal.set_wakeup_fd", kCall, "raw descriptor access is forbidden"},
+    {"resource.setrlimit", kIntrospection, "changing the worker's limits is forbidden"},
+    {"resource.prlimit", kIntrospection, "changing the worker's limits is forbidden"},
+    {"code.interact", kDynamicCode, "interactive interpreters run code"},
+    {"code.Interactive*", kDynamicCode, "interactive interpreters run code"},
+    {"code.compile_command", kDynamicCode, "compiling code at run time is forbidden"},
+    {"http.client", kCall, kNoNetwork},
+    {"http.server", kCall, kNoNetwork},
+    {"imp.load*", kDynamicImport, "dynamic imports are forbidden"},
+    {"imp.find_module", kDynamicImport, "dynamic imports are forbidden"},
+    {"platform.popen", kCall, kNoProcesses},
 };
 
 // Builtins a kernel may not reach (called or not).
@@ -436,6 +460,10 @@ std::string JoinParts(const Parts& parts) { return absl::StrJoin(parts, "."); }
 bool IsUnknownRooted(absl::string_view path) { return absl::StartsWith(path, kUnknown); }
 
 std::string Append(absl::string_view path, absl::string_view attribute) {
+  if (static_cast<size_t>(std::count(path.begin(), path.end(), '.')) + 2 <=
+      kHeadParts + kTailParts) {
+    return absl::StrCat(path, ".", attribute);  // short, and so without a gap
+  }
   Parts parts = SplitPath(path);
   parts.emplace_back(attribute);
   const auto gap = std::find(parts.begin(), parts.end(), kGap);
@@ -540,6 +568,37 @@ class RuleIndex {
     return false;
   }
 
+  // True when parts[begin, end) is a run of consecutive components of some rule's pattern
+  // (not starting at a trailing "*", which matches anything below its parent): a value whose
+  // path ends with that run may still complete a rule by more attributes.
+  bool IsFactor(const Parts& parts, size_t begin, size_t end) const {
+    if (begin >= end) return false;
+    auto matches = [&](const Entry& entry, size_t position) {
+      if (position + (end - begin) > entry.pattern.size()) return false;
+      for (size_t k = begin; k < end; ++k) {
+        const std::string& want = entry.pattern[position + k - begin];
+        if (want == kGap) continue;
+        if (want.back() == '*') {
+          if (!absl::StartsWith(parts[k], absl::string_view(want).substr(0, want.size() - 1))) {
+            return false;
+          }
+        } else if (want != parts[k]) {
+          return false;
+        }
+      }
+      return true;
+    };
+    if (auto it = by_component_.find(parts[begin]); it != by_component_.end()) {
+      for (const auto& [entry, position] : it->second) {
+        if (matches(*entry, position)) return true;
+      }
+    }
+    for (const auto& [entry, position] : families_) {
+      if (matches(*entry, position)) return true;
+    }
+    return false;
+  }
+
   const std::vector<Entry>& entries() const { return entries_; }
 
  private:
@@ -548,12 +607,42 @@ class RuleIndex {
     for (const Rule& rule : kAttributeRules) {
       entries_.push_back({&rule, SplitPath(rule.pattern), false});
     }
-    for (const Entry& entry : entries_) by_first_[entry.pattern[0]].push_back(&entry);
+    for (const Entry& entry : entries_) {
+      by_first_[entry.pattern[0]].push_back(&entry);
+      for (size_t k = 0; k < entry.pattern.size(); ++k) {
+        const std::string& part = entry.pattern[k];
+        if (part == kGap) continue;
+        if (part.back() == '*') {
+          families_.emplace_back(&entry, k);
+        } else {
+          by_component_[part].emplace_back(&entry, k);
+        }
+      }
+    }
   }
 
   std::vector<Entry> entries_;
   absl::flat_hash_map<std::string, std::vector<const Entry*>> by_first_;
+  absl::flat_hash_map<std::string, std::vector<std::pair<const Entry*, size_t>>> by_component_;
+  std::vector<std::pair<const Entry*, size_t>> families_;  // (entry, index of an "x*" part)
 };
+
+// The path an attribute access gives, as a value. An unknown-rooted path keeps only its
+// longest tail that is a run of some rule's pattern ("?.x.cuda" -> "?.cuda", "?.shape" ->
+// "?"): that is all further attributes can combine with, and it keeps values small.
+std::string AppendToValue(absl::string_view path, absl::string_view attribute) {
+  if (!IsUnknownRooted(path)) return Append(path, attribute);
+  Parts parts = SplitPath(path);
+  parts.emplace_back(attribute);
+  const RuleIndex& rules = RuleIndex::Get();
+  for (size_t begin = 1; begin < parts.size(); ++begin) {
+    if (std::find(parts.begin() + begin, parts.end(), kGap) != parts.end()) continue;
+    if (rules.IsFactor(parts, begin, parts.size())) {
+      return absl::StrCat(kUnknown, ".", absl::StrJoin(parts.begin() + begin, parts.end(), "."));
+    }
+  }
+  return kUnknown;
+}
 
 const Rule* FindRule(const Rule* begin, const Rule* end, absl::string_view name) {
   for (const Rule* rule = begin; rule != end; ++rule) {
@@ -877,18 +966,44 @@ class Scopes {
 
 // --- values: which module paths each name may hold ----------------------------------------
 
+// Builtins that do nothing with a module passed to them but read it (print(torch)).
+constexpr const char* kInertBuiltins[] = {"print", "repr", "str",      "format", "id",
+                                          "type",  "hash", "bool",     "dir",    "callable",
+                                          "isinstance", "issubclass", "len"};
+
+bool IsDunder(absl::string_view name) {
+  return name.size() > 4 && absl::StartsWith(name, "__") && absl::EndsWith(name, "__");
+}
+
 // A flow-insensitive points-to analysis over module paths. Sinks are names (without regard
-// to scope), attribute names (class bodies and attribute stores, whatever the object) and
-// the escaped set. Each binding is a constraint `sink ⊇ value(expression)`; a worklist runs
-// them to a fixed point.
+// to scope), attribute names (class bodies and attribute stores, whatever the object), the
+// return values of the kernel's own functions, and the escaped set. Each binding is a
+// constraint `sink ⊇ value(expression)`; a worklist runs them to a fixed point.
+//
+// The escape rule: a module object -- a path an `import` statement binds (`import torch`,
+// `import cuda.bindings.driver as cuda`), through any alias -- may be the base of an attribute
+// access, be bound to names and attributes, be passed to the kernel's own functions called by
+// name (their parameters then hold it) and be returned from them to such a call. Any other
+// use is an escape site (EscapeSite): an argument to a function the audit does not follow, an
+// element of a container, a subscript store, *args / **kwargs, a yield, a raise, a class base,
+// a return from a function others call. Other module-derived values (functions, classes,
+// submodules reached by attribute) may escape: they join the escaped set, and every value the
+// audit cannot follow may be any escaped path.
 class Values {
  public:
+  struct EscapeSite {
+    const PyNode* expression;
+    std::string how;  // "passed to f(...)"
+  };
+
   Values(const PyNode& module, const Scopes& scopes) : scopes_(scopes) {
-    Collect(module, false);
+    Survey(module, false);
+    Collect(module, Context{});
     Solve();
   }
 
-  // The module paths an expression may evaluate to ("?" for an unknown object).
+  // The module paths an expression may evaluate to (kUnknown: an object the audit cannot
+  // follow).
   const Paths& Of(const PyNode& node) {
     auto it = memo_.find(&node);
     if (it != memo_.end()) return it->second;
@@ -897,11 +1012,10 @@ class Values {
   }
 
   const Paths& escaped() const { return escaped_; }
+  const std::set<std::string>& module_objects() const { return module_objects_; }
+  const std::vector<EscapeSite>& escape_sites() const { return escape_sites_; }
   const std::vector<std::string>& star_modules() const { return star_modules_; }
   bool too_complex() const { return too_complex_; }
-  // Paths `import` statements bind: modules for certain.
-  const std::set<std::string>& module_imports() const { return module_imports_; }
-  bool IsGetattrCall(const PyNode& call) const { return GetattrTarget(call) != nullptr; }
 
   // The escaped paths that may still reach a rule when more attributes follow them.
   std::vector<std::string> RelevantEscapes() const {
@@ -909,13 +1023,13 @@ class Values {
     const RuleIndex& rules = RuleIndex::Get();
     for (const std::string& path : escaped_) {
       const Parts parts = SplitPath(path);
-      for (size_t begin = 0; begin < parts.size(); ++begin) {
-        if (parts[begin] == kGap) continue;
-        size_t end = parts.size();
-        if (auto gap = std::find(parts.begin() + begin, parts.end(), kGap); gap != parts.end()) {
-          continue;  // a run that stops at the gap cannot be continued by appended attributes
-        }
-        if (rules.IsStem(parts, begin, end)) {
+      // Only the run after the last gap continues into appended attributes.
+      size_t begin = 0;
+      for (size_t k = 0; k < parts.size(); ++k) {
+        if (parts[k] == kGap) begin = k + 1;
+      }
+      for (; begin < parts.size(); ++begin) {
+        if (rules.IsStem(parts, begin, parts.size())) {
           out.push_back(path);
           break;
         }
@@ -924,50 +1038,148 @@ class Values {
     return out;
   }
 
+  bool IsBuiltinCall(const PyNode& call, absl::string_view builtin) const {
+    const PyNode* func = call.Child("func");
+    return func != nullptr && func->Is("Name") && func->Str("id") == builtin &&
+           scopes_.IsBuiltin(func);
+  }
+
  private:
-  enum class SinkKind { kName, kAttribute, kEscape };
+  enum class SinkKind { kName, kAttribute, kReturn, kEscape };
   struct Constraint {
     SinkKind sink;
     std::string key;
     const PyNode* expression;  // nullptr: `fixed` only
     Paths fixed;
   };
-  using Dependencies = std::vector<std::string>;  // "n:name" / "a:attribute"
+  using Dependencies = std::vector<std::string>;  // "n:name", "a:attribute", "r:function"
+
+  struct Context {
+    bool in_class = false;      // directly in a class body: names bound are attributes too
+    std::string function;       // the enclosing function of the kernel's own ("" at top level)
+    bool returns_tracked = false;
+  };
+
+  // The kernel's own functions: defs and lambdas bound to a name.
+  struct Function {
+    const PyNode* node;
+    bool method;  // defined in a class body (not a staticmethod): self comes first
+    bool decorated;
+  };
+
+  // --- what the kernel's functions are and how they are used
+
+  void Survey(const PyNode& node, bool class_body) {
+    const std::string& type = node.type;
+    if (type == "FunctionDef" || type == "AsyncFunctionDef") {
+      bool static_method = false;
+      const auto decorators = NodeItems(node, "decorator_list");
+      for (const PyNode* decorator : decorators) {
+        static_method |= decorator != nullptr && decorator->Is("Name") &&
+                         decorator->Str("id") == "staticmethod";
+      }
+      (class_body ? methods_ : functions_)[std::string(node.Str("name"))].push_back(
+          {&node, class_body && !static_method, !decorators.empty()});
+    } else if (type == "ClassDef") {
+      other_bindings_.insert(std::string(node.Str("name")));
+    } else if (type == "Assign") {
+      const PyNode* value = node.Child("value");
+      if (value != nullptr && value->Is("Lambda")) {
+        for (const PyNode* target : NodeItems(node, "targets")) {
+          if (target == nullptr || !target->Is("Name")) continue;
+          const std::string name(target->Str("id"));
+          functions_[name].push_back({value, false, false});
+          lambda_names_[value] = name;
+          function_targets_.insert(target);
+        }
+      }
+    } else if (type == "Import" || type == "ImportFrom") {
+      for (const PyNode* alias : NodeItems(node, "names")) {
+        if (alias == nullptr) continue;
+        const std::string name(alias->Str("name"));
+        const std::string asname(alias->Str("asname"));
+        other_bindings_.insert(!asname.empty() ? asname
+                               : type == "Import" ? name.substr(0, name.find('.'))
+                                                  : name);
+      }
+    } else if (type == "arg") {
+      other_bindings_.insert(std::string(node.Str("arg")));
+    } else if (type == "ExceptHandler" || type == "MatchAs" || type == "MatchStar") {
+      if (!node.Str("name").empty()) other_bindings_.insert(std::string(node.Str("name")));
+    } else if (type == "MatchMapping") {
+      if (!node.Str("rest").empty()) other_bindings_.insert(std::string(node.Str("rest")));
+    } else if (type == "Name") {
+      const std::string id(node.Str("id"));
+      if (ContextOf(node) == "Load") {
+        value_references_.insert(id);
+      } else if (!function_targets_.count(&node)) {
+        other_bindings_.insert(id);
+      }
+    } else if (type == "Call") {
+      const PyNode* func = node.Child("func");
+      ForEachChild(node, [&](const PyNode& child) {
+        if (&child != func || !func->Is("Name")) Survey(child, false);
+      });
+      return;
+    }
+    const bool body_of_class = type == "ClassDef";
+    ForEachChild(node, [&](const PyNode& child) {
+      Survey(child, body_of_class || (class_body && IsStatement(child) && type != "FunctionDef" &&
+                                      type != "AsyncFunctionDef"));
+    });
+  }
+
+  // A name bound only to the kernel's own undecorated plain functions: a call of it runs
+  // their code, nothing else.
+  bool IsLocalFunction(const std::string& name) const {
+    auto it = functions_.find(name);
+    if (it == functions_.end() || other_bindings_.count(name)) return false;
+    return std::none_of(it->second.begin(), it->second.end(),
+                        [](const Function& f) { return f.decorated; });
+  }
+
+  // ... whose return values reach only its direct callers.
+  bool ReturnsTracked(const std::string& name) const {
+    return IsLocalFunction(name) && !value_references_.count(name) && !IsDunder(name);
+  }
 
   // --- constraints
 
   void Add(SinkKind sink, std::string key, const PyNode* expression, Paths fixed = {}) {
     constraints_.push_back({sink, std::move(key), expression, std::move(fixed)});
   }
-  void Escape(const PyNode* expression) {
-    if (expression != nullptr) Add(SinkKind::kEscape, "", expression);
+
+  void EscapeAt(const PyNode* expression, std::string how) {
+    if (expression == nullptr) return;
+    if (expression->Is("Starred")) expression = expression->Child("value");
+    if (expression == nullptr) return;
+    Add(SinkKind::kEscape, "", expression);
+    escape_sites_.push_back({expression, std::move(how)});
   }
 
   // `target = <expression>` (or a fixed value when expression is nullptr).
-  void Bind(const PyNode& target, const PyNode* expression, Paths fixed, bool in_class) {
+  void Bind(const PyNode& target, const PyNode* expression, Paths fixed, const Context& context) {
     if (target.Is("Name")) {
       const std::string id(target.Str("id"));
       Add(SinkKind::kName, id, expression, fixed);
-      if (in_class) Add(SinkKind::kAttribute, id, expression, fixed);
+      if (context.in_class) Add(SinkKind::kAttribute, id, expression, fixed);
     } else if (target.Is("Attribute")) {
       Add(SinkKind::kAttribute, std::string(target.Str("attr")), expression, fixed);
-      Add(SinkKind::kEscape, "", expression, fixed);
     } else if (target.Is("Subscript")) {
-      Add(SinkKind::kEscape, "", expression, fixed);
+      EscapeAt(expression, "stored with a subscript");
     } else if (target.Is("Starred")) {
-      if (const PyNode* value = target.Child("value")) Bind(*value, nullptr, {kUnknown}, in_class);
-      if (expression != nullptr) Escape(expression);
+      if (const PyNode* value = target.Child("value")) Bind(*value, nullptr, {kUnknown}, context);
     } else if (target.Is("Tuple") || target.Is("List")) {
-      // Unpacking what the audit cannot split: every target may be anything escaped.
+      // Unpacking what the audit cannot split: each target may be anything escaped.
       for (const PyNode* elt : NodeItems(target, "elts")) {
-        if (elt != nullptr) Bind(*elt, nullptr, {kUnknown}, in_class);
+        if (elt != nullptr) Bind(*elt, nullptr, {kUnknown}, context);
       }
-      if (expression != nullptr) Escape(expression);
+      EscapeAt(expression, "unpacked");
     }
   }
 
   // `target = value`, splitting `a, b = x, y` pairwise.
-  void Assign(const PyNode& target, const PyNode& value, bool in_class) {
+  void Assign(const PyNode& target, const PyNode& value, const Context& context) {
     if ((target.Is("Tuple") || target.Is("List")) && (value.Is("Tuple") || value.Is("List"))) {
       const auto targets = NodeItems(target, "elts");
       const auto values = NodeItems(value, "elts");
@@ -977,29 +1189,23 @@ class Values {
       };
       if (targets.size() == values.size() && !starred(targets) && !starred(values)) {
         consumed_.insert(&value);
-        for (size_t i = 0; i < targets.size(); ++i) Assign(*targets[i], *values[i], in_class);
+        for (size_t i = 0; i < targets.size(); ++i) Assign(*targets[i], *values[i], context);
         return;
       }
     }
-    Bind(target, &value, {}, in_class);
+    Bind(target, &value, {}, context);
   }
 
   // `for target in iterable`: the elements of a literal display, else anything escaped.
-  void Iterate(const PyNode& target, const PyNode& iterable, bool in_class) {
-    if (IsDisplay(iterable)) {
+  void Iterate(const PyNode& target, const PyNode& iterable, const Context& context) {
+    if (IsDisplay(iterable) &&
+        std::none_of(iterable.Items("elts").begin(), iterable.Items("elts").end(),
+                     [](const PyValue& elt) { return elt.node == nullptr || elt.node->Is("Starred"); })) {
       consumed_.insert(&iterable);
-      for (const PyNode* elt : NodeItems(iterable, "elts")) {
-        if (elt == nullptr) continue;
-        if (elt->Is("Starred")) {
-          Bind(target, nullptr, {kUnknown}, in_class);
-          Escape(elt->Child("value"));
-        } else {
-          Assign(target, *elt, in_class);
-        }
-      }
+      for (const PyNode* elt : NodeItems(iterable, "elts")) Assign(target, *elt, context);
       return;
     }
-    Bind(target, nullptr, {kUnknown}, in_class);
+    Bind(target, nullptr, {kUnknown}, context);
   }
 
   void Parameters(const PyNode* arguments) {
@@ -1009,11 +1215,11 @@ class Values {
       for (const PyNode* arg : NodeItems(*arguments, field)) positional.push_back(arg);
     }
     const auto defaults = NodeItems(*arguments, "defaults");
+    const size_t first_default = positional.size() - std::min(positional.size(), defaults.size());
     for (size_t i = 0; i < positional.size(); ++i) {
       if (positional[i] == nullptr) continue;
       const std::string name(positional[i]->Str("arg"));
       Add(SinkKind::kName, name, nullptr, {kUnknown});
-      const size_t first_default = positional.size() - std::min(positional.size(), defaults.size());
       if (i >= first_default && defaults[i - first_default] != nullptr) {
         Add(SinkKind::kName, name, defaults[i - first_default]);
       }
@@ -1035,140 +1241,257 @@ class Values {
     }
   }
 
-  void Collect(const PyNode& node, bool in_class) {
+  // Binds the arguments of `call` to the parameters of `function`. Returns false for an
+  // argument that lands in *args / **kwargs (a container the audit does not follow).
+  bool BindArguments(const PyNode& call, const Function& function, bool through_attribute) {
+    const PyNode* arguments = function.node->Child("args");
+    if (arguments == nullptr) return false;
+    std::vector<std::string> positional;
+    for (const char* field : {"posonlyargs", "args"}) {
+      for (const PyNode* arg : NodeItems(*arguments, field)) {
+        if (arg != nullptr) positional.emplace_back(arg->Str("arg"));
+      }
+    }
+    if (function.method && through_attribute && !positional.empty()) {
+      positional.erase(positional.begin());
+    }
+    std::vector<std::string> named = positional;
+    for (const PyNode* arg : NodeItems(*arguments, "kwonlyargs")) {
+      if (arg != nullptr) named.emplace_back(arg->Str("arg"));
+    }
+    bool exact = true;
+    const auto args = NodeItems(call, "args");
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == nullptr) continue;
+      if (args[i]->Is("Starred")) {  // f(*xs): xs was built (and escaped) elsewhere
+        for (const std::string& parameter : positional) {
+          Add(SinkKind::kName, parameter, nullptr, {kUnknown});
+        }
+        break;
+      }
+      if (i < positional.size()) {
+        Add(SinkKind::kName, positional[i], args[i]);
+      } else {
+        exact = false;
+      }
+    }
+    for (const PyNode* keyword : NodeItems(call, "keywords")) {
+      if (keyword == nullptr) continue;
+      const std::string parameter(keyword->Str("arg"));
+      if (std::find(named.begin(), named.end(), parameter) != named.end()) {
+        Add(SinkKind::kName, parameter, keyword->Child("value"));
+      } else if (!parameter.empty()) {
+        exact = false;
+      }
+    }
+    return exact;
+  }
+
+  void CollectCall(const PyNode& node) {
+    const PyNode* func = node.Child("func");
+    if (func == nullptr) return;
+    const auto args = NodeItems(node, "args");
+    const auto keywords = NodeItems(node, "keywords");
+    // getattr(x, "name") / hasattr: resolved like x.name; setattr(x, "name", v): x.name = v.
+    if ((IsBuiltinCall(node, "getattr") || IsBuiltinCall(node, "hasattr")) && args.size() >= 2 &&
+        StringConstant(args[1])) {
+      return;
+    }
+    if (IsBuiltinCall(node, "setattr") && args.size() >= 3 && StringConstant(args[1])) {
+      Add(SinkKind::kAttribute, *StringConstant(args[1]), args[2]);
+      return;
+    }
+    for (const char* builtin : kAttributeBuiltins) {
+      if (IsBuiltinCall(node, builtin)) return;  // with a computed name: dynamic_attribute
+    }
+    if (func->Is("Name") && scopes_.IsBuiltin(func) && Contains(kInertBuiltins, func->Str("id"))) {
+      return;
+    }
+    const std::string callee = ChainText(*func);
+    bool followed = false;
+    if (func->Is("Name") || func->Is("Attribute")) {
+      const std::string name(func->Is("Name") ? func->Str("id") : func->Str("attr"));
+      const auto& table = func->Is("Name") ? functions_ : methods_;
+      if (auto it = table.find(name); it != table.end()) {
+        bool exact = true;
+        for (const Function& function : it->second) {
+          exact &= BindArguments(node, function, func->Is("Attribute"));
+        }
+        followed = exact && func->Is("Name") && IsLocalFunction(name);
+      }
+    }
+    if (followed) return;
+    const std::string how =
+        absl::StrCat("passed to ", callee.empty() ? "a call" : callee + "(...)",
+                     ", which the audit does not follow");
+    for (const PyNode* arg : args) EscapeAt(arg, how);
+    for (const PyNode* keyword : keywords) {
+      if (keyword != nullptr) EscapeAt(keyword->Child("value"), how);
+    }
+  }
+
+  void Collect(const PyNode& node, const Context& context) {
     const std::string& type = node.type;
+    Context inner = context;
+    inner.in_class = false;
     if (type == "Import" || type == "ImportFrom") {
       std::string module(node.Str("module"));
       for (const PyNode* alias : NodeItems(node, "names")) {
         if (alias == nullptr) continue;
         const std::string name(alias->Str("name"));
         const std::string asname(alias->Str("asname"));
+        std::string bound, path;
         if (type == "Import") {
-          const std::string bound = asname.empty() ? name.substr(0, name.find('.')) : asname;
-          const std::string path = asname.empty() ? bound : name;
-          Add(SinkKind::kName, bound, nullptr, {path});
-          if (in_class) Add(SinkKind::kAttribute, bound, nullptr, {path});
-          for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
-            module_imports_.insert(name.substr(0, dot));
-          }
-          module_imports_.insert(name);
+          bound = asname.empty() ? name.substr(0, name.find('.')) : asname;
+          path = asname.empty() ? bound : name;
+          module_objects_.insert(path);
         } else if (name == "*") {
           star_modules_.push_back(module);
+          continue;
         } else {
-          const std::string path = absl::StrCat(module, ".", name);
-          const std::string bound = asname.empty() ? name : asname;
-          Add(SinkKind::kName, bound, nullptr, {path});
-          if (in_class) Add(SinkKind::kAttribute, bound, nullptr, {path});
+          bound = asname.empty() ? name : asname;
+          path = absl::StrCat(module, ".", name);
         }
+        Add(SinkKind::kName, bound, nullptr, {path});
+        if (context.in_class) Add(SinkKind::kAttribute, bound, nullptr, {path});
       }
       return;
     }
     if (type == "Assign") {
-      const PyNode* value = node.Child("value");
-      if (value != nullptr) {
+      if (const PyNode* value = node.Child("value")) {
         for (const PyNode* target : NodeItems(node, "targets")) {
-          if (target != nullptr) Assign(*target, *value, in_class);
+          if (target != nullptr) Assign(*target, *value, context);
         }
       }
     } else if (type == "AnnAssign") {
       const PyNode* target = node.Child("target");
       const PyNode* value = node.Child("value");
-      if (target != nullptr && value != nullptr) Assign(*target, *value, in_class);
+      if (target != nullptr && value != nullptr) Assign(*target, *value, context);
     } else if (type == "AugAssign") {
-      if (const PyNode* target = node.Child("target")) Bind(*target, nullptr, {kUnknown}, in_class);
-      Escape(node.Child("value"));
+      if (const PyNode* target = node.Child("target")) Bind(*target, nullptr, {kUnknown}, context);
+      EscapeAt(node.Child("value"), "used as an operand");
     } else if (type == "NamedExpr") {
       const PyNode* target = node.Child("target");
       const PyNode* value = node.Child("value");
-      if (target != nullptr && value != nullptr) Assign(*target, *value, false);
+      if (target != nullptr && value != nullptr) Assign(*target, *value, inner);
     } else if (type == "For" || type == "AsyncFor" || type == "comprehension") {
       const PyNode* target = node.Child("target");
       const PyNode* iterable = node.Child("iter");
       if (target != nullptr && iterable != nullptr) {
-        Iterate(*target, *iterable, in_class && type != "comprehension");
+        Iterate(*target, *iterable, type == "comprehension" ? inner : context);
       }
     } else if (type == "withitem") {
-      if (const PyNode* vars = node.Child("optional_vars")) Bind(*vars, nullptr, {kUnknown}, in_class);
+      if (const PyNode* vars = node.Child("optional_vars")) {
+        Bind(*vars, nullptr, {kUnknown}, context);
+      }
     } else if (type == "ExceptHandler" || type == "MatchAs" || type == "MatchStar") {
       const absl::string_view name = node.Str("name");
       if (!name.empty()) Add(SinkKind::kName, std::string(name), nullptr, {kUnknown});
     } else if (type == "MatchMapping") {
       const absl::string_view rest = node.Str("rest");
       if (!rest.empty()) Add(SinkKind::kName, std::string(rest), nullptr, {kUnknown});
-    } else if (type == "Match" || type == "Return" || type == "Yield" || type == "YieldFrom" ||
-               type == "Await") {
-      Escape(node.Child(type == "Match" ? "subject" : "value"));
+    } else if (type == "Match") {
+      EscapeAt(node.Child("subject"), "matched against patterns");
+    } else if (type == "Return") {
+      if (context.returns_tracked) {
+        if (const PyNode* value = node.Child("value")) {
+          Add(SinkKind::kReturn, context.function, value);
+        }
+      } else {
+        EscapeAt(node.Child("value"),
+                 context.function.empty()
+                     ? "returned"
+                     : absl::StrCat("returned from ", context.function,
+                                    "(), which is called where the audit does not follow"));
+      }
+    } else if (type == "Yield" || type == "YieldFrom") {
+      EscapeAt(node.Child("value"), "yielded");
+    } else if (type == "Await") {
+      EscapeAt(node.Child("value"), "awaited");
     } else if (type == "Raise") {
-      Escape(node.Child("exc"));
-      Escape(node.Child("cause"));
+      EscapeAt(node.Child("exc"), "raised");
+      EscapeAt(node.Child("cause"), "raised");
     } else if (type == "FunctionDef" || type == "AsyncFunctionDef" || type == "Lambda") {
-      if (type != "Lambda") {
+      Context body;
+      if (type == "Lambda") {
+        auto it = lambda_names_.find(&node);
+        body.function = it != lambda_names_.end() ? it->second : "lambda";
+        body.returns_tracked = it != lambda_names_.end() && ReturnsTracked(it->second);
+      } else {
         const std::string name(node.Str("name"));
         Add(SinkKind::kName, name, nullptr, {kUnknown});
-        if (in_class) Add(SinkKind::kAttribute, name, nullptr, {kUnknown});
-      } else {
-        Escape(node.Child("body"));  // a lambda returns its body
+        if (context.in_class) Add(SinkKind::kAttribute, name, nullptr, {kUnknown});
+        body.function = name;
+        body.returns_tracked = !context.in_class && ReturnsTracked(name);
       }
       Parameters(node.Child("args"));
-      ForEachChild(node, [&](const PyNode& child) { Collect(child, false); });
+      for (const PyNode* decorator : NodeItems(node, "decorator_list")) {
+        if (decorator != nullptr) Collect(*decorator, inner);
+      }
+      if (const PyNode* arguments = node.Child("args")) Collect(*arguments, inner);
+      if (const PyNode* returns = node.Child("returns")) Collect(*returns, inner);
+      if (type == "Lambda") {
+        if (const PyNode* value = node.Child("body")) {
+          if (body.returns_tracked) {
+            Add(SinkKind::kReturn, body.function, value);
+          } else {
+            EscapeAt(value, "returned from a lambda the audit does not see called");
+          }
+          Collect(*value, body);
+        }
+      } else {
+        for (const PyNode* statement : NodeItems(node, "body")) {
+          if (statement != nullptr) Collect(*statement, body);
+        }
+      }
       return;
     } else if (type == "ClassDef") {
       const std::string name(node.Str("name"));
       Add(SinkKind::kName, name, nullptr, {kUnknown});
-      if (in_class) Add(SinkKind::kAttribute, name, nullptr, {kUnknown});
-      for (const PyNode* base : NodeItems(node, "bases")) Escape(base);
+      if (context.in_class) Add(SinkKind::kAttribute, name, nullptr, {kUnknown});
+      for (const PyNode* base : NodeItems(node, "bases")) EscapeAt(base, "used as a class base");
       for (const PyNode* keyword : NodeItems(node, "keywords")) {
-        if (keyword != nullptr) Escape(keyword->Child("value"));
+        if (keyword != nullptr) EscapeAt(keyword->Child("value"), "passed to a metaclass");
       }
       for (const char* field : {"bases", "keywords", "decorator_list"}) {
         for (const PyNode* child : NodeItems(node, field)) {
-          if (child != nullptr) Collect(*child, false);
+          if (child != nullptr) Collect(*child, inner);
         }
       }
+      Context body = inner;
+      body.in_class = true;
       for (const PyNode* statement : NodeItems(node, "body")) {
-        if (statement != nullptr) Collect(*statement, true);
+        if (statement != nullptr) Collect(*statement, body);
       }
       return;
     } else if (type == "Call") {
-      const PyNode* target = GetattrTarget(node);
-      const bool setattr = IsBuiltinCall(node, "setattr");
-      const auto args = NodeItems(node, "args");
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == nullptr || (target != nullptr && i == 0)) continue;
-        Escape(args[i]->Is("Starred") ? args[i]->Child("value") : args[i]);
-      }
-      if (setattr && args.size() >= 3) {
-        if (auto name = StringConstant(args[1])) Add(SinkKind::kAttribute, *name, args[2]);
-        Escape(args[0]);
-      }
-      for (const PyNode* keyword : NodeItems(node, "keywords")) {
-        if (keyword != nullptr) Escape(keyword->Child("value"));
-      }
+      CollectCall(node);
     } else if ((IsDisplay(node) && ContextOf(node) == "Load" && !consumed_.count(&node)) ||
                type == "Dict") {
       for (const char* field : {"elts", "keys", "values"}) {
-        for (const PyNode* elt : NodeItems(node, field)) {
-          if (elt != nullptr) Escape(elt->Is("Starred") ? elt->Child("value") : elt);
-        }
+        for (const PyNode* elt : NodeItems(node, field)) EscapeAt(elt, "stored in a container");
       }
     } else if (type == "ListComp" || type == "SetComp" || type == "GeneratorExp") {
-      Escape(node.Child("elt"));
+      EscapeAt(node.Child("elt"), "stored in a container");
     } else if (type == "DictComp") {
-      Escape(node.Child("key"));
-      Escape(node.Child("value"));
+      EscapeAt(node.Child("key"), "stored in a container");
+      EscapeAt(node.Child("value"), "stored in a container");
     }
-    // Class attributes are only the class body's own statements; nested scopes are not.
-    ForEachChild(node, [&](const PyNode& child) { Collect(child, in_class && IsStatement(child)); });
+    // Class attributes are the class body's own statements (also inside if / for / with).
+    ForEachChild(node, [&](const PyNode& child) {
+      Context next = context;
+      next.in_class = context.in_class && IsStatement(child);
+      Collect(child, next);
+    });
   }
 
   static bool IsStatement(const PyNode& node) {
-    static const std::set<std::string, std::less<>> kCompound = {"If", "For", "AsyncFor", "While",
-                                                                  "With", "AsyncWith", "Try",
-                                                                  "TryStar", "Match", "match_case",
-                                                                  "ExceptHandler", "withitem"};
-    return kCompound.count(node.type) > 0 || node.Is("Assign") || node.Is("AnnAssign") ||
-           node.Is("AugAssign") || node.Is("Import") || node.Is("ImportFrom") ||
-           node.Is("FunctionDef") || node.Is("AsyncFunctionDef") || node.Is("ClassDef");
+    static const std::set<std::string, std::less<>> kStatements = {
+        "If",        "For",        "AsyncFor", "While",    "With",          "AsyncWith",
+        "Try",       "TryStar",    "Match",    "match_case", "ExceptHandler", "withitem",
+        "Assign",    "AnnAssign",  "AugAssign", "Import",  "ImportFrom",    "FunctionDef",
+        "AsyncFunctionDef", "ClassDef"};
+    return kStatements.count(node.type) > 0;
   }
 
   // `getattr(x, "name"[, default])` / `hasattr(x, "name")` with the builtin: the node x.
@@ -1179,20 +1502,23 @@ class Values {
     return args[0];
   }
 
- public:
-  bool IsBuiltinCall(const PyNode& call, absl::string_view builtin) const {
-    const PyNode* func = call.Child("func");
-    return func != nullptr && func->Is("Name") && func->Str("id") == builtin &&
-           scopes_.IsBuiltin(func);
-  }
-
- private:
   // --- evaluation
 
   const Paths* Sink(SinkKind kind, const std::string& key) const {
-    const auto& map = kind == SinkKind::kName ? names_ : attributes_;
+    const auto& map = kind == SinkKind::kName        ? names_
+                      : kind == SinkKind::kAttribute ? attributes_
+                                                     : returns_;
     auto it = map.find(key);
     return it == map.end() ? nullptr : &it->second;
+  }
+
+  void AddAttribute(const Paths& base, const std::string& attribute, Dependencies* deps,
+                    Paths* out) const {
+    for (const std::string& path : base) out->insert(AppendToValue(path, attribute));
+    if (deps != nullptr) deps->push_back("a:" + attribute);
+    if (const Paths* held = Sink(SinkKind::kAttribute, attribute)) {
+      out->insert(held->begin(), held->end());
+    }
   }
 
   Paths Eval(const PyNode& node, Dependencies* deps) const {
@@ -1208,13 +1534,8 @@ class Values {
       return out;
     }
     if (type == "Attribute") {
-      const std::string attribute(node.Str("attr"));
       if (const PyNode* value = node.Child("value")) {
-        for (const std::string& path : Eval(*value, deps)) out.insert(Append(path, attribute));
-      }
-      if (deps != nullptr) deps->push_back("a:" + attribute);
-      if (const Paths* held = Sink(SinkKind::kAttribute, attribute)) {
-        out.insert(held->begin(), held->end());
+        AddAttribute(Eval(*value, deps), std::string(node.Str("attr")), deps, &out);
       }
       return out;
     }
@@ -1226,7 +1547,7 @@ class Values {
         for (const std::string& path : Eval(*value, deps)) {
           if (IsUnknownRooted(path)) continue;
           // A module's mapping indexed by name (sys.modules["os"], m.__dict__["x"]).
-          out.insert(Append(path, *key));
+          out.insert(AppendToValue(path, *key));
           out.insert(*key);
         }
       }
@@ -1237,11 +1558,7 @@ class Values {
         const auto args = NodeItems(node, "args");
         const std::string attribute = *StringConstant(args[1]);
         if (IsIdentifier(attribute)) {
-          for (const std::string& path : Eval(*target, deps)) out.insert(Append(path, attribute));
-          if (deps != nullptr) deps->push_back("a:" + attribute);
-          if (const Paths* held = Sink(SinkKind::kAttribute, attribute)) {
-            out.insert(held->begin(), held->end());
-          }
+          AddAttribute(Eval(*target, deps), attribute, deps, &out);
         } else {
           out.insert(kUnknown);
         }
@@ -1251,28 +1568,33 @@ class Values {
         return out;
       }
       out.insert(kUnknown);
+      const PyNode* func = node.Child("func");
+      if (func != nullptr && func->Is("Name") && ReturnsTracked(std::string(func->Str("id")))) {
+        const std::string name(func->Str("id"));
+        if (deps != nullptr) deps->push_back("r:" + name);
+        if (const Paths* held = Sink(SinkKind::kReturn, name)) {
+          out.insert(held->begin(), held->end());
+        }
+      }
       return out;
     }
-    if (type == "NamedExpr") {
+    if (type == "NamedExpr" || type == "Starred") {
       const PyNode* value = node.Child("value");
       return value != nullptr ? Eval(*value, deps) : out;
     }
     if (type == "IfExp" || type == "BoolOp") {
+      const PyNode* test = node.Child("test");
       ForEachChild(node, [&](const PyNode& child) {
-        if (&child == node.Child("test")) return;
+        if (&child == test) return;
         for (const std::string& path : Eval(child, deps)) out.insert(path);
       });
       return out;
     }
-    if (type == "Starred") {
-      const PyNode* value = node.Child("value");
-      return value != nullptr ? Eval(*value, deps) : out;
-    }
     // Values that are never modules: literals, strings, comparisons, functions, containers
-    // (whose elements escaped when they were built).
+    // (whose elements were escape sites when they were built), operators.
     static const std::set<std::string, std::less<>> kNotModules = {
-        "Constant", "JoinedStr", "FormattedValue", "Compare", "Lambda", "Tuple",
-        "List",     "Set",       "Dict",           "ListComp", "SetComp", "DictComp",
+        "Constant", "JoinedStr", "FormattedValue", "Compare",  "Lambda",       "Tuple",
+        "List",     "Set",       "Dict",           "ListComp", "SetComp",      "DictComp",
         "GeneratorExp", "Slice"};
     if (kNotModules.count(type)) return out;
     out.insert(kUnknown);  // BinOp, UnaryOp, Await, Yield, ...: the audit cannot follow it
@@ -1315,13 +1637,22 @@ class Values {
           sink = &attributes_[constraint.key];
           changed = "a:" + constraint.key;
           break;
+        case SinkKind::kReturn:
+          sink = &returns_[constraint.key];
+          changed = "r:" + constraint.key;
+          break;
         case SinkKind::kEscape:
           sink = &escaped_;
           break;
       }
       bool grew = false;
       for (const std::string& path : value) {
-        if (constraint.sink == SinkKind::kEscape && IsUnknownRooted(path)) continue;
+        // The escaped set holds what unknown values may be: module objects are escape sites
+        // instead (reported), unknown objects add nothing.
+        if (constraint.sink == SinkKind::kEscape &&
+            (IsUnknownRooted(path) || module_objects_.count(path))) {
+          continue;
+        }
         grew |= sink->insert(path).second;
       }
       if (sink->size() > kMaxPathsPerSet) {
@@ -1341,12 +1672,17 @@ class Values {
   }
 
   const Scopes& scopes_;
+  std::map<std::string, std::vector<Function>> functions_, methods_;
+  std::map<const PyNode*, std::string> lambda_names_;
+  std::set<const PyNode*> function_targets_;
+  std::set<std::string> other_bindings_, value_references_;
   std::vector<Constraint> constraints_;
   std::set<const PyNode*> consumed_;  // displays split by an assignment or a for loop
-  absl::flat_hash_map<std::string, Paths> names_, attributes_;
+  absl::flat_hash_map<std::string, Paths> names_, attributes_, returns_;
   Paths escaped_;
+  std::set<std::string> module_objects_;
+  std::vector<EscapeSite> escape_sites_;
   std::vector<std::string> star_modules_;
-  std::set<std::string> module_imports_;
   bool too_complex_ = false;
   absl::flat_hash_map<const PyNode*, Paths> memo_;
 };
@@ -1405,7 +1741,7 @@ class Auditor {
           "the audit cannot follow the module aliasing in this file (too many paths)", "");
     }
     relevant_escapes_ = values.RelevantEscapes();
-    FindNamespaces(module_);
+    CheckEscapes();
     Check(module_);
     CheckDsl();
     return std::move(findings_);
@@ -1478,46 +1814,35 @@ class Auditor {
     }
   }
 
-  bool MayBeModule(const std::string& path) const {
-    return namespaces_.count(path) > 0 || values_->module_imports().count(path) > 0;
+
+  // A module object where the audit cannot follow it (the escape rule, class Values).
+  void CheckEscapes() {
+    for (const Values::EscapeSite& site : values_->escape_sites()) {
+      for (const std::string& path : values_->Of(*site.expression)) {
+        if (!values_->module_objects().count(path)) continue;
+        const std::string what = ChainText(*site.expression);
+        Add("static.module_escape", v1::SEVERITY_VIOLATION, site.expression->line,
+            absl::StrCat("the module ", path, what.empty() || what == path ? "" : " (" + what + ")",
+                         " is ", site.how, ": what is reached through it cannot be audited"),
+            what.empty() ? path : what);
+        break;
+      }
+    }
   }
 
-  // An attribute store or delete on `base`: patching a module (or a class of one). An unknown
-  // base may be any escaped path that is a module for certain (bound by `import`) or that the
-  // kernel uses as a namespace.
+  // An attribute store or delete on `base`: patching a module (or a class of one), through
+  // any alias the audit follows. (A store on a value it cannot follow is not attributed: the
+  // runtime audit and the process boundary bound what a patch of the kernel's own process
+  // gains.)
   void CheckPatch(const PyNode& base, absl::string_view attribute, int line,
                   const std::string& what) {
     for (const std::string& path : values_->Of(base)) {
-      std::string module;
-      if (!IsUnknownRooted(path)) {
-        module = path;
-      } else {
-        const std::string rest = path.size() > 1 ? path.substr(2) : "";
-        for (const std::string& escaped : values_->escaped()) {
-          if (!MayBeModule(escaped)) continue;
-          module = rest.empty() ? escaped : absl::StrCat(escaped, ".", rest);
-          break;
-        }
-      }
-      if (module.empty()) continue;
+      if (IsUnknownRooted(path)) continue;
       Add(kModulePatch, v1::SEVERITY_VIOLATION, line,
-          absl::StrCat("assigning to ", module, ".", attribute, ": patching modules is forbidden"),
+          absl::StrCat("assigning to ", path, ".", attribute, ": patching modules is forbidden"),
           what + " = ...");
       return;
     }
-  }
-
-  // Module paths the kernel uses as namespaces (the base of an attribute access): with the
-  // paths imports bind, what an attribute store on an escaped value may patch.
-  void FindNamespaces(const PyNode& node) {
-    if (node.Is("Attribute")) {
-      if (const PyNode* value = node.Child("value")) {
-        for (const std::string& path : values_->Of(*value)) {
-          if (!IsUnknownRooted(path)) namespaces_.insert(path);
-        }
-      }
-    }
-    ForEachChild(node, [&](const PyNode& child) { FindNamespaces(child); });
   }
 
   void CheckIntrospectionAttribute(absl::string_view attribute, int line, const std::string& what) {
@@ -1695,6 +2020,11 @@ class Auditor {
       return;
     } else if (type == "Name") {
       CheckName(node, false);
+    } else if (type == "match_case" || type == "MatchClass") {
+      // `case C(attr=p)` reads attr of the subject: forbidden names are forbidden there too.
+      for (const PyValue& attribute : node.Items("kwd_attrs")) {
+        CheckIntrospectionAttribute(attribute.text, node.line, "case ...(" + attribute.text + "=...)");
+      }
     } else if (type == "BinOp") {
       const PyNode* op = node.Child("op");
       if (op != nullptr && op->Is("MatMult")) {
@@ -1743,7 +2073,6 @@ class Auditor {
   const Scopes* scopes_ = nullptr;
   Values* values_ = nullptr;
   std::vector<std::string> relevant_escapes_;
-  std::set<std::string> namespaces_;
   std::set<std::string> imported_;
   std::set<std::string> seen_;
   std::vector<v1::AuditFinding> findings_;
@@ -1805,6 +2134,9 @@ std::vector<std::pair<std::string, std::string>> StaticAuditCodes() {
        "reaches attributes by computed name (getattr / setattr with a non-literal name, getattr "
        "passed as a value, operator.attrgetter)"},
       {"static.introspection", "reaches interpreter internals (frames, globals, sys.modules, gc)"},
+      {"static.module_escape",
+       "passes a module object (bound by import) where the audit cannot follow it: to a "
+       "function it does not see, into a container, *args, a yield or raise"},
       {"static.module_patch",
        "assigns to attributes of imported modules (patching torch, changing backends), through "
        "any alias"},
