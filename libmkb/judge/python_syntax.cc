@@ -62,7 +62,7 @@ void AppendQuoted(absl::string_view text, std::string* out) {
     if (c == '\\' || c == '\'') {
       out->push_back('\\');
       out->push_back(static_cast<char>(c));
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c < 0x20 || c >= 0x7f) {  // ASCII text, whatever the bytes
       absl::StrAppendFormat(out, "\\x%02x", c);
     } else {
       out->push_back(static_cast<char>(c));

@@ -60,8 +60,9 @@ struct PyNode {
 inline constexpr int kMaxPySyntaxDepth = 4000;
 
 // A deterministic text form of the tree, for tests and diagnostics:
-// `Type@line(field=value, ...)`, lists in brackets, constants as `'str'`, `b'bytes'`, numbers,
-// `None`, `True`, `...`. Equal trees give equal text.
+// `Type@line(field=value, ...)`, lists in brackets, constants as `'str'`, `b'bytes'` (bytes
+// outside printable ASCII as \xNN), numbers, `None`, `True`, `...`. Equal trees give equal
+// text.
 std::string DumpPySyntax(const PyNode& node);
 
 }  // namespace mkb
