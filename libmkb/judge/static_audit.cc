@@ -1528,7 +1528,10 @@ class Values {
       const std::string id(node.Str("id"));
       if (deps != nullptr) deps->push_back("n:" + id);
       if (const Paths* held = Sink(SinkKind::kName, id)) out = *held;
-      if (!star_modules_.empty() && !scopes_.BoundAnywhere(id)) {
+      if (!scopes_.BoundAnywhere(id)) {
+        // A name nothing in the file binds: a builtin, one a star import brought, or a module
+        // something the audit did not see imported (ctypes.CDLL(None) after a hidden import).
+        out.insert(id);
         for (const std::string& module : star_modules_) out.insert(absl::StrCat(module, ".", id));
       }
       return out;

@@ -301,6 +301,9 @@ TEST_CASE("what the text shows is what runs") {
   CHECK(Has(Audit("x = \xef\xbd\x85\xef\xbd\x96\xef\xbd\x81\xef\xbd\x8c('1')\n"),
             "static.unparsable"));
   CHECK(Has(Audit("def solve(:\n"), "static.unparsable"));
+  // A module used under its own name that nothing in the file imports was imported where the
+  // audit did not look.
+  CHECK(Has(Audit("def solve(x):\n    return ctypes.CDLL(None)\n"), "static.forbidden_import"));
 }
 
 TEST_CASE("aliasing beyond what the audit follows is not passed") {
