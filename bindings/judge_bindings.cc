@@ -225,11 +225,13 @@ void RegisterJudge(py::module_& m) {
           // The interpreter's own parse; source it refuses goes to the C++ parser, which
           // reports it (static.unparsable) if it cannot read it either.
           absl::StatusOr<std::unique_ptr<PyNode>> tree = CPythonSyntaxTree(source);
-          findings = tree.ok() ? StaticAudit(source, **tree, options) : StaticAudit(source, options);
+          findings =
+              tree.ok() ? StaticAudit(source, **tree, options) : StaticAudit(source, options);
         } else if (parser == "mkb") {
           findings = StaticAudit(source, options);
         } else {
-          throw py::value_error(absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
+          throw py::value_error(
+              absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
         }
         ApplyAuditPolicy(ValueOrThrow(MessageFromPython<v1::AuditPolicy>(policy)), &findings);
         py::list out;
@@ -247,7 +249,8 @@ void RegisterJudge(py::module_& m) {
       [](const std::string& source, const std::string& parser) {
         if (parser == "cpython") return DumpPySyntax(*ValueOrThrow(CPythonSyntaxTree(source)));
         if (parser == "mkb") return DumpPySyntax(*ValueOrThrow(ParsePython(source)));
-        throw py::value_error(absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
+        throw py::value_error(
+            absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
       },
       py::arg("source"), py::arg("parser") = "cpython",
       "The syntax tree the static audit reads, as text (DumpPySyntax): from this interpreter's "

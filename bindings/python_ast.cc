@@ -42,7 +42,8 @@ class Converter {
     auto it = fields_.find(type);
     if (it != fields_.end()) return it->second;
     std::vector<py::object> names;
-    for (py::handle name : node.attr("_fields")) names.push_back(py::reinterpret_borrow<py::object>(name));
+    for (py::handle name : node.attr("_fields"))
+      names.push_back(py::reinterpret_borrow<py::object>(name));
     return fields_.emplace(type, std::move(names)).first->second;
   }
 
@@ -56,18 +57,20 @@ class Converter {
       return PyValue::Constant(Kind::kFloat, absl::StrFormat("%.17g", PyFloat_AsDouble(v)));
     }
     if (PyComplex_Check(v)) {
-      return PyValue::Constant(Kind::kComplex,
-                               absl::StrFormat("%.17g%+.17gj", PyComplex_RealAsDouble(v),
-                                               PyComplex_ImagAsDouble(v)));
+      return PyValue::Constant(
+          Kind::kComplex,
+          absl::StrFormat("%.17g%+.17gj", PyComplex_RealAsDouble(v), PyComplex_ImagAsDouble(v)));
     }
     if (PyUnicode_Check(v)) {
-      py::object bytes = py::reinterpret_steal<py::object>(
-          PyUnicode_AsEncodedString(v, "utf-8", "surrogatepass"));
+      py::object bytes =
+          py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(v, "utf-8", "surrogatepass"));
       if (!bytes) throw py::error_already_set();
-      return PyValue::Str(std::string(PyBytes_AS_STRING(bytes.ptr()), PyBytes_GET_SIZE(bytes.ptr())));
+      return PyValue::Str(
+          std::string(PyBytes_AS_STRING(bytes.ptr()), PyBytes_GET_SIZE(bytes.ptr())));
     }
     if (PyBytes_Check(v)) {
-      return PyValue::Constant(Kind::kBytes, std::string(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v)));
+      return PyValue::Constant(Kind::kBytes,
+                               std::string(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v)));
     }
     if (PyList_Check(v) || PyTuple_Check(v)) {
       std::vector<PyValue> items;

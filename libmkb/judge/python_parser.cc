@@ -185,7 +185,8 @@ class Tokenizer {
       }
     };
     const auto decimal = [](unsigned char ch) { return absl::ascii_isdigit(ch) != 0; };
-    if (s_[i_] == '0' && i_ + 1 < s_.size() && std::string("xXoObB").find(s_[i_ + 1]) != std::string::npos) {
+    if (s_[i_] == '0' && i_ + 1 < s_.size() &&
+        std::string("xXoObB").find(s_[i_ + 1]) != std::string::npos) {
       i_ += 2;
       digits([](unsigned char ch) { return absl::ascii_isxdigit(ch) != 0; });
     } else {
@@ -274,11 +275,10 @@ class Tokenizer {
 
 const std::set<std::string, std::less<>>& Keywords() {
   static const auto* keywords = new std::set<std::string, std::less<>>{
-      "False", "None",   "True",    "and",      "as",     "assert", "async",
-      "await", "break",  "class",   "continue", "def",    "del",    "elif",
-      "else",  "except", "finally", "for",      "from",   "global", "if",
-      "import", "in",    "is",      "lambda",   "nonlocal", "not",  "or",
-      "pass",  "raise",  "return",  "try",      "while",  "with",   "yield"};
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
   return *keywords;
 }
 
@@ -468,7 +468,8 @@ PyValue NumberValue(const std::string& literal, int line) {
     return PyValue::Constant(Kind::kFloat,
                              absl::StrFormat("%.17g", std::strtod(text.c_str(), nullptr)));
   }
-  if (text.size() > 4300) Fail(line, "Exceeds the limit (4300 digits) for integer string conversion");
+  if (text.size() > 4300)
+    Fail(line, "Exceeds the limit (4300 digits) for integer string conversion");
   return PyValue::Constant(Kind::kInt, IntegerText(text, 10));
 }
 
@@ -533,8 +534,8 @@ NodePtr Sequence(const char* type, std::vector<NodePtr> elts, int line, const ch
 
 // Sets the expression context of an assignment, for or with target, or a del target.
 void SetContext(PyNode* node, const char* ctx) {
-  if (node->Is("Name") || node->Is("Attribute") || node->Is("Subscript") ||
-      node->Is("Starred") || node->Is("Tuple") || node->Is("List")) {
+  if (node->Is("Name") || node->Is("Attribute") || node->Is("Subscript") || node->Is("Starred") ||
+      node->Is("Tuple") || node->Is("List")) {
     for (auto& [name, value] : node->fields) {
       if (name == "ctx") value = Ctx(ctx);
     }
@@ -550,8 +551,8 @@ void SetContext(PyNode* node, const char* ctx) {
     }
     return;
   }
-  Fail(node->line, absl::StrCat("cannot ", std::string(ctx) == "Del" ? "delete " : "assign to ",
-                                node->type));
+  Fail(node->line,
+       absl::StrCat("cannot ", std::string(ctx) == "Del" ? "delete " : "assign to ", node->type));
 }
 
 class Parser {
@@ -660,8 +661,8 @@ class Parser {
         return Keywords().count(t.text) == 0 || t.text == "lambda" || t.text == "not" ||
                t.text == "await" || t.text == "None" || t.text == "True" || t.text == "False";
       case Token::kOp:
-        return t.text == "(" || t.text == "[" || t.text == "{" || t.text == "-" ||
-               t.text == "+" || t.text == "~" || t.text == "*" || t.text == "...";
+        return t.text == "(" || t.text == "[" || t.text == "{" || t.text == "-" || t.text == "+" ||
+               t.text == "~" || t.text == "*" || t.text == "...";
       default:
         return false;
     }
@@ -734,8 +735,7 @@ class Parser {
     if (t.kind == Token::kName) {
       if (t.text == "pass" || t.text == "break" || t.text == "continue") {
         ++p_;
-        return MakeNode(t.text == "pass" ? "Pass" : t.text == "break" ? "Break" : "Continue",
-                        line);
+        return MakeNode(t.text == "pass" ? "Pass" : t.text == "break" ? "Break" : "Continue", line);
       }
       if (t.text == "return") {
         ++p_;
@@ -845,9 +845,9 @@ class Parser {
   const char* AugmentedOperator() const {
     if (Tok().kind != Token::kOp) return nullptr;
     static const std::pair<const char*, const char*> kOps[] = {
-        {"+=", "Add"},    {"-=", "Sub"},     {"*=", "Mult"},   {"@=", "MatMult"},
-        {"/=", "Div"},    {"%=", "Mod"},     {"&=", "BitAnd"}, {"|=", "BitOr"},
-        {"^=", "BitXor"}, {"<<=", "LShift"}, {">>=", "RShift"}, {"**=", "Pow"},
+        {"+=", "Add"},      {"-=", "Sub"},     {"*=", "Mult"},    {"@=", "MatMult"},
+        {"/=", "Div"},      {"%=", "Mod"},     {"&=", "BitAnd"},  {"|=", "BitOr"},
+        {"^=", "BitXor"},   {"<<=", "LShift"}, {">>=", "RShift"}, {"**=", "Pow"},
         {"//=", "FloorDiv"}};
     for (const auto& [text, op] : kOps) {
       if (Tok().text == text) return op;
@@ -1297,12 +1297,14 @@ class Parser {
     const int line = Line();
     const Token& t = Tok();
     std::vector<std::pair<const char*, PyValue>> fields;
-    if (t.kind == Token::kNumber || t.kind == Token::kString || (t.kind == Token::kOp && t.text == "-")) {
+    if (t.kind == Token::kNumber || t.kind == Token::kString ||
+        (t.kind == Token::kOp && t.text == "-")) {
       fields.emplace_back("value", PyValue::Node(LiteralExpression()));
       return PatternNode("MatchValue", line, std::move(fields));
     }
     if (t.kind == Token::kName && (t.text == "None" || t.text == "True" || t.text == "False")) {
-      fields.emplace_back("value", t.text == "None" ? None() : PyValue::Constant(Kind::kBool, t.text));
+      fields.emplace_back("value",
+                          t.text == "None" ? None() : PyValue::Constant(Kind::kBool, t.text));
       ++p_;
       return PatternNode("MatchSingleton", line, std::move(fields));
     }
@@ -1340,8 +1342,8 @@ class Parser {
           if (!single.empty()) Invalid();  // mapping keys are literals or dotted names
         } else if (IsKeyword("None") || IsKeyword("True") || IsKeyword("False")) {
           const std::string word = tokens_[p_++].text;
-          keys.push_back(ConstantNode(
-              word == "None" ? None() : PyValue::Constant(Kind::kBool, word), line));
+          keys.push_back(
+              ConstantNode(word == "None" ? None() : PyValue::Constant(Kind::kBool, word), line));
         } else {
           keys.push_back(LiteralExpression());
         }
@@ -1570,9 +1572,8 @@ class Parser {
   NodePtr Shift() { return Binary({{"<<", "LShift"}, {">>", "RShift"}}, &Parser::Sum); }
   NodePtr Sum() { return Binary({{"+", "Add"}, {"-", "Sub"}}, &Parser::Term); }
   NodePtr Term() {
-    return Binary(
-        {{"*", "Mult"}, {"/", "Div"}, {"//", "FloorDiv"}, {"%", "Mod"}, {"@", "MatMult"}},
-        &Parser::Factor);
+    return Binary({{"*", "Mult"}, {"/", "Div"}, {"//", "FloorDiv"}, {"%", "Mod"}, {"@", "MatMult"}},
+                  &Parser::Factor);
   }
 
   NodePtr Factor() {
@@ -1759,8 +1760,8 @@ class Parser {
       case Token::kName:
         if (t.text == "None" || t.text == "True" || t.text == "False") {
           ++p_;
-          return ConstantNode(
-              t.text == "None" ? None() : PyValue::Constant(Kind::kBool, t.text), line);
+          return ConstantNode(t.text == "None" ? None() : PyValue::Constant(Kind::kBool, t.text),
+                              line);
         }
         if (Keywords().count(t.text) > 0) Invalid();
         ++p_;
@@ -1917,10 +1918,9 @@ class Parser {
       literal.f |= c == 'f';
       ++quote;
     }
-    const size_t width = text.compare(quote, 3, std::string(3, text[quote])) == 0 &&
-                                 text.size() >= quote + 6
-                             ? 3
-                             : 1;
+    const size_t width =
+        text.compare(quote, 3, std::string(3, text[quote])) == 0 && text.size() >= quote + 6 ? 3
+                                                                                             : 1;
     literal.body_offset = quote + width;
     literal.body =
         absl::string_view(text).substr(literal.body_offset, text.size() - quote - 2 * width);
@@ -1972,8 +1972,7 @@ class Parser {
       }
     }
     if (!any_f) {
-      PyValue constant =
-          PyValue::Constant(any_bytes ? Kind::kBytes : Kind::kStr, std::move(value));
+      PyValue constant = PyValue::Constant(any_bytes ? Kind::kBytes : Kind::kStr, std::move(value));
       constant.inexact = inexact;
       return ConstantNode(std::move(constant), line, unicode ? PyValue::Str("u") : None());
     }
@@ -2107,7 +2106,8 @@ class Parser {
       Parts spec;
       spec.line = parts->line;
       const size_t end =
-          i + 1 + FString(body.substr(i + 1), raw, line, token_text, offset + i + 1, &spec, depth + 1);
+          i + 1 +
+          FString(body.substr(i + 1), raw, line, token_text, offset + i + 1, &spec, depth + 1);
       spec.Flush();
       // ast (3.11) places a format spec at its own string token, and its literal parts too
       // unless the spec holds replacement fields.
