@@ -95,8 +95,8 @@ TEST_CASE("rules match anywhere inside a chain, through any module") {
   CHECK(Has(Audit("import torch\ntorch._utils.pickle.loads(b'')\n"), "static.forbidden_import"));
   CHECK(Has(Audit("import torch\ntorch.glob.glob('/work/*')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import torch\ntorch.importlib.import_module('x')\n"), "static.dynamic_import"));
-  CHECK(Has(Audit("import numpy as np\nnp.ctypeslib.as_array(0, (4,))\n"),
-            "static.forbidden_call"));
+  CHECK(
+      Has(Audit("import numpy as np\nnp.ctypeslib.as_array(0, (4,))\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import cuda.bindings.driver as cuda\ncuda.cuModuleLoadData(b'')\n"),
             "static.forbidden_call"));
   CHECK(Has(Audit("import torch\ntorch.utils.collect_env.run('id')\n"), "static.forbidden_call"));
@@ -109,8 +109,9 @@ TEST_CASE("rules match anywhere inside a chain, through any module") {
   CHECK(Has(Audit("import os\nos.listdir('/')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import sys as s\ns._getframe(1)\n"), "static.introspection"));
   CHECK(Has(Audit("import sys\nsys.argv\n"), "static.introspection"));
-  CHECK_FALSE(AnyViolation(Audit("import os, sys\np = os.path.join('a', 'b')\n"
-                                 "v = sys.version_info\nn = os.cpu_count()\n")));
+  CHECK_FALSE(
+      AnyViolation(Audit("import os, sys\np = os.path.join('a', 'b')\n"
+                         "v = sys.version_info\nn = os.cpu_count()\n")));
 }
 
 TEST_CASE("ordinary words in chains are not forbidden modules") {
@@ -151,11 +152,14 @@ TEST_CASE("aliases by every binding form, transitively") {
       "import torch\nm = None or torch\nm.compile(print)\n",
       "import torch\na = torch\nb = a\nc = b\nc.compile(print)\n",
       "import torch\ndef solve(x):\n    T = torch\n    return T.cuda.CUDAGraph()\n",
-      "import torch\ndef setup():\n    global G\n    G = torch\ndef solve(x):\n    return G.compile(x)\n",
-      "import torch\ndef outer():\n    m = torch\n    def inner():\n        return m.cuda.graph(None)\n"
+      "import torch\ndef setup():\n    global G\n    G = torch\ndef solve(x):\n    return "
+      "G.compile(x)\n",
+      "import torch\ndef outer():\n    m = torch\n    def inner():\n        return "
+      "m.cuda.graph(None)\n"
       "    return inner\n",
       "import torch\nclass K:\n    m = torch\nK.m.compile(print)\n",
-      "import torch\nclass K:\n    if True:\n        m = torch\ndef f(k):\n    return k.m.compile(print)\n",
+      "import torch\nclass K:\n    if True:\n        m = torch\ndef f(k):\n    return "
+      "k.m.compile(print)\n",
       "import torch\nclass K:\n    def __init__(self):\n        self.m = torch\n"
       "    def go(self):\n        return self.m.compile(print)\n",
       "import torch\nclass Box:\n    pass\nb = Box()\nb.t = torch\nb.t.cuda.graph(None)\n",
@@ -213,8 +217,8 @@ TEST_CASE("values the audit cannot follow may be any escaped module path") {
       "import torch\nhelpers = [torch.cuda]\ndef f(m):\n    return m.graph(None)\n";
   CHECK(Has(Audit(source), "static.forbidden_call"));
   // A method name that happens to be a torch function's is not torch's without an escape.
-  CHECK(Violations("import torch\ndef f(x):\n    return x.load(), x.save(1), x.compile()\n")
-            .empty());
+  CHECK(
+      Violations("import torch\ndef f(x):\n    return x.load(), x.save(1), x.compile()\n").empty());
 }
 
 TEST_CASE("module patches through any alias the audit follows") {
@@ -263,7 +267,8 @@ TEST_CASE("a builtin's name is the builtin unless the kernel's own binding shado
   CHECK(Has(Audit("e = eval\ne('1')\n"), "static.dynamic_code"));
   CHECK(Has(Audit("def f():\n    return exec\nf()('1')\n"), "static.dynamic_code"));
   // Used before the kernel binds the name, or after it deletes it: the builtin.
-  CHECK(Has(Audit("data = open('/etc/passwd')\ndef open(*a):\n    pass\n"), "static.forbidden_call"));
+  CHECK(
+      Has(Audit("data = open('/etc/passwd')\ndef open(*a):\n    pass\n"), "static.forbidden_call"));
   CHECK(Has(Audit("def open(*a):\n    pass\ndel open\ndata = open('/etc/passwd')\n"),
             "static.forbidden_call"));
   CHECK(Has(Audit("def g():\n    return open('/etc/passwd')\ng()\ndef open(*a):\n    pass\n"),
@@ -348,11 +353,19 @@ TEST_CASE("policy: permissive, allow and deny") {
 TEST_CASE("every code the audit emits is documented") {
   std::set<std::string> documented;
   for (const auto& [code, description] : mkb::StaticAuditCodes()) documented.insert(code);
-  const char* sources[] = {
-      "import triton\n", "import torch\ntorch.compile\n", "__import__('x')\n", "eval('1')\n",
-      "g = getattr\n", "import sys\nsys.modules\n", "import torch\ntorch.x = 1\n",
-      "import torch\n[torch]\n", "import torch\ntorch.use_deterministic_algorithms(True)\n",
-      "reference(1)\n", "import torch\ntorch.seed()\n", "# coding: latin-1\n", "def (:\n"};
+  const char* sources[] = {"import triton\n",
+                           "import torch\ntorch.compile\n",
+                           "__import__('x')\n",
+                           "eval('1')\n",
+                           "g = getattr\n",
+                           "import sys\nsys.modules\n",
+                           "import torch\ntorch.x = 1\n",
+                           "import torch\n[torch]\n",
+                           "import torch\ntorch.use_deterministic_algorithms(True)\n",
+                           "reference(1)\n",
+                           "import torch\ntorch.seed()\n",
+                           "# coding: latin-1\n",
+                           "def (:\n"};
   for (const char* source : sources) {
     for (const auto& f : Audit(source)) {
       INFO(source);
