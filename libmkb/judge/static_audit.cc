@@ -323,6 +323,23 @@ class Auditor {
   void CheckCall(const PyNode& node) {
     const PyNode* func = node.Child("func");
     if (func == nullptr) return;
+    // "{0.__globals__}".format(f): a format string reads attributes by the names in it.
+    if (func->Is("Attribute") &&
+        (func->Str("attr") == "format" || func->Str("attr") == "format_map")) {
+      if (const auto text = StringConstant(func->Child("value"))) {
+        for (size_t open = text->find('{'); open != std::string::npos;
+             open = text->find('{', open + 1)) {
+          const size_t close = text->find_first_of(":!}", open);
+          const std::string field = text->substr(open + 1, close - open - 1);
+          if (field.find("__") != std::string::npos) {
+            Add(audit_detail::kIntrospection, v1::SEVERITY_VIOLATION, node.line,
+                absl::StrCat("the format field {", field, "} reads interpreter internals by name"),
+                absl::StrCat("\"{", field, "}\".format(...)"));
+            break;
+          }
+        }
+      }
+    }
     if (func->Is("Name") && audit_detail::IsAttributeBuiltin(func->Str("id")) &&
         scopes_->IsBuiltin(func)) {
       CheckAttributeBuiltinCall(node);
@@ -364,6 +381,9 @@ class Auditor {
       return;
     } else if (type == "Name") {
       CheckName(node, false);
+    } else if (type == "Match") {
+      // `case C(attr=p)` reads attr of the subject (of a part of it: taken as the subject).
+      if (const PyNode* subject = node.Child("subject")) CheckPatternReads(node, *subject);
     } else if (type == "match_case" || type == "MatchClass") {
       // `case C(attr=p)` reads attr of the subject: forbidden names are forbidden there too.
       for (const PyValue& attribute : node.Items("kwd_attrs")) {
@@ -380,6 +400,19 @@ class Auditor {
       }
     }
     ForEachChild(node, [&](const PyNode& child) { Check(child); });
+  }
+
+  void CheckPatternReads(const PyNode& node, const PyNode& subject) {
+    if (node.Is("MatchClass")) {
+      for (const PyValue& attribute : node.Items("kwd_attrs")) {
+        if (!audit_detail::IsIdentifier(attribute.text)) continue;
+        for (const std::string& path : values_->Of(subject)) {
+          CheckReach(Append(path, attribute.text), node.line,
+                     absl::StrCat("case ...(", attribute.text, "=...)"));
+        }
+      }
+    }
+    ForEachChild(node, [&](const PyNode& child) { CheckPatternReads(child, subject); });
   }
 
   void CheckDsl() {

@@ -260,6 +260,15 @@ TEST_CASE("dynamic code and introspection") {
   CHECK(Has(Audit("import types\nf = types.FunctionType(c, {})\n"), "static.dynamic_code"));
   CHECK(Has(Audit("match o:\n    case object(__class__=c):\n        pass\n"),
             "static.introspection"));
+  CHECK(Has(Audit("import torch\nmatch torch.os:\n    case object(system=s):\n        s('id')\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("s = '{0.__globals__}'.format(f)\n"), "static.introspection"));
+  CHECK_FALSE(AnyViolation(Audit("s = 'shape {0.shape} {1:>4}'.format(x, y)\n")));
+  CHECK(Has(Audit("import tvm\n@tvm.register_func('tvm_callback_cuda_compile', override=True)\n"
+                  "def raw(code, target):\n    return code\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("import torch\nt = torch.from_file('/etc/passwd', size=4)\n"),
+            "static.forbidden_call"));
 }
 
 TEST_CASE("a builtin's name is the builtin unless the kernel's own binding shadows it") {
