@@ -13,12 +13,15 @@
 #include "bindings/bindings.h"
 #include "bindings/dlpack_capsule.h"
 #include "bindings/proto_convert.h"
+#include "bindings/python_ast.h"
 #include "bindings/status.h"
 #include "libmkb/judge/channel.h"
 #include "libmkb/judge/compare.h"
 #include "libmkb/judge/judge.h"
 #include "libmkb/judge/measurement_plan.h"
 #include "libmkb/judge/process_supervisor.h"
+#include "libmkb/judge/python_parser.h"
+#include "libmkb/judge/python_syntax.h"
 #include "libmkb/judge/report.h"
 #include "libmkb/judge/runtime_audit.h"
 #include "libmkb/judge/sandbox.h"
@@ -258,12 +261,24 @@ void RegisterJudge(py::module_& m) {
   m.def(
       "static_audit",
       [](const std::string& source, const std::string& dsl, bool require_dsl, py::object policy,
-         const std::string& filename) {
+         const std::string& filename, const std::string& parser) {
         StaticAuditOptions options;
         options.dsl = dsl.empty() ? v1::DSL_UNSPECIFIED : ValueOrThrow(ParseDsl(dsl));
         options.require_dsl = require_dsl;
         options.filename = filename;
-        std::vector<v1::AuditFinding> findings = StaticAudit(source, options);
+        std::vector<v1::AuditFinding> findings;
+        if (parser == "cpython") {
+          // The interpreter's own parse; source it refuses goes to the C++ parser, which
+          // reports it (static.unparsable) if it cannot read it either.
+          absl::StatusOr<std::unique_ptr<PyNode>> tree = CPythonSyntaxTree(source);
+          findings =
+              tree.ok() ? StaticAudit(source, **tree, options) : StaticAudit(source, options);
+        } else if (parser == "mkb") {
+          findings = StaticAudit(source, options);
+        } else {
+          throw py::value_error(
+              absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
+        }
         ApplyAuditPolicy(ValueOrThrow(MessageFromPython<v1::AuditPolicy>(policy)), &findings);
         py::list out;
         for (v1::AuditFinding& f : findings) out.append(ViewOf(std::move(f)));
@@ -271,7 +286,22 @@ void RegisterJudge(py::module_& m) {
       },
       py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true,
       py::arg("policy") = py::none(), py::arg("filename") = "kernel.py",
-      "The static audit of a kernel source: a list of AuditFinding.");
+      py::arg("parser") = "cpython",
+      "The static audit of a kernel source: a list of AuditFinding. parser 'cpython' reads the "
+      "source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ "
+      "parser (what C++ callers of mkb::StaticAudit get).");
+  m.def(
+      "python_syntax_dump",
+      [](const std::string& source, const std::string& parser) {
+        if (parser == "cpython") return DumpPySyntax(*ValueOrThrow(CPythonSyntaxTree(source)));
+        if (parser == "mkb") return DumpPySyntax(*ValueOrThrow(ParsePython(source)));
+        throw py::value_error(
+            absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
+      },
+      py::arg("source"), py::arg("parser") = "cpython",
+      "The syntax tree the static audit reads, as text (DumpPySyntax): from this interpreter's "
+      "ast.parse ('cpython') or the C++ parser ('mkb'). InvalidArgumentError for source the "
+      "parser refuses.");
   m.def("static_audit_codes", &StaticAuditCodes);
   m.def(
       "audit_kernel_calls",

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_syntax_dump', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -373,6 +373,10 @@ def protect_host() -> None:
     """
     Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).
     """
+def python_syntax_dump(source: str, parser: str = 'cpython') -> str:
+    """
+    The syntax tree the static audit reads, as text (DumpPySyntax): from this interpreter's ast.parse ('cpython') or the C++ parser ('mkb'). InvalidArgumentError for source the parser refuses.
+    """
 def render_received_skill(text: str) -> str:
     """
     What a conditioned attempt reads: the fixed header, then the skill.
@@ -407,9 +411,9 @@ def standard_arms() -> list:
     """
     The four arms of the published protocol.
     """
-def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py') -> list:
+def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython') -> list:
     """
-    The static audit of a kernel source: a list of AuditFinding.
+    The static audit of a kernel source: a list of AuditFinding. parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
     """
 def static_audit_codes() -> list[tuple[str, str]]:
     ...
