@@ -386,6 +386,7 @@ def run(
             suite=suite,
             device=spec.get("device", "auto"),
             workspace_root=Path(s.path).with_suffix("").as_posix() + "-workspaces",
+            store_path=s.path,
         )
     fingerprint_salt = _salt(executor, fingerprint_salt)
     executor = _core_executor(executor)

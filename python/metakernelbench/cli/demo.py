@@ -39,7 +39,8 @@ def demo_executor(suite, store: Path):
     from ..experiments import agent_executor
     from .run import workspaces_for
 
-    return agent_executor(DEMO_MODEL, suite=suite, device="cpu", workspace_root=workspaces_for(store))
+    return agent_executor(DEMO_MODEL, suite=suite, device="cpu", workspace_root=workspaces_for(store),
+                          store_path=store)
 
 
 def _stats_summary(console, store, experiment: str) -> None:

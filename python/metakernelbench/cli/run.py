@@ -416,7 +416,8 @@ def run(
         from ..experiments import agent_executor
 
         runner = agent_executor(
-            model, suite=suite, device=resolved_device, workspace_root=workspaces_for(store)
+            model, suite=suite, device=resolved_device, workspace_root=workspaces_for(store),
+            store_path=store,
         )
     console.print(
         f"[bold]mkb run[/] experiment '{exp.name}' · model {model} · {len(chosen)} problems x "
