@@ -277,7 +277,8 @@ def plan(
 
 @dataclass
 class RunResult:
-    """What a run did (progress totals), what is left (failed, blocked), and the store."""
+    """What a run did (progress totals), what is left (failed, blocked), the trials it retired
+    (stored trials outside its plan: their tries archived, out of the statistics), and the store."""
 
     experiment: str
     store: Store
@@ -287,6 +288,7 @@ class RunResult:
     stale_kept: list[str]
     warnings: list[str]
     complete: bool
+    retired: list[str] = field(default_factory=list)
 
     @property
     def trials(self) -> pd.DataFrame:
@@ -401,6 +403,7 @@ def run(
         stale_kept=list(summary["stale_kept"]),
         warnings=list(summary["warnings"]),
         complete=bool(summary["complete"]),
+        retired=list(summary["retired"]),
     )
 
 
