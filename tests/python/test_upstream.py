@@ -334,6 +334,30 @@ def test_malformed_trees_name_what_is_wrong(tmp_path, tree, capsys):
         upstream.model_trees(tmp_path / "empty")
 
 
+def test_an_import_is_all_or_nothing(tmp_path, suite, capsys):
+    """results/ with a good tree (glm, imported first) and a malformed one (qwen): nothing is
+    stored, and the error names the bad file."""
+    results = tmp_path / "results"
+    shutil.copytree(DATA, results)
+    (bad,) = (results / "qwen3.8-flash" / "problems").glob("25_*/*_r1_solo_tirx/record.json")
+    record = json.loads(bad.read_text())
+    record["usage"]["n_output_tokens"] = -1
+    bad.write_text(json.dumps(record))
+    store = tmp_path / "r.db"
+    with pytest.raises(mkb.InvalidArgumentError, match=r"record\.json: usage\.n_output_tokens"):
+        upstream.import_results(results, store, suite=suite)
+    assert not store.exists()
+    assert main(["import", "upstream-results", str(results), "--store", str(store)]) == 2
+    assert str(bad) in capsys.readouterr().err
+    assert not store.exists()
+    # Into an existing store: it is left as it was.
+    upstream.import_model_results(results / "glm-5.3", store, suite=suite)
+    before = mkb.Store(store).trials()
+    assert main(["import", "upstream-results", str(results), "--store", str(store)]) == 2
+    assert mkb.Store(store).trials().equals(before)
+    assert mkb.Store(store).experiment_names() == [GLM]
+
+
 def test_a_skip_that_contradicts_the_sources_skill_is_an_error(tmp_path, tree, suite):
     source_dir = record_path(tree, "28_" + P28, 1, "solo_cutedsl").parent
     (source_dir / "artifacts" / "app").mkdir(parents=True)
