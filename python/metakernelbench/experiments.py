@@ -248,7 +248,7 @@ def plan(
     if store is None or isinstance(store, Store):
         s = store
     else:
-        s = Store(store, create=False) if Path(store).exists() else None
+        s = Store(store, read_only=True) if Path(store).exists() else None
     result = _core.protocol.plan(
         _spec(experiment),
         _suite(suite),

@@ -75,7 +75,7 @@ def store_stats(
         path = Path(store)
         if not path.exists():
             raise _core.NotFoundError(f"{path}: no such store")
-        s = Store(path, create=False)
+        s = Store(path, read_only=True)
     names = list(experiments) if experiments else s.experiment_names()
     known = set(s.experiment_names())
     for name in names:
