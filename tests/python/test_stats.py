@@ -240,7 +240,8 @@ def reference_aggregates(comp: pd.DataFrame, cells: list[dict]) -> pd.DataFrame:
         add(model, "by_source_verdict", "source_failed", sub[sub.source_resolved & ~sub.source_passed])
         add(model, "by_source_verdict", "source_unresolved", sub[~sub.source_resolved])
         for direction in sorted(every.direction.unique()):
-            add(model, "by_direction", direction, sub[sub.direction == direction], mine[mine.direction == direction])
+            chosen = mine[mine.direction == direction]
+            add(model, "by_direction", direction, sub[sub.direction == direction], chosen)
         for family in FAMILIES:
             add(model, "by_family", family, sub[sub.family == family], mine[mine.family == family])
         for problem, direction in sorted(set(zip(every.problem_slug, every.direction, strict=True))):

@@ -3,6 +3,8 @@ trajectories, the statistics' input, export to JSON Lines, CSV and Parquet, and 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sqlite3
 
@@ -186,9 +188,6 @@ def test_reads_never_write_a_file_that_is_not_a_store(tmp_path, command):
         before = path.read_bytes()
         out = tmp_path / f"out-{path.stem}"
         args = [command[0], str(path), *[a.format(out=out) for a in command[1:]]]
-        import contextlib
-        import io
-
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             code = main(args)

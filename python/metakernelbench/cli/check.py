@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -18,7 +17,7 @@ def check(
     arch: Optional[str] = typer.Option(None, "--arch", help="Target, e.g. sm_90a (default: MKB_TARGET_ARCH, "
                                        "else this machine's GPU)."),
     timeout: float = typer.Option(600, "--timeout", help="Seconds before the check is stopped."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Parse, audit, import and compile kernel.py in its DSL's environment for the target
     architecture, with the problem's small workload, launching nothing. Errors name kernel.py's
@@ -34,7 +33,7 @@ def check(
     suite = _state.load_suite()
     result = check_kernel(kernel, dsl, suite.find(problem), arch, timeout_s=timeout)
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2))
+        _state.print_json(result.to_dict())
     else:
         console = _state.console()
         for d in result.diagnostics:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -28,7 +27,7 @@ def eval_kernel(
     dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     workload: Optional[str] = typer.Option(None, "--workload", help="full or small (default: full on CUDA, small on CPU)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON. " + _state.JSON_NULLS),
     draws: Optional[int] = typer.Option(None, "--draws", help="Correctness draws (default 5)."),
     timing_draws: Optional[int] = typer.Option(None, "--timing-draws", help="Timing draws (default 50)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up calls (default 10)."),
@@ -62,7 +61,7 @@ def eval_kernel(
     suite = _state.load_suite()
     verdict = evaluate(suite.find(problem), dsl, path=kernel, device=device, workload=workload, config=config)
     if as_json:
-        print(json.dumps(verdict.to_dict(), indent=2, default=str))
+        _state.print_json(verdict.to_dict())
     else:
         print(report(verdict), end="")
     ok = verdict.passed or (no_timing and verdict.correct)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
@@ -46,13 +45,13 @@ def _summary(p) -> dict:
 @app.command("list")
 def list_problems(
     family: Optional[list[str]] = typer.Option(None, "--family", "-f", help="Only these families."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table. " + _state.JSON_NULLS),
 ) -> None:
     """List the problems of the suite with their families and roofline facts."""
     suite = _state.load_suite()
     problems = suite.select(families=family or ())
     if as_json:
-        print(json.dumps([_summary(p) for p in problems], indent=2))
+        _state.print_json([_summary(p) for p in problems])
         return
     table = Table(title=f"{len(problems)} problems ({suite.root})", title_justify="left")
     for column, justify in (("#", "right"), ("slug", "left"), ("family", "left"), ("src", "left"),
@@ -68,12 +67,12 @@ def list_problems(
 @app.command("show")
 def show(
     slug: str = typer.Argument(..., help="Slug or number of the problem."),
-    as_json: bool = typer.Option(False, "--json", help="Print the problem as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the problem as JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Show one problem: description, tensors, workloads, provenance."""
     p = _state.load_suite().find(slug)
     if as_json:
-        print(json.dumps(p.to_dict(), indent=2))
+        _state.print_json(p.to_dict())
         return
     console = _state.console()
     console.print(f"[bold]{p.number:02d} {p.slug}[/]  ({p.family})")

@@ -59,7 +59,9 @@ def print_tables(console: Any, tables: list[Any]) -> None:
 
 def stats(
     store: Path = typer.Argument(..., help="The results store (SQLite file)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the JSON report (keys: docs/statistics.md)."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the JSON report (keys: docs/statistics.md). " + _state.JSON_NULLS
+    ),
     by: list[str] | None = typer.Option(None, "--by", "-b", help=BY_HELP),
     experiment: list[str] | None = typer.Option(
         None, "--experiment", "-e", help="Only these experiments (repeat; default: all, pooled)."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -17,7 +16,9 @@ app = typer.Typer(help="Check the problem suite.", no_args_is_help=True)
 @app.command("validate")
 def validate(
     device: str = typer.Option("cpu", "--device", help="cpu, or cuda to also run the full workloads."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON (an infinite factor: null). " + _state.JSON_NULLS
+    ),
     problems: Optional[list[str]] = typer.Option(None, "--problems", "-p", help="Slug globs or numbers."),
     family: Optional[list[str]] = typer.Option(None, "--family", "-f", help="Only these families."),
 ) -> None:
@@ -37,7 +38,7 @@ def validate(
             console.print(f"[dim]checking {p.number:02d} {p.slug}[/]", highlight=False)
         reports.append(validate_problem(p, device=device, full=device == "cuda"))
     if as_json:
-        print(json.dumps([r.to_dict() for r in reports], indent=2))
+        _state.print_json([r.to_dict() for r in reports])
     else:
         table = Table(title=f"suite validation ({device})", title_justify="left")
         for column in ("#", "slug", "result", "zeros", "const", "random", "passthrough", "low prec.", "problems"):
@@ -65,7 +66,7 @@ def verify_solutions(
     fresh: bool = typer.Option(False, "--fresh", help="Do not reuse rows of an existing --out."),
     call_timeout: Optional[float] = typer.Option(None, "--call-timeout", help="Seconds one solve call may take "
                                                  "(default: the judge's, 300)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Judge every shipped solution (problems/*/*/solutions/<dsl>.py) like a submission and
     tabulate problem x DSL: verdict, speedup over eager, GPU span, % of the physical floor,
@@ -98,7 +99,7 @@ def verify_solutions(
                    progress=lambda m: console.print(m, highlight=False, markup=False) if not as_json else None)
     rows = table["rows"]
     if as_json:
-        print(json.dumps(table, indent=2))
+        _state.print_json(table)
     else:
         t = Table(title=f"shipped solutions ({device}; {table['environment'].get('gpu', '')})", title_justify="left")
         for column in ("#", "problem", "dsl", "verdict", "vs eager", "span", "span 95% CI", "% floor", "compile"):
