@@ -6,7 +6,9 @@ import sys
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "metakernelbench.cli", *args], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metakernelbench.cli", *args], capture_output=True, text=True
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -101,7 +103,9 @@ def _store_with_undefined_numbers(tmp_path):
             final["eager_parity"] = {"samples_ms": [2.0, 2.1, 1.9, 2.2]}
         return {"final": final, "skill_out": {"text": f"from {spec.arm}"}, "usage": {"cost_usd": 0.1}}
 
-    exp = ex.Experiment.standard("j", "fake/model", problems=["28"], replicates=1, workload="small", device="cpu")
+    exp = ex.Experiment.standard(
+        "j", "fake/model", problems=["28"], replicates=1, workload="small", device="cpu"
+    )
     result = exp.run(tmp_path / "j.db", executor=attempt, suite=mkb.load_suite())
     assert result.complete
     return tmp_path / "j.db"
@@ -119,13 +123,27 @@ def test_every_json_output_is_strict_json(tmp_path):
         ("problems", "list"): (["problems", "list", "--json"], 0),
         ("problems", "show"): (["problems", "show", "28", "--json"], 0),
         ("stats",): (["stats", str(store), "--json", "--resamples", "50"], 0),
-        ("eval",): (["eval", "--problem", "28", "--dsl", "cutedsl", str(kernel), "--device", "cpu", "--json"], 0),
+        ("eval",): (
+            ["eval", "--problem", "28", "--dsl", "cutedsl", str(kernel), "--device", "cpu", "--json"],
+            0,
+        ),
         ("check",): (["check", str(solution), "--dsl", "tirx", "-p", "28", "--arch", "sm_90a", "--json"], 0),
         ("dsl", "info"): (["dsl", "info", "--json"], 0),
         ("suite", "validate"): (["suite", "validate", "-p", "28", "--json"], 0),
         ("suite", "verify-solutions"): (
-            ["suite", "verify-solutions", "--device", "cpu", "-p", "28", "--dsl", "cutedsl",
-             "--out", str(tmp_path / "vs.json"), "--json"],
+            [
+                "suite",
+                "verify-solutions",
+                "--device",
+                "cpu",
+                "-p",
+                "28",
+                "--dsl",
+                "cutedsl",
+                "--out",
+                str(tmp_path / "vs.json"),
+                "--json",
+            ],
             1,  # a CUDA kernel on the CPU judge fails; its table is still printed
         ),
     }
