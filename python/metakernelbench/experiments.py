@@ -1,4 +1,4 @@
-"""Define and run experiments of the transfer protocol (SPEC §5) from Python.
+"""Define and run experiments of the transfer protocol (docs/protocol.md) from Python.
 
     import metakernelbench as mkb
 
@@ -96,8 +96,9 @@ class Arm:
 
 
 def standard_arms(*, control: bool = False) -> list[Arm]:
-    """solo_cutedsl, solo_tirx, cutedsl2tirx_skill, tirx2cutedsl_skill (SPEC §1); with
-    control=True also solo_tirx_control and solo_cutedsl_control (second solos, SPEC §6)."""
+    """solo_cutedsl, solo_tirx, cutedsl2tirx_skill, tirx2cutedsl_skill (README.md); with
+    control=True also solo_tirx_control and solo_cutedsl_control (second solos: the
+    regression-to-the-mean control, docs/statistics.md)."""
     arms = [
         Arm("solo_cutedsl", "cutedsl"),
         Arm("solo_tirx", "tirx"),

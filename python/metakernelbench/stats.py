@@ -1,4 +1,4 @@
-"""The statistics of SPEC §6 as pandas DataFrames.
+"""The statistics of the benchmark (docs/statistics.md) as pandas DataFrames.
 
     import metakernelbench as mkb
     report = mkb.stats.compute(cells)          # cells: a DataFrame or a list of dicts
@@ -172,9 +172,7 @@ def _from_flat(row: Mapping[str, Any]) -> dict[str, Any]:
             value = _native(row.get(f"{role}_{column}"))
             if not _missing(value):
                 interrupted[field] = _typed(field, value)
-        present = (
-            any(k != "speedup" for k in arm) or usage or interrupted or not _missing(arm.get("speedup"))
-        )
+        present = any(k != "speedup" for k in arm) or usage or interrupted or not _missing(arm.get("speedup"))
         if not present:
             continue
         if usage:
@@ -391,7 +389,7 @@ def compute(
     levels: Sequence[str] | None = None,
     confidence: float = 0.95,
 ) -> StatsReport:
-    """Computes every statistic of SPEC §6.
+    """Computes every statistic of docs/statistics.md.
 
     config: StatsConfig fields (clip_low, clip_high, failure_floor, tau, bootstrap_resamples, seed,
     thresholds); omitted or zero ones take the paper's values. levels: grouping levels of the

@@ -212,9 +212,7 @@ def reference_aggregates(comp: pd.DataFrame, cells: list[dict]) -> pd.DataFrame:
     over every cell-replicate of the group, and over its resolved ones (comp) R@t, S,
     source_coverage (source passed) and skill_coverage (skill arm not skipped)."""
     rows = []
-    every = pd.DataFrame(
-        [{k: c[k] for k in ("model", "direction", "problem_slug", "family")} for c in cells]
-    )
+    every = pd.DataFrame([{k: c[k] for k in ("model", "direction", "problem_slug", "family")} for c in cells])
 
     def add(model, split, group, sub, all_cells=None):
         n_cells = len(sub) if all_cells is None else len(all_cells)

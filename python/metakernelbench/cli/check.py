@@ -13,7 +13,7 @@ from . import _state
 def check(
     kernel: Path = typer.Argument(..., help="The kernel.py to check."),
     dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
-    problem: str = typer.Option(..., "--problem", "-p", help="Problem slug or number."),
+    problem: str = typer.Option(..., "--problem", "--problems", "-p", help="Problem slug or number."),
     arch: Optional[str] = typer.Option(None, "--arch", help="Target, e.g. sm_90a (default: MKB_TARGET_ARCH, "
                                        "else this machine's GPU)."),
     timeout: float = typer.Option(600, "--timeout", help="Seconds before the check is stopped."),
@@ -38,11 +38,13 @@ def check(
         console = _state.console()
         for d in result.diagnostics:
             style = "green" if not d.is_error else "red"
-            console.print(f"[{style}]{d.render(kernel.name)}[/]", highlight=False, soft_wrap=True)
+            line = _state.esc(d.render(kernel.name))
+            console.print(f"[{style}]{line}[/]", highlight=False, soft_wrap=True)
             if d.is_error and d.detail:
                 console.print(d.detail.rstrip()[-1500:], highlight=False, markup=False, soft_wrap=True)
         errors = sum(d.is_error for d in result.diagnostics)
         verdict = "[green]ok[/]" if result.ok else f"[red]{errors} error(s)[/]"
-        console.print(f"{kernel}: {verdict} ({result.dsl}, {result.arch}, {result.seconds:.1f} s)",
+        where = _state.esc(kernel)
+        console.print(f"{where}: {verdict} ({result.dsl}, {result.arch}, {result.seconds:.1f} s)",
                       highlight=False)
     raise typer.Exit(0 if result.ok else 1)

@@ -28,7 +28,7 @@ def install(
                                        "space-separated (one DSL only)."),
     force: bool = typer.Option(False, "--force", help="Reinstall even when the same spec is installed."),
 ) -> None:
-    """Install the pinned DSL toolchains (SPEC §2) into their site directories (MKB_DSL_HOME, or
+    """Install the pinned DSL toolchains into their site directories (MKB_DSL_HOME, or
     .dsl/ of the checkout). Only what a DSL adds over the base environment goes there."""
     from .. import toolchains
 

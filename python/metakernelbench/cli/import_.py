@@ -17,6 +17,7 @@ app = typer.Typer(
 
 
 @app.command("upstream-results")
+@_state.with_suite_option
 def upstream_results(
     directory: Path = typer.Argument(
         ..., help="The published harness's results/ folder, or one model's results/<model>/."
@@ -68,7 +69,9 @@ def upstream_results(
         "reused",
         "retired",
     ):
-        table.add_column(column, justify="left" if column in ("experiment", "model") else "right")
+        table.add_column(
+            column, justify="left" if column in ("experiment", "model") else "right", overflow="fold"
+        )
     warnings: list[str] = []
     for result in results:
         tree = result.root
@@ -104,5 +107,5 @@ def upstream_results(
         soft_wrap=True,
     )
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]warning:[/] {_state.esc(warning)}", highlight=False, soft_wrap=True)
     console.print(f"next: mkb stats {store}   ·   mkb report {store} --out report", highlight=False)

@@ -1,4 +1,4 @@
-"""`mkb stats`: the statistics of a store (SPEC §6) as tables, or as the JSON report."""
+"""`mkb stats`: the statistics of a store (docs/statistics.md) as tables, or as the JSON report."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def stats(
 ) -> None:
     """Print the statistics of a store (or --json).
 
-    The statistics of STORE (SPEC §6): the published harness's R@t and S, the paired lift ΔGM
+    The statistics of STORE (docs/statistics.md): the published harness's R@t and S, the paired lift ΔGM
     with help and harm rates, bootstrap intervals and tests, the relative-standing table and the
     usage per arm, over every experiment in the store (each model's cells kept apart by model).
     docs/statistics.md gives the formulas and the JSON keys."""
