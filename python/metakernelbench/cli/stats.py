@@ -75,10 +75,12 @@ def stats(
 ) -> None:
     """Print the statistics of a store (or --json).
 
-    The statistics of STORE (docs/statistics.md): the published harness's R@t and S, the paired lift ΔGM
-    with help and harm rates, bootstrap intervals and tests, the relative-standing table and the
-    usage per arm, over every experiment in the store (each model's cells kept apart by model).
-    docs/statistics.md gives the formulas and the JSON keys."""
+    The statistics of STORE (docs/statistics.md): the published harness's R@t and S (with each
+    group's cell-replicates and coverage, and per cell), the R@t and S lifts and the paired lift
+    ΔGM with help and harm rates, with bootstrap intervals (measurement noise included where
+    timing samples are stored) and tests, the relative-standing table and the usage per arm, over
+    every experiment in the store (each model's cells kept apart by model). docs/statistics.md
+    gives the formulas and the JSON keys."""
     from ..reporting import normalize_levels, store_stats, tables
 
     if not 0 < confidence < 1:
@@ -101,7 +103,13 @@ def stats(
         per_model = tables.aggregates(result, "all_split")
         per_model.title = "R@t and S per model (split all)"
         shown.append(per_model)
-    shown += [tables.lift(result), tables.standing(result), tables.usage(result)]
+    shown += [
+        tables.cells(result),
+        tables.rt_lift(result, tuple(level for level in result.report.levels if "family" not in level)),
+        tables.lift(result),
+        tables.standing(result),
+        tables.usage(result),
+    ]
     print_tables(console, shown)
     if result.report.counts["n_resolved"] == 0:
         console.print("[yellow]no resolved comparison yet: every statistic is empty[/]")
