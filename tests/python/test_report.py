@@ -190,7 +190,12 @@ def test_report_writes_html_markdown_figures_and_json(reports, demo_store):
         assert "<script" not in html and "http://" not in html and "https://" not in html  # self-contained
         for heading in ("Paired lift and tests", "Relative standing", "Usage and cost"):
             assert heading in html and heading in md
-        for title in ("R@t and S per cell", "R@t and S lifts with intervals", "ΔGM [CI]", "measurement noise"):
+        for title in (
+            "R@t and S per cell",
+            "R@t and S lifts with intervals",
+            "ΔGM [CI]",
+            "measurement noise",
+        ):
             assert title in html and title in md, title
         document = json.loads((folder / "stats.json").read_text())
         assert list(document) == JSON_KEYS
