@@ -129,7 +129,8 @@ void AddSplits(absl::Span<const v1::CellReplicate> cells, absl::Span<const Compa
   }
   for (const std::string& direction : directions) {
     add("by_direction", direction,
-        OfCells(model, [direction](const v1::CellReplicate& c) { return c.direction() == direction; }),
+        OfCells(model,
+                [direction](const v1::CellReplicate& c) { return c.direction() == direction; }),
         false);
   }
   for (v1::Family family : AllFamilies()) {

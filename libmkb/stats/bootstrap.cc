@@ -172,8 +172,8 @@ absl::StatusOr<PairedLiftEstimates> BootstrapPairedLift(absl::Span<const Problem
     const ClusterTotals& c = clusters[i].observed;
     MKB_RETURN_IF_ERROR(CheckCluster(c, path, 0, thresholds));
     for (size_t m = 0; m < clusters[i].noise.size(); ++m) {
-      MKB_RETURN_IF_ERROR(
-          CheckCluster(clusters[i].noise[m], absl::StrCat(path, ".noise[", m, "]"), c.n, thresholds));
+      MKB_RETURN_IF_ERROR(CheckCluster(clusters[i].noise[m], absl::StrCat(path, ".noise[", m, "]"),
+                                       c.n, thresholds));
     }
     all.Add(c);
   }

@@ -48,24 +48,25 @@ absl::Status ValidateArm(const v1::ArmResult& arm, const v1::CellReplicate& cell
                                                       "' has no standard arms"));
   }
   if (arm.arm() == kAllKey) return FieldError(Join(path, "arm"), "'*' is reserved");
-  for (const auto& [field, usage] : {std::pair<const char*, const v1::Usage*>{"usage", &arm.usage()},
-                                     {"interrupted_usage", &arm.interrupted_usage()}}) {
+  for (const auto& [field, usage] :
+       {std::pair<const char*, const v1::Usage*>{"usage", &arm.usage()},
+        {"interrupted_usage", &arm.interrupted_usage()}}) {
     for (const auto& [name, value] :
          {std::pair<const char*, int64_t>{"input_tokens", usage->input_tokens()},
           {"cached_input_tokens", usage->cached_input_tokens()},
           {"output_tokens", usage->output_tokens()}}) {
       if (value < 0) return FieldError(Join(path, absl::StrCat(field, ".", name)), "must be >= 0");
     }
-    for (const auto& [name, value] :
-         {std::pair<const char*, double>{"cost_usd", usage->cost_usd()},
-          {"agent_seconds", usage->agent_seconds()}}) {
+    for (const auto& [name, value] : {std::pair<const char*, double>{"cost_usd", usage->cost_usd()},
+                                      {"agent_seconds", usage->agent_seconds()}}) {
       if (!std::isfinite(value) || value < 0) {
         return FieldError(Join(path, absl::StrCat(field, ".", name)),
                           "must be a finite number >= 0");
       }
     }
   }
-  if (arm.interrupted_tries() < 0) return FieldError(Join(path, "interrupted_tries"), "must be >= 0");
+  if (arm.interrupted_tries() < 0)
+    return FieldError(Join(path, "interrupted_tries"), "must be >= 0");
   for (const auto& [name, samples] :
        {std::pair<const char*, const google::protobuf::RepeatedField<double>*>{
             "kernel_samples_ms", &arm.kernel_samples_ms()},
@@ -89,16 +90,17 @@ absl::Status ValidateArm(const v1::ArmResult& arm, const v1::CellReplicate& cell
                                        "' is a resolved state, but resolved is false"));
       }
       if ((arm.state() == v1::ATTEMPT_SKIPPED) != arm.skipped()) {
-        return FieldError(Join(path, "state"),
-                          absl::StrCat("'", AttemptStateName(arm.state()), "' disagrees with skipped ",
-                                       arm.skipped() ? "true" : "false"));
+        return FieldError(Join(path, "state"), absl::StrCat("'", AttemptStateName(arm.state()),
+                                                            "' disagrees with skipped ",
+                                                            arm.skipped() ? "true" : "false"));
       }
       break;
     default:
       if (arm.resolved() || arm.skipped()) {
-        return FieldError(Join(path, "state"),
-                          absl::StrCat("'", AttemptStateName(arm.state()),
-                                       "' is not a resolved state, but resolved or skipped is true"));
+        return FieldError(
+            Join(path, "state"),
+            absl::StrCat("'", AttemptStateName(arm.state()),
+                         "' is not a resolved state, but resolved or skipped is true"));
       }
       break;
   }

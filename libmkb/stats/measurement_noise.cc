@@ -45,8 +45,7 @@ double ResampledMedian(const std::vector<double>& samples, std::mt19937_64& engi
 }  // namespace
 
 std::vector<double> SpeedupReplicates(double speedup, absl::Span<const double> kernel_ms,
-                                      absl::Span<const double> eager_ms, int count,
-                                      uint64_t seed) {
+                                      absl::Span<const double> eager_ms, int count, uint64_t seed) {
   const std::vector<double> kernel = Finite(kernel_ms);
   const std::vector<double> eager = Finite(eager_ms);
   if (!std::isfinite(speedup) || count < 1 || kernel.size() < 2 || eager.size() < 2) return {};
@@ -116,8 +115,8 @@ MeasurementNoise::MeasurementNoise(absl::Span<const AttemptRecord> attempts,
 }
 
 const std::vector<double>* MeasurementNoise::Find(const v1::CellReplicate& cell, Role role) const {
-  auto it = replicates_.find({cell.model(), ArmNameOf(cell, role), cell.problem_slug(),
-                              cell.replicate()});
+  auto it = replicates_.find(
+      {cell.model(), ArmNameOf(cell, role), cell.problem_slug(), cell.replicate()});
   return it == replicates_.end() ? nullptr : &it->second;
 }
 

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "libmkb/core/status_macros.h"
 #include "libmkb/stats/bootstrap.h"
-#include "libmkb/stats/outcome.h"
 #include "libmkb/stats/multiple_comparisons.h"
+#include "libmkb/stats/outcome.h"
 
 namespace mkb::stats {
 namespace {

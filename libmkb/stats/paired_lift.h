@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "libmkb/model/defaults.h"
 #include "libmkb/stats/bootstrap.h"
 #include "libmkb/stats/comparisons.h"
 #include "libmkb/stats/grouping.h"
@@ -27,8 +28,8 @@ struct PairedLiftOptions {
   int resamples = 10000;
   uint64_t seed = 20260101;  // mixed with each group's label (GroupSeed)
   WilcoxonOptions wilcoxon;
-  // q's constants, the R@t thresholds and timing_resamples, defaults filled in (WithDefaults).
-  v1::StatsConfig config;
+  // q's constants, the R@t thresholds and timing_resamples, with their defaults filled in.
+  v1::StatsConfig config = WithDefaults(v1::StatsConfig());
 };
 
 // The arm a paired table compares with the base: the skill-conditioned attempt (d) or the

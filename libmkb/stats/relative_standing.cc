@@ -50,8 +50,8 @@ absl::StatusOr<v1::StandingRow> StandingOf(const std::vector<const Comparison*>&
   row.set_mean_d(mean);
   row.set_delta_gm(std::exp(mean) - 1);
 
-  const std::vector<ProblemCluster> clusters = ProblemClusters(
-      members, control ? PairedArm::kControl : PairedArm::kSkill, options);
+  const std::vector<ProblemCluster> clusters =
+      ProblemClusters(members, control ? PairedArm::kControl : PairedArm::kSkill, options);
   row.set_n_problems(static_cast<int>(clusters.size()));
   BootstrapOptions bootstrap;
   bootstrap.resamples = options.resamples;

@@ -380,9 +380,10 @@ absl::Status MigrateToVersion2(SqliteDatabase& db) {
     while (true) {
       MKB_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      MKB_ASSIGN_OR_RETURN(specs[select.ColumnText(0)],
-                           ParseMessage<v1::ExperimentSpec>(
-                               select.ColumnText(1), absl::StrCat("experiment ", select.ColumnText(0))));
+      MKB_ASSIGN_OR_RETURN(
+          specs[select.ColumnText(0)],
+          ParseMessage<v1::ExperimentSpec>(select.ColumnText(1),
+                                           absl::StrCat("experiment ", select.ColumnText(0))));
     }
   }
   struct Row {
@@ -436,12 +437,13 @@ absl::Status MigrateToVersion2(SqliteDatabase& db) {
                              "' at this problem and replicate in the store: run that model's "
                              "experiment first");
         }
-      } else if (auto source = by_key.find({r.experiment, r.problem, arm->skill().arm(),
-                                            r.replicate});
+      } else if (auto source =
+                     by_key.find({r.experiment, r.problem, arm->skill().arm(), r.replicate});
                  source != by_key.end()) {
         const Row& s = rows[source->second];
         if (s.state == "failed") why = absl::StrCat("its source ", s.id, " failed");
-        if (blocked.count(source->second) > 0) why = absl::StrCat("its source ", s.id, " is blocked");
+        if (blocked.count(source->second) > 0)
+          why = absl::StrCat("its source ", s.id, " is blocked");
       }
       if (!why.empty()) {
         blocked[i] = why;
@@ -481,10 +483,10 @@ struct FileIdentity {
 };
 
 absl::StatusOr<FileIdentity> ReadIdentity(SqliteDatabase& db) {
-  absl::StatusOr<SqliteStatement> ids =
-      db.Prepare("SELECT (SELECT application_id FROM pragma_application_id), "
-                 "(SELECT user_version FROM pragma_user_version), "
-                 "(SELECT COUNT(*) FROM sqlite_master)");
+  absl::StatusOr<SqliteStatement> ids = db.Prepare(
+      "SELECT (SELECT application_id FROM pragma_application_id), "
+      "(SELECT user_version FROM pragma_user_version), "
+      "(SELECT COUNT(*) FROM sqlite_master)");
   absl::StatusOr<bool> row = ids.ok() ? ids->Step() : absl::StatusOr<bool>(ids.status());
   if (!row.ok()) {
     if (absl::IsDataLoss(row.status())) {  // SQLITE_NOTADB
@@ -1139,7 +1141,8 @@ absl::Status ResultStore::PlanTrials(const std::vector<v1::TrialSpec>& specs) {
     if (db.Changes() > 0) continue;
     MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, spec.trial_id()));
     if (current.state != v1::ATTEMPT_RETIRED) continue;
-    MKB_ASSIGN_OR_RETURN(std::optional<ArchivedTry> restorable, RestorableTryIn(db, spec.trial_id()));
+    MKB_ASSIGN_OR_RETURN(std::optional<ArchivedTry> restorable,
+                         RestorableTryIn(db, spec.trial_id()));
     if (restorable.has_value()) {
       MKB_RETURN_IF_ERROR(RestoreTry(db, *restorable));
     } else {

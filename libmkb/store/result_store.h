@@ -56,10 +56,10 @@ struct TrialRecord {
 };
 
 // Why a try was archived.
-inline constexpr char kArchiveTransient[] = "transient";      // UnavailableError, retried
-inline constexpr char kArchiveFailed[] = "failed";            // FAILED, rerun by a later run
-inline constexpr char kArchiveInterrupted[] = "interrupted";  // RUNNING when its run died
-inline constexpr char kArchiveStale[] = "stale";              // rerun with --rerun-stale
+inline constexpr char kArchiveTransient[] = "transient";       // UnavailableError, retried
+inline constexpr char kArchiveFailed[] = "failed";             // FAILED, rerun by a later run
+inline constexpr char kArchiveInterrupted[] = "interrupted";   // RUNNING when its run died
+inline constexpr char kArchiveStale[] = "stale";               // rerun with --rerun-stale
 inline constexpr char kArchiveOutsidePlan[] = "outside_plan";  // no longer in the plan: retired
 
 struct ArchivedTry {

@@ -157,7 +157,8 @@ absl::StatusOr<std::vector<v1::CellReplicate>> CellReplicatesFromStore(
         }
       }
       if (control != nullptr) {
-        *cell.mutable_control() = result(control->name(), find(control->name(), problem, replicate));
+        *cell.mutable_control() =
+            result(control->name(), find(control->name(), problem, replicate));
       }
     }
   }

@@ -1,8 +1,8 @@
 // mkb::stats on small cases whose every number is worked out by hand in the comments.
 // tests/python/test_stats.py cross-checks the same code against scipy and statsmodels.
+#include <algorithm>
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -819,8 +819,8 @@ TEST_CASE("cell-replicates, coverage and R@t per cell, as the published harness 
   CHECK(cell.r_at(0) == 1.0);
   const v1::AggregateRow& c2t = FindAggregate(*report, "m", "by_cell", "p1/cutedsl2tirx", "skill");
   CHECK(c2t.n() == 2);
-  CHECK(c2t.r_at(0) == 1.0);   // both passed
-  CHECK(c2t.r_at(2) == 0.5);   // R@1: 2.5 only
+  CHECK(c2t.r_at(0) == 1.0);  // both passed
+  CHECK(c2t.r_at(2) == 0.5);  // R@1: 2.5 only
   CHECK(c2t.s() == Approx(100 * (1 + 1 + 0.5 + 0.5 + 0) / 5));
   // A cell without comparisons is still listed (the harness lists every cell).
   const std::vector<v1::CellReplicate> pending = {

@@ -289,8 +289,8 @@ TEST_CASE("trials outside the plan are retired, and get their try back when plan
 
   auto retired = store.RetireTrialsOutside("exp", {kept.trial_id()});
   REQUIRE(retired.ok());
-  CHECK(*retired == std::vector<std::string>{failed.trial_id(), finished.trial_id(),
-                                             never.trial_id()});
+  CHECK(*retired ==
+        std::vector<std::string>{failed.trial_id(), finished.trial_id(), never.trial_id()});
   CHECK(store.RetireTrialsOutside("exp", {kept.trial_id()})->empty());  // already retired
   for (const v1::TrialSpec& spec : {finished, failed, never}) {
     CHECK(store.GetTrial(spec.trial_id())->state == v1::ATTEMPT_RETIRED);
@@ -331,8 +331,9 @@ TEST_CASE("usage of a trial's tries: the current one, and those ended without a 
   for (int attempt = 1; attempt <= 2; ++attempt) {  // killed, then retried after a 529
     Start(store, spec, attempt);
     REQUIRE(store.RecordLiveUsage(spec.trial_id(), attempt, live).ok());
-    REQUIRE(store.ArchiveTry(spec.trial_id(), attempt,
-                             attempt == 1 ? mkb::kArchiveInterrupted : mkb::kArchiveTransient, "")
+    REQUIRE(store
+                .ArchiveTry(spec.trial_id(), attempt,
+                            attempt == 1 ? mkb::kArchiveInterrupted : mkb::kArchiveTransient, "")
                 .ok());
   }
   REQUIRE(store.FinishTry(Ended(Start(store, spec, 3))).ok());

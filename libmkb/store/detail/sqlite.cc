@@ -162,26 +162,26 @@ absl::StatusOr<SqliteDatabase> SqliteDatabase::Open(const std::string& path, boo
 absl::StatusOr<SqliteDatabase> SqliteDatabase::CopyToMemory() const {
   SqliteDatabase copy;
   copy.path_ = std::make_unique<std::string>(*path_);
-  const int rc = sqlite3_open_v2(":memory:", &copy.db_,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(":memory:", &copy.db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    return absl::Status(CodeOf(rc), absl::StrCat(*path_, ": cannot open a copy in memory: ",
-                                                 sqlite3_errstr(rc)));
+    return absl::Status(
+        CodeOf(rc), absl::StrCat(*path_, ": cannot open a copy in memory: ", sqlite3_errstr(rc)));
   }
   sqlite3_extended_result_codes(copy.db_, 1);
   sqlite3_backup* backup = sqlite3_backup_init(copy.db_, "main", db_, "main");
   if (backup == nullptr) {
-    return absl::Status(CodeOf(sqlite3_errcode(copy.db_)),
-                        absl::StrCat(*path_, ": cannot copy into memory: ",
-                                     sqlite3_errmsg(copy.db_)));
+    return absl::Status(
+        CodeOf(sqlite3_errcode(copy.db_)),
+        absl::StrCat(*path_, ": cannot copy into memory: ", sqlite3_errmsg(copy.db_)));
   }
   const int step = sqlite3_backup_step(backup, -1);
   const int finish = sqlite3_backup_finish(backup);
   if (step != SQLITE_DONE || finish != SQLITE_OK) {
     const int code = step != SQLITE_DONE ? step : finish;
-    return absl::Status(CodeOf(code), absl::StrCat(*path_, ": cannot copy into memory: ",
-                                                   sqlite3_errstr(code)));
+    return absl::Status(CodeOf(code),
+                        absl::StrCat(*path_, ": cannot copy into memory: ", sqlite3_errstr(code)));
   }
   return copy;
 }

@@ -330,6 +330,13 @@ def print_summary(console, result) -> None:
         console.print(f"[yellow]stale (kept):[/] {_state.esc(line)}", highlight=False, soft_wrap=True)
     for line in result.warnings:
         console.print(f"[yellow]warning:[/] {_state.esc(line)}", highlight=False, soft_wrap=True)
+    if getattr(result, "retired", None):
+        console.print(
+            f"[yellow]retired:[/] {len(result.retired)} trials of the experiment outside this plan "
+            "(their tries archived; out of the statistics; a plan that holds them again restores them)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 # ------------------------------------------------------------------------------------------------
