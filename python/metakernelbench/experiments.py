@@ -243,7 +243,9 @@ def plan(
     same executor would do given the store (action: run, reuse, rerun_failed,
     rerun_interrupted, stale, rerun_stale, check_skill, blocked), why, and what the trial waits
     for (depends_on). The executor matters only through its fingerprint salt (None: the
-    agent's). Reads the store only; a store that does not exist is not created."""
+    agent's). frame.attrs["outside_plan"] lists the experiment's stored trials that the plan no
+    longer holds (a run retires them). Reads the store only; a store that does not exist is not
+    created."""
     import pandas
 
     if store is None or isinstance(store, Store):
@@ -273,7 +275,9 @@ def plan(
         "stored_try",
         "task_fingerprint",
     ]
-    return pandas.DataFrame(result["entries"], columns=columns)
+    frame = pandas.DataFrame(result["entries"], columns=columns)
+    frame.attrs["outside_plan"] = list(result["outside_plan"])
+    return frame
 
 
 @dataclass

@@ -224,3 +224,19 @@ def test_reads_of_an_older_store_leave_it_as_it_was(filled, tmp_path):
     mkb.Store(path)  # a writing open migrates it
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_a_narrower_plan_retires_trials_and_the_cells_follow_the_plan(filled, suite):
+    exp = ex.Experiment.standard(
+        "s", "fake/model", problems=["25"], replicates=1, workload="small", device="cpu"
+    )
+    plan = exp.plan(filled.path, suite=suite, executor=_attempt)
+    assert len(plan.attrs["outside_plan"]) == 4 and all(
+        "/fused_add_rmsnorm" in t for t in plan.attrs["outside_plan"]
+    )
+    result = exp.run(filled.path, executor=_attempt, suite=suite)
+    assert sorted(result.retired) == sorted(plan.attrs["outside_plan"])
+    assert {c.problem_slug for c in filled.cells("s")} == {"batched_kv_cache_block_copy_remap_uint8"}
+    trials = filled.trials("s").set_index("trial_id")
+    assert set(trials.loc[result.retired, "state"]) == {"retired"}
+    filled.check_integrity()

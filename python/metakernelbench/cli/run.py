@@ -428,6 +428,14 @@ def run(
         console.print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), highlight=False)
         if counts.get("stale") and not rerun_stale:
             console.print("[yellow]stale trials would stop the run: add --rerun-stale to rerun them[/]")
+        outside = frame.attrs.get("outside_plan", [])
+        if outside:
+            console.print(
+                f"[yellow]{len(outside)} stored trials of '{_state.esc(exp.name)}' are outside this plan: "
+                "a run would retire them (archive their tries; they leave the statistics)[/]",
+                highlight=False,
+                soft_wrap=True,
+            )
         return
 
     if runner is None:
