@@ -18,7 +18,10 @@ app = typer.Typer(help="Check the problem suite.", no_args_is_help=True)
 def validate(
     device: str = _state.device_option(),
     as_json: bool = typer.Option(
-        False, "--json", help="Print JSON (an infinite factor: null). " + _state.JSON_NULLS
+        False,
+        "--json",
+        help="Print JSON (an infinite factor is null, its candidate listed as unbounded). "
+        + _state.JSON_NULLS,
     ),
     problems: Optional[list[str]] = typer.Option(
         None, "--problems", "--problem", "-p", help="Slug globs or numbers."
