@@ -110,7 +110,10 @@ MeasurementNoise::MeasurementNoise(absl::Span<const AttemptRecord> attempts,
         "Bootstrap intervals include measurement noise: the timing samples of ", with_samples,
         " of ", passed, " passed attempts are resampled inside the problem bootstrap (",
         config.timing_resamples(), " speedup replicates each)",
-        with_samples < passed ? "; the others enter with their point speedups. " : ". ", tests));
+        with_samples < passed ? "; the others enter with their point speedups. " : ". ",
+        "This is the spread of the samples within each evaluation, not drift between evaluations "
+        "(load, clocks), which on a shared machine can be larger. ",
+        tests));
   }
 }
 

@@ -46,6 +46,7 @@ def test_demo_runs_the_protocol_into_a_store_then_reuses_it(tmp_path, monkeypatc
     # What the script is built to show: per arm, counted submissions and first-try passes.
     flat = " ".join(out.split())
     assert "counted submissions and first-try passes per arm" in flat
+    assert "┃ counted ┃ per attempt ┃ first try" in flat
     assert "solo_cutedsl │ 3 │ 6 │ 2.0 │ 0 of 3" in flat
     assert "cutedsl2tirx_skill │ 3 │ 3 │ 1.0 │ 3 of 3" in flat
     assert "tirx2cutedsl_skill │ 3 │ 3 │ 1.0 │ 0 of 3" in flat  # it failed: not a first-try pass
@@ -82,3 +83,16 @@ def test_demo_with_the_scripted_model_on_the_cpu_judge(tmp_path, monkeypatch, ca
             assert s.attempt(row.trial_id).skill_in.text.strip()
     assert main(["demo", "--store", str(store)]) == 0
     assert "4 trials reused from the store, 0 run now" in capsys.readouterr().out
+
+
+def test_demo_output_fits_80_columns_without_cutting_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(demo_cli, "demo_executor", lambda suite, store: FakeExecutor())
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["demo", "--store", str(tmp_path / "demo.db")]) == 0
+    out = capsys.readouterr().out
+    # Tables fit (a wider one would be cut at the edge); plain lines are the terminal's to wrap.
+    tables = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert tables and max(len(line) for line in tables) <= 80
+    assert "…" not in out
+    for arm in ("solo_cutedsl", "solo_tirx", "cutedsl2tirx_skill", "tirx2cutedsl_skill"):
+        assert f"│ {arm} " in out  # whole, on one line, in the effort table

@@ -68,8 +68,16 @@ def effort_summary(console, store, experiment: str) -> None:
         title="what the script is built to show: counted submissions and first-try passes per arm",
         title_justify="left",
     )
-    for column in ("arm", "attempts", "counted submissions", "per attempt", "passed on the first"):
-        table.add_column(column, justify="left" if column == "arm" else "right", overflow="fold")
+    width = _state.name_width(effort["arm"])
+    # counted: counted submissions (total, and per attempt); first try: attempts that passed on
+    # their first counted submission.
+    for column in ("arm", "attempts", "counted", "per attempt", "first try"):
+        table.add_column(
+            column,
+            justify="left" if column == "arm" else "right",
+            overflow="fold",
+            min_width=width if column == "arm" else None,
+        )
     for row in effort.itertuples():
         table.add_row(
             row.arm,
