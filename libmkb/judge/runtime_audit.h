@@ -15,12 +15,14 @@
 
 namespace mkb {
 
-// Who wrote a kernel, judged by its name. A kernel that is neither the judge's, ATen's nor a
-// vendor library's is the candidate's: kernel.py may launch nothing else (raw CUDA, Triton and
-// the like are forbidden), so it was written in the variant's DSL (CuTe DSL names its kernels
-// kernel_cutlass_*, TVM after the PrimFunc).
-enum class KernelOrigin { kDsl, kAten, kLibrary, kJudge };
+// Who wrote a kernel. On a GPU the launch monitor (cuda/launch_monitor.h) says who loaded each
+// launched kernel's module, and that decides; by name alone (traces without it, tests), a kernel
+// that is neither the judge's, ATen's nor a vendor library's counts as the candidate's.
+enum class KernelOrigin { kDsl, kAten, kLibrary, kJudge, kRaw };
 KernelOrigin ClassifyKernel(absl::string_view name);
+// A record's origin: the launch monitor's (ActivityRecord.origin: who loaded the kernel's
+// module) when present, else ClassifyKernel of its name.
+KernelOrigin OriginOf(const v1::ActivityRecord& record);
 const char* KernelOriginName(KernelOrigin origin);
 
 struct RuntimeAuditOptions {

@@ -57,23 +57,6 @@ std::string Milliseconds(double ms) {
 
 }  // namespace
 
-v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
-  v1::JudgeConfig out = config;
-  if (out.correctness_draws() <= 0) out.set_correctness_draws(5);
-  if (out.warmup_calls() <= 0) out.set_warmup_calls(10);
-  if (out.timing_draws() <= 0) out.set_timing_draws(50);
-  if (out.recheck_draws() <= 0) out.set_recheck_draws(3);
-  out.set_recheck_draws(std::min(out.recheck_draws(), out.timing_draws()));
-  if (out.import_timeout_s() <= 0) out.set_import_timeout_s(300);
-  if (out.call_timeout_s() <= 0) out.set_call_timeout_s(300);
-  if (out.total_timeout_s() <= 0) out.set_total_timeout_s(1800);
-  if (out.memory_limit_bytes() <= 0) out.set_memory_limit_bytes(int64_t{32} << 30);
-  if (out.max_kernel_bytes() <= 0) out.set_max_kernel_bytes(kDefaultMaxKernelBytes);
-  if (out.tail_bytes() <= 0) out.set_tail_bytes(8192);
-  if (out.cpu_seconds_limit() <= 0) out.set_cpu_seconds_limit(3600);
-  return out;
-}
-
 v1::TensorCheck TensorCheckOf(const std::string& path, const TensorComparison& comparison) {
   v1::TensorCheck check;
   check.set_output_path(path);

@@ -3,6 +3,7 @@ broken kernel gets one of the verdicts it may get, honest kernels pass, and the 
 never fails (exit status 2)."""
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -59,7 +60,8 @@ def test_adversarial_case(case, tmp_path):
         command += ["--call-timeout", str(case["call_timeout"])]
     if "memory_limit" in case:
         command += ["--memory-limit", case["memory_limit"]]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, **case.get("env", {})}
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode in (0, 1), f"the judge failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     verdict = json.loads(proc.stdout)
     summary = f"{verdict['status']}: {verdict['message']}"

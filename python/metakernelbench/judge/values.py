@@ -89,6 +89,11 @@ def leaves(value) -> list[torch.Tensor]:
     return []
 
 
+def empty_like_meta(meta, device: str) -> torch.Tensor:
+    """A tensor shaped and typed like a TensorMeta (uninitialised)."""
+    return torch.empty(list(meta.shape), dtype=DTYPES[meta.dtype], device=device)
+
+
 def upcast(inputs: list) -> list:
     """The anchor's inputs: float32 / float16 / bfloat16 tensors as float64, others cloned."""
     return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in UPCAST else clone(x) for x in inputs]
@@ -140,6 +145,55 @@ class CpuTransport:
                 raise _core.InvalidArgumentError("a tensor handle points outside its segment")
             out.append(buffer[start : start + nbytes].view(dtype).view(list(meta.shape)))
         return out, (segment, buffer)
+
+
+class CudaInputArena:
+    """The host's side of CUDA inputs: each call's private copies are packed into device buffers
+    of their own (cudaMalloc, not torch's caching allocator), so that the IPC handle the worker
+    opens maps those copies and nothing else of the host's memory. Buffers are reused while
+    the inputs fit and kept until close() (the worker may still map an older one)."""
+
+    device = "cuda"
+
+    def __init__(self, device_index: int = 0):
+        self._cuda = _core.cuda
+        self._device = device_index
+        self._buffers = []  # every buffer handed out, newest last
+        self._handles = {}
+
+    def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
+        offsets, total = [], 0
+        for t in tensors:
+            total = _core.align_tensor_offset(total)
+            offsets.append(total)
+            total += t.numel() * t.element_size()
+        buffer = self._buffer(max(total, 1))
+        raw = torch.from_dlpack(buffer.capsule())
+        handle = self._handles[id(buffer)]
+        out = []
+        for t, offset in zip(tensors, offsets):
+            nbytes = t.numel() * t.element_size()
+            if nbytes:
+                raw[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
+            out.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
+                        "nbytes": nbytes, "device_index": self._device})
+        views = []
+        for t, offset in zip(tensors, offsets):
+            nbytes = t.numel() * t.element_size()
+            views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
+        return out, [], views
+
+    def _buffer(self, nbytes: int):
+        current = self._buffers[-1] if self._buffers else None
+        if current is None or current.bytes < nbytes:
+            current = self._cuda.DeviceBuffer(nbytes, self._device)
+            self._buffers.append(current)
+            self._handles[id(current)] = current.ipc_handle()
+        return current
+
+    def close(self) -> None:
+        self._buffers.clear()
+        self._handles.clear()
 
 
 class CudaTransport:
