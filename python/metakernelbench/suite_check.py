@@ -11,6 +11,7 @@ it also runs the full workload: peak memory against the estimate, and the eager 
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -42,9 +43,14 @@ class ProblemReport:
         return all(c.ok for c in self.checks)
 
     def to_dict(self) -> dict:
+        """As strict JSON holds it: an infinite factor is null, and the candidates whose factor is
+        infinite (an exact output differs, a NaN, a wrong shape or dtype) are listed, unbounded."""
+        factors = {k: (v if math.isfinite(v) else None) for k, v in self.worst_factor.items()}
+        unbounded = [k for k, v in self.worst_factor.items() if math.isinf(v)]
         return {"number": self.number, "slug": self.slug, "family": self.family, "ok": self.ok,
                 "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks],
-                "trivial_candidate_factor": self.worst_factor, "full_workload": self.full}
+                "trivial_candidate_factor": factors, "trivial_candidate_unbounded": unbounded,
+                "full_workload": self.full}
 
 
 def _outputs(problem: Problem, out) -> list:
