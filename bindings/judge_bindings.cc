@@ -342,6 +342,14 @@ void RegisterJudge(py::module_& m) {
       },
       py::arg("roofline"), py::arg("bandwidth_bytes_per_s"), py::arg("peak_flops_per_s"));
   m.def(
+      "judge_floor_ms",
+      [](py::object roofline, double bandwidth) {
+        return JudgeFloorMs(ValueOrThrow(MessageFromPython<v1::RooflineFacts>(roofline, false)),
+                            bandwidth);
+      },
+      py::arg("roofline"), py::arg("measured_bandwidth_bytes_per_s"),
+      "The physical floor the judge applies (ms), from the measured copy bandwidth.");
+  m.def(
       "classify_kernel",
       [](const std::string& name) { return std::string(KernelOriginName(ClassifyKernel(name))); },
       py::arg("name"), "'dsl', 'aten', 'library' or 'judge'.");

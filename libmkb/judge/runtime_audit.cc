@@ -201,4 +201,12 @@ double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes
   return floor_s * 1e3;
 }
 
+double JudgeFloorMs(const v1::RooflineFacts& roofline, double measured_bandwidth_bytes_per_s) {
+  constexpr double kBandwidthMargin = 1.25;
+  constexpr double kPeakFlopsCeiling = 1e16;
+  if (measured_bandwidth_bytes_per_s <= 0) return 0;
+  return PhysicalFloorMs(roofline, kBandwidthMargin * measured_bandwidth_bytes_per_s,
+                         kPeakFlopsCeiling);
+}
+
 }  // namespace mkb

@@ -42,6 +42,11 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
 double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s,
                        double peak_flops_per_s);
 
+// The floor the judge applies on a GPU whose copy bandwidth it measured: PhysicalFloorMs with
+// the measured bandwidth taken 25% higher and 10 PFLOP/s (above every tensor-core rate of current
+// GPUs), so that only the impossible is rejected.
+double JudgeFloorMs(const v1::RooflineFacts& roofline, double measured_bandwidth_bytes_per_s);
+
 // Distinct kernel names of a trace, in first-launch order.
 std::vector<std::string> KernelNames(const v1::CallTrace& call);
 

@@ -1,5 +1,7 @@
 #include "libmkb/judge/verdict_builder.h"
 
+#include "libmkb/core/utf8.h"
+
 #include <cmath>
 
 #include "absl/strings/ascii.h"
@@ -16,30 +18,6 @@
 namespace mkb {
 namespace {
 
-bool IsUtf8(absl::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = text[i];
-    int extra;
-    if (c < 0x80) {
-      extra = 0;
-    } else if ((c >> 5) == 0x6) {
-      extra = 1;
-    } else if ((c >> 4) == 0xe) {
-      extra = 2;
-    } else if ((c >> 3) == 0x1e) {
-      extra = 3;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size() + (extra == 0 ? 1 : 0) && extra > 0) return false;
-    for (int k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
-    }
-    i += 1 + extra;
-  }
-  return true;
-}
 
 // The last non-empty line of a traceback: the exception and its message.
 std::string LastLine(absl::string_view text) {
@@ -127,7 +105,7 @@ bool VerdictBuilder::CheckSubmission(absl::string_view source) {
   } else if (static_cast<int64_t>(source.size()) > config_.max_kernel_bytes()) {
     reason = absl::StrCat("kernel.py is ", source.size(), " bytes, over the limit of ",
                           config_.max_kernel_bytes());
-  } else if (!IsUtf8(source)) {
+  } else if (FirstInvalidUtf8(source).has_value()) {
     reason = "kernel.py is not UTF-8 text";
   } else if (source.find('\0') != absl::string_view::npos) {
     reason = "kernel.py contains NUL bytes";

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ class SolutionRow:
     floor_ms: float | None = None
     floor_pct: float | None = None  # floor / span
     compile_s: float | None = None
+    wall_s: float | None = None  # the whole evaluation, as the caller waited for it
     message: str = ""
     detail: str = ""  # for a failure: the worker's traceback / stderr tail
     kernels: list[str] | None = None
@@ -139,9 +141,11 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
             continue
         progress(f"[{i}/{len(todo)}] {problem.number:02d} {problem.slug} ({dsl}) ...")
         sites = toolchains.site_dirs(dsl, required=True)
+        started = time.perf_counter()
         verdict = evaluate(problem, dsl, path=path, device=device,
                            config=dict(config or {}, dsl_site_dirs=sites))
         row = row_from_verdict(problem, dsl, path, verdict, bandwidth)
+        row.wall_s = time.perf_counter() - started
         env = verdict.environment
         if env is not None:
             table["environment"] = {"gpu": env.gpu_name, "arch": env.gpu_arch, "driver": env.driver_version,
@@ -149,6 +153,9 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
                                     "python": env.python_version}
         table["rows"].append(row.to_dict())
         table["rows"].sort(key=lambda r: (r["number"], r["dsl"]))
+        walls = [r["wall_s"] for r in table["rows"] if r.get("wall_s")]
+        if walls:
+            table["evaluations_per_gpu_hour"] = 3600.0 / statistics.median(walls)
         speedup = f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else ""
         progress(f"    {row.status}" + speedup
                  + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")

@@ -36,9 +36,6 @@ import torch  # noqa: E402
 from .. import _core, _paths, toolchains  # noqa: E402
 from . import values  # noqa: E402
 
-# No kernel computes faster than this (FLOP/s): above every tensor-core rate of current GPUs,
-# so that the physical floor only ever rejects the impossible.
-PEAK_FLOPS_CEILING = 1e16
 FRAME_MAGIC = b"MKB1"
 
 
@@ -627,17 +624,15 @@ class Evaluation:
             tools = self._gpu_tools()
             self.strict_seeds = []
             started = time.perf_counter()
-            config = plan.config
             with StrictNumerics():
-                while len(self.eager_strict) < config.max_timing_draws:
+                while True:
                     seed = plan.next_strict_seed()
                     inputs = self.make(seed)
                     trace = tools.traced(lambda: fn(*inputs))
                     self.strict_seeds.append(seed)
                     self.eager_strict.append(trace)
-                    if plan.strict_pass_done([t.span_ms for t in self.eager_strict],
-                                             [t.span_ms for t in self.eager_strict],
-                                             time.perf_counter() - started):
+                    spans = [t.span_ms for t in self.eager_strict]
+                    if plan.strict_pass_done(spans, spans, time.perf_counter() - started):
                         break
 
     def _published_call(self, fn, inputs, sync) -> float:
@@ -784,13 +779,13 @@ class Evaluation:
                 return
 
     def _physical_floor(self) -> float:
-        """The problem's physical floor on this GPU, from ceilings an honest kernel cannot beat:
-        the measured copy bandwidth with a 25% margin, and 10 PFLOP/s."""
+        """The problem's physical floor on this GPU (C++ JudgeFloorMs) from the measured copy
+        bandwidth."""
         try:
             bandwidth = _core.cuda.copy_bandwidth(torch.cuda.current_device())
         except _core.Error:
             return 0.0
-        return _core.physical_floor_ms(self._workload_message().roofline, 1.25 * bandwidth, PEAK_FLOPS_CEILING)
+        return _core.judge_floor_ms(self._workload_message().roofline, bandwidth)
 
     def _workload_message(self):
         for w in self.problem.workloads:

@@ -70,6 +70,7 @@ class Worker:
         self.solve = None
         self.kernel_path = ""
         self.versions = []
+        self._recorded = 0
         self._held = None  # the last call's outputs, alive until the next request
 
     # --- protocol ------------------------------------------------------------------------------
@@ -98,6 +99,12 @@ class Worker:
                 reply = {"ok": False, "error_type": "PermissionError", "error": str(blocked)}
             reply["id"] = request.id
             reply.setdefault("findings", []).extend(_core.take_runtime_findings())
+            if self.options.get("audit_record_only"):
+                # What the runtime audit would have refused (MKB_AUDIT_RECORD=1), as notes.
+                recorded = _core.runtime_audit_recorded()
+                reply["findings"].extend({"code": "runtime.recorded", "severity": "info", "phase": "correctness",
+                                          "message": line} for line in recorded[self._recorded:])
+                self._recorded = len(recorded)
             self._reply(reply)
 
     def _reply(self, reply: dict) -> None:
