@@ -5,6 +5,7 @@
 #   scripts/gpu-check.sh              build, GPU tests, benchmarks (benchmarks/*/run.py)
 #   MKB_SKIP_TESTS=1 MKB_BENCHMARKS="benchmarks/x/run.py" scripts/gpu-check.sh   a subset
 #   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
+#   MKB_SKIP_SOLUTIONS=1 scripts/gpu-check.sh --dsl   the DSLs without verify-solutions
 #   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
 #                                     GPU machine lacks into .gpu/debs, and pack both DSL
 #                                     toolchains for its Python into .gpu/dsl (docs/gpu-device.md)
@@ -148,7 +149,7 @@ fi
 fi
 
 # --- the DSLs: every shipped solution through the judge -------------------------------------
-if [ "$MODE" = "--dsl" ]; then
+if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ]; then
   note "DSL toolchains"
   "$PY" -m metakernelbench.cli dsl info | tee "$OUT_DIR/dsl-info.txt"
   note "shipped solutions (mkb suite verify-solutions)"
