@@ -26,6 +26,7 @@ struct HookState {
   std::vector<py::dict> findings;  // guarded by the GIL (the hook runs with it held)
   std::vector<std::string> recorded;  // record mode: event | caller | library | arg
   int64_t refused = 0;
+  std::string workspace;  // named <workspace> in what the agent reads
 };
 
 HookState* g_state = nullptr;
@@ -128,7 +129,7 @@ std::string Redacted(std::string text) {
       text.replace(at, from.size(), to);
   };
   replace(g_state->config.kernel_path, "kernel.py");
-  for (const std::string& root : g_state->config.writable_roots) replace(root, "<workspace>");
+  replace(g_state->workspace, "<workspace>");
   for (const std::string& root : g_state->config.judge_roots) replace(root, "<judge>");
   return text;
 }
@@ -196,6 +197,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         c.judge_roots = list("judge_roots");
         c.writable_roots = list("writable_roots");
         c.readable_paths = list("readable_paths");
+        if (config.contains("workspace")) state->workspace = config["workspace"].cast<std::string>();
         state->enforce = enforce;
         g_state = state;
         if (PySys_AddAuditHook(&Hook, nullptr) != 0) throw py::error_already_set();

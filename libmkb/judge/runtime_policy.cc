@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -49,6 +50,12 @@ bool StdlibCodegen(const RuntimePolicyConfig& config, const AuditCaller& caller)
 // Standard-library modules that read a frame for a name or a warning's location and hand no
 // frame back to their caller.
 bool StdlibFrameReader(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  // typing_extensions (the standard typing module's backport, a dependency of torch and the
+  // DSLs) reads its caller's module name the way typing does.
+  if (absl::EndsWith(caller.direct_file, "-packages/typing_extensions.py") &&
+      PathUnder(caller.direct_file, config.code_roots)) {
+    return true;
+  }
   const std::string module = StdlibModule(config, caller.direct_file);
   for (absl::string_view m : {"collections/__init__.py", "typing.py", "enum.py", "warnings.py",
                               "logging/__init__.py", "dataclasses.py", "abc.py", "functools.py"}) {
@@ -61,6 +68,27 @@ bool FromImportSystem(const AuditCaller& caller) {
   return absl::StartsWith(caller.direct_file, "<frozen importlib");
 }
 
+// The length of the longest root of `roots` that holds `path` (0 when none does).
+size_t Deepest(absl::string_view path, const std::vector<std::string>& roots) {
+  size_t best = 0;
+  for (const std::string& root : roots) {
+    if (PathUnder(path, {root})) best = std::max(best, root.size());
+  }
+  return best;
+}
+
+// Whether `path` lies in a writable tree and in no read-only tree bound inside it (the DSL's
+// toolchain under the private /tmp is read-only).
+bool Writable(const RuntimePolicyConfig& config, absl::string_view path) {
+  const size_t writable = Deepest(path, config.writable_roots);
+  if (writable == 0) return false;
+  const size_t read_only = std::max({Deepest(path, config.code_roots),
+                                     Deepest(path, config.dsl_roots),
+                                     Deepest(path, config.judge_roots),
+                                     Deepest(path, config.stdlib_roots)});
+  return writable > read_only;
+}
+
 // The DSL's or the judge's own code asked (the innermost frame outside the standard library).
 bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
   return PathUnder(caller.library_file, config.dsl_roots) ||
@@ -70,7 +98,7 @@ bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller)
 // Any installed library asked (not kernel.py, not code written at run time).
 bool LibraryCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
   const std::string& f = caller.library_file;
-  if (f.empty() || f == config.kernel_path || PathUnder(f, config.writable_roots)) return false;
+  if (f.empty() || f == config.kernel_path || Writable(config, f)) return false;
   return PathUnder(f, config.code_roots) || PathUnder(f, config.dsl_roots) ||
          PathUnder(f, config.judge_roots);
 }
@@ -129,7 +157,7 @@ RuntimeDecision DecideFile(const RuntimePolicyConfig& config, absl::string_view 
     return Deny("runtime.file_access", absl::StrCat(event, " of process memory ", path));
   }
   if (write) {
-    if (PathUnder(path, config.writable_roots)) return Allow();
+    if (Writable(config, path)) return Allow();
     return Deny("runtime.file_access",
                 absl::StrCat(event, " writes ", path, " outside the workspace"));
   }
@@ -205,7 +233,7 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
       const absl::string_view named = event == "compile" ? arg1 : arg0;
       const std::string file = Normalize(named);
       if (file == config.kernel_path) return Allow();
-      if (!file.empty() && !PathUnder(file, config.writable_roots) &&
+      if (!file.empty() && !Writable(config, file) &&
           (PathUnder(file, config.code_roots) || PathUnder(file, config.dsl_roots) ||
            PathUnder(file, config.stdlib_roots) || PathUnder(file, config.judge_roots))) {
         return Allow();

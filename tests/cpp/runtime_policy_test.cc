@@ -71,6 +71,13 @@ TEST_CASE("code made at run time runs only where the import system, a code gener
   CHECK(Allowed("exec", Import(), "/w/work/kernel.py"));
   CHECK_FALSE(Allowed("exec", Import(), "/w/work/helper_mod.py"));
   CHECK_FALSE(Allowed("exec", Import(), "/tmp/x.py"));
+  // A DSL toolchain bound read-only under the private /tmp is code, not the workspace.
+  mkb::RuntimePolicyConfig under_tmp = Config();
+  under_tmp.dsl_roots = {"/tmp/mkb-dsl/cutedsl"};
+  CHECK(mkb::DecideAuditEvent(under_tmp, "compile", Import(), "src",
+                              "/tmp/mkb-dsl/cutedsl/cutlass/arith.py").allow);
+  CHECK_FALSE(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/mkb-dsl/cutedsl/x", "w").allow);
+  CHECK(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/scratch", "w").allow);
   CHECK(Allowed("marshal.loads", Import()));
   CHECK_FALSE(Allowed("marshal.loads", Kernel()));
   CHECK_FALSE(Allowed("pickle.find_class", Torch(), "posix", "system"));
@@ -87,6 +94,8 @@ TEST_CASE("frames and the collector: only for named readers and the DSL's own co
   CHECK(Allowed("sys._getframe", Stdlib("inspect.py", Dsl())));          // the DSL asked
   CHECK(Allowed("sys._getframe", Stdlib("collections/__init__.py", Kernel())));
   CHECK(Allowed("sys._getframe", Stdlib("warnings.py", Kernel())));
+  const std::string te = "/venv/lib/python3.11/site-packages/typing_extensions.py";
+  CHECK(Allowed("sys._getframe", {te, "_caller", te}));  // typing's backport, as typing
   CHECK(Allowed("object.__getattr__", {"/src/metakernelbench/judge/worker.py", "format_error",
                                        "/src/metakernelbench/judge/worker.py"}));
 }

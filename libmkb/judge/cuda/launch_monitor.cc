@@ -73,6 +73,7 @@ class Monitor {
     resolve(driver, api_.ModuleGetFunction, "cuModuleGetFunction");
     if (!ok) return absl::UnavailableError("libcupti or libcuda lacks an entry point");
     dsl_native_dirs_ = dsl_native_dirs;
+    harness_thread_ = std::this_thread::get_id();
     CUpti_SubscriberHandle& subscriber = subscriber_;
     if (CUptiResult r = api_.Subscribe(&subscriber, &Callback, nullptr); r != CUPTI_SUCCESS) {
       const char* text = "unknown";
@@ -337,7 +338,12 @@ class Monitor {
     if (correlations_.size() > 200000) correlations_.clear();
     correlations_[correlation] = origin;
     if (!in_call_.load()) {
-      if (origin != LaunchOrigin::kJudge && t_state.judge_depth == 0) ++background_;
+      // Between calls the harness's thread does the judge's own GPU work (snapshots, the L2
+      // flush); a launch from any other thread then is the kernel's, in the background.
+      if (origin != LaunchOrigin::kJudge && t_state.judge_depth == 0 &&
+          std::this_thread::get_id() != harness_thread_) {
+        ++background_;
+      }
       return false;
     }
     if (graph) counts_.set_graph(counts_.graph() + 1);
@@ -417,6 +423,7 @@ class Monitor {
   bool knockout_ ABSL_GUARDED_BY(mutex_) = false;
   int64_t background_ ABSL_GUARDED_BY(mutex_) = 0;
   std::atomic<bool> in_call_{false};
+  std::thread::id harness_thread_;  // the thread that started the monitor (the worker's harness)
   CUfunction noop_ = nullptr;
 };
 

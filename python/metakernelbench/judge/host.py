@@ -206,6 +206,7 @@ def audit_config(kernel_path: str, dsl: str, view: dict, dsl_site_dirs: list[str
     stdlib = _realpaths([cfg["stdlib"], cfg["platstdlib"]])
     return {
         "kernel_path": kernel_path,
+        "workspace": os.path.realpath(work_dir),
         "dsl": dsl,
         "stdlib_roots": stdlib,
         "code_roots": [p for p in view["read_only"] if p not in ("/", "/etc", "/sys")],
