@@ -37,6 +37,15 @@ void TensorTable(std::string* out, const char* title,
     std::string notes = t.description();
     if (t.exact()) absl::StrAppend(&notes, notes.empty() ? "" : "; ", "compared exactly");
     if (t.in_place()) absl::StrAppend(&notes, notes.empty() ? "" : "; ", "updated in place");
+    if (t.scalar()) {
+      const std::string type = PythonScalarTypeName(t.dtype());
+      absl::StrAppend(&notes, notes.empty() ? "" : "; ", "a Python ", type, ", not a tensor",
+                      t.has_value()
+                          ? absl::StrCat("; always ", PythonScalarLiteral(t.dtype(), t.value()))
+                          : "");
+      absl::StrAppend(out, "| `", t.name(), "` | ", type, " | scalar | ", notes, " |\n");
+      continue;
+    }
     absl::StrAppend(out, "| `", t.name(), "` | ", DTypeName(t.dtype()), " | ", Shape(t), " | ",
                     notes, " |\n");
   }
@@ -131,7 +140,8 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       &out, "\n## The contract\n\n", "- `kernel.py` (at most ", b.max_kernel_bytes(),
       " bytes) defines `solve(*inputs)`. The "
       "judge imports it as a module and calls `solve` with the list `make_inputs()` returns, "
-      "positionally.\n",
+      "positionally. Tensors arrive as tensors; scalar inputs (marked in the table) arrive as "
+      "Python numbers (`float`, `int`, `bool`), by value.\n",
       "- `solve` returns exactly the structure `reference` returns: the same container type, "
       "length and nesting; each tensor a plain `torch.Tensor` with the same shape, dtype and "
       "device.\n",

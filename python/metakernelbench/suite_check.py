@@ -75,6 +75,18 @@ def _no_upcast():
         torch.promote_types = original
 
 
+def _scalar_problems(x, spec) -> list[str]:
+    """What is wrong with a drawn scalar input against its spec: its Python type (a bool is not an
+    int here, nor an int a float) and, where the spec fixes it, its value."""
+    wanted = _core.python_scalar_type(spec.dtype)
+    if type(x).__name__ != wanted or type(x) not in (float, int, bool):
+        return [f"input {spec.name}: a {type(x).__name__}, metadata a Python {wanted} scalar"]
+    if spec.value is not None and x != spec.value:
+        return [f"input {spec.name}: {x!r}, metadata fixes it at "
+                f"{_core.python_scalar_literal(spec.dtype, spec.value)}"]
+    return []
+
+
 def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float:
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
@@ -141,8 +153,14 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
             if type(o) is not torch.Tensor or values.dtype_name(o) != spec.dtype or tuple(o.shape) != _shape(spec, params):
                 problems.append(f"{spec.name}: {getattr(o, 'dtype', type(o))}{tuple(getattr(o, 'shape', ()))}, "
                                 f"metadata {spec.dtype}{_shape(spec, params)}")
+    if len(inputs) != len(problem.message.inputs):
+        problems.append(f"make_inputs returns {len(inputs)} inputs, metadata lists {len(problem.message.inputs)}")
     for x, spec in zip(inputs, problem.message.inputs):
-        if values.dtype_name(x) != spec.dtype or tuple(x.shape) != _shape(spec, params):
+        if spec.scalar:
+            problems += _scalar_problems(x, spec)
+        elif not isinstance(x, torch.Tensor):
+            problems.append(f"input {spec.name}: a {type(x).__name__}, metadata a {spec.dtype} tensor")
+        elif values.dtype_name(x) != spec.dtype or tuple(x.shape) != _shape(spec, params):
             problems.append(f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(spec, params)}")
     add(Check("matches metadata", not problems, "; ".join(problems)))
     if problems:
@@ -157,7 +175,7 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     kept = [values.clone(x) for x in fresh]
     problem.reference(*fresh)
     touched = [spec.name for x, y, spec in zip(fresh, kept, problem.message.inputs)
-               if not spec.in_place and not torch.equal(x, y)]
+               if not spec.in_place and isinstance(x, torch.Tensor) and not torch.equal(x, y)]
     add(Check("inputs untouched", not touched, ", ".join(touched)))
 
     factors: dict[str, list[float]] = {}

@@ -108,6 +108,29 @@ TEST_CASE("TASK.md holds the problem, the reference, the contract, the budget an
   CHECK(conditioned.find("the gain matters", header) != std::string::npos);
 }
 
+TEST_CASE("TASK.md shows scalar inputs as Python numbers, with a fixed value where there is one") {
+  mkb::v1::Problem problem = Problem28();
+  mkb::v1::TensorSpec* scale = problem.add_inputs();
+  scale->set_name("sm_scale");
+  scale->set_dtype(mkb::v1::FLOAT64);
+  scale->set_scalar(true);
+  scale->set_value(0.08838834764831843);
+  mkb::v1::TensorSpec* offset = problem.add_inputs();
+  offset->set_name("offset");
+  offset->set_dtype(mkb::v1::INT64);
+  offset->set_scalar(true);
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::CUTEDSL;
+  const std::string task = mkb::RenderTask(problem, settings);
+  for (const char* expected : {"| `sm_scale` | float | scalar | a Python float, not a tensor; "
+                               "always 0.08838834764831843 |",
+                               "| `offset` | int | scalar | a Python int, not a tensor |",
+                               "scalar inputs (marked in the table) arrive as Python numbers"}) {
+    INFO(expected);
+    CHECK(task.find(expected) != std::string::npos);
+  }
+}
+
 TEST_CASE("the scripted model's skills are prose, and name the pitfall it acts on") {
   mkb::ScriptedModel model;
   CHECK_FALSE(model.is_llm());

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -372,6 +372,14 @@ def physical_floor_ms(roofline: typing.Any, bandwidth_bytes_per_s: typing.Suppor
 def protect_host() -> None:
     """
     Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).
+    """
+def python_scalar_literal(dtype: str, value: typing.SupportsFloat | typing.SupportsIndex) -> str:
+    """
+    A scalar input's value as a Python literal of its type ('0.08838834764831843', '32', 'True').
+    """
+def python_scalar_type(dtype: str) -> str:
+    """
+    The Python type a scalar input of this dtype is passed as: 'float' (float64), 'int' (int64), 'bool' (bool); '' for a dtype no scalar has.
     """
 def render_received_skill(text: str) -> str:
     """

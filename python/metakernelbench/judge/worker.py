@@ -252,7 +252,7 @@ class Worker:
 
     # --- CALL / TIME_* ---------------------------------------------------------------------------
     def _call(self, request, fds) -> dict:
-        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True)
+        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         op = request.op
         if op == "calibrate":
             self._sync()
