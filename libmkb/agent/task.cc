@@ -121,6 +121,12 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
     absl::StrAppend(&out, w.description(), "\n\n");
     for (const auto& [key, value] :
          std::map<std::string, int64_t>(w.params().begin(), w.params().end())) {
+      const auto minimum = w.param_minimums().find(key);
+      if (minimum != w.param_minimums().end()) {
+        absl::StrAppend(&out, "- `", key, "` = ", minimum->second, "..", value,
+                        " (drawn: it varies between draws)\n");
+        continue;
+      }
       absl::StrAppend(&out, "- `", key, "` = ", value, "\n");
     }
     if (w.roofline().min_bytes() > 0) {
@@ -194,7 +200,9 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       " s; only this folder is writable. Each "
       "command starts afresh here (cd and variables do not carry over; files do). Use it to "
       "read, write and edit files and to compile offline: `mkb check kernel.py --dsl $MKB_DSL "
-      "--problem ", p.slug(), "` parses, audits, imports and compiles kernel.py for the judge's GPU "
+      "--problem ",
+      p.slug(),
+      "` parses, audits, imports and compiles kernel.py for the judge's GPU "
       "architecture (errors with their kernel.py line) and costs no submission. The DSL's guide "
       "is under `docs/`.\n",
       "- `submit`: evaluates the current `kernel.py` on the judge and returns its report, with "

@@ -87,6 +87,18 @@ absl::Status ValidateWorkload(const v1::Workload& workload, const std::string& p
   for (const auto& [name, value] : workload.params()) {
     if (value < 0) return FieldError(absl::StrCat(path, ".params[\"", name, "\"]"), "must be >= 0");
   }
+  for (const auto& [name, minimum] : workload.param_minimums()) {
+    const std::string field = absl::StrCat(path, ".param_minimums[\"", name, "\"]");
+    const auto largest = workload.params().find(name);
+    if (largest == workload.params().end()) {
+      return FieldError(
+          field, "names no parameter of this workload's params (which holds the largest value)");
+    }
+    if (minimum < 0 || minimum > largest->second) {
+      return FieldError(field, absl::StrCat("must be between 0 and the parameter's largest value ",
+                                            largest->second));
+    }
+  }
   if (!workload.has_roofline()) return FieldError(Join(path, "roofline"), "required");
   const v1::RooflineFacts& roofline = workload.roofline();
   if (!std::isfinite(roofline.flops()) || roofline.flops() < 0) {

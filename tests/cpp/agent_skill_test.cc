@@ -131,6 +131,19 @@ TEST_CASE("TASK.md shows scalar inputs as Python numbers, with a fixed value whe
   }
 }
 
+TEST_CASE("TASK.md gives a drawn parameter's range") {
+  mkb::v1::Problem problem = Problem28();
+  for (mkb::v1::Workload& workload : *problem.mutable_workloads()) {
+    if (workload.name() == "full") (*workload.mutable_param_minimums())["num_tokens"] = 1000;
+  }
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::CUTEDSL;
+  settings.workload = "full";
+  const std::string task = mkb::RenderTask(problem, settings);
+  CHECK(task.find("- `num_tokens` = 1000..") != std::string::npos);
+  CHECK(task.find("(drawn: it varies between draws)") != std::string::npos);
+}
+
 TEST_CASE("the scripted model's skills are prose, and name the pitfall it acts on") {
   mkb::ScriptedModel model;
   CHECK_FALSE(model.is_llm());

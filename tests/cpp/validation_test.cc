@@ -89,6 +89,15 @@ TEST_CASE("problem errors name the offending field") {
     problem.set_fingerprint("abc");
     CHECK(FieldPath(mkb::ValidateProblem(problem)) == "fingerprint");
   }
+  SECTION("a varying parameter's minimum lies within its range") {
+    (*problem.mutable_workloads(0)->mutable_param_minimums())["n"] = 512;
+    CHECK(mkb::ValidateProblem(problem).ok());
+    (*problem.mutable_workloads(0)->mutable_param_minimums())["n"] = 2048;
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "workloads[0].param_minimums[\"n\"]");
+    problem.mutable_workloads(0)->mutable_param_minimums()->clear();
+    (*problem.mutable_workloads(0)->mutable_param_minimums())["m"] = 1;
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "workloads[0].param_minimums[\"m\"]");
+  }
   SECTION("in_place is for inputs") {
     problem.mutable_outputs(0)->set_in_place(true);
     CHECK(FieldPath(mkb::ValidateProblem(problem)) == "outputs[0].in_place");
