@@ -76,6 +76,24 @@ class Problem:
             f"problem {self.slug} has no workload '{name}'; it has: {', '.join(self.workload_names)}"
         )
 
+    def dimensions(self, spec: _core.Message, workload: str = "full") -> list[tuple[int, int]]:
+        """(smallest, largest) size of each dimension of a TensorSpec on a workload: equal for
+        fixed sizes, a range for a parameter the workload draws (`param_minimums`)."""
+        w = self.workload(workload)
+        params, minimums = dict(w.params), dict(w.param_minimums)
+        out = []
+        for d in spec.shape:
+            if d.lstrip("-").isdigit():
+                out.append((int(d), int(d)))
+            else:
+                out.append((minimums.get(d, params[d]), params[d]))
+        return out
+
+    def shape_fits(self, shape, spec: _core.Message, workload: str = "full") -> bool:
+        """Whether a tensor shape is one the spec allows on the workload."""
+        dims = self.dimensions(spec, workload)
+        return len(shape) == len(dims) and all(lo <= int(n) <= hi for n, (lo, hi) in zip(shape, dims))
+
     def roofline(self, workload: str = "full") -> dict[str, float]:
         """{'flops': ..., 'min_bytes': ...} of a workload."""
         r = self.workload(workload).roofline

@@ -61,8 +61,9 @@ def _outputs(problem: Problem, out) -> list:
     return list(out) if type(out) is wanted else None
 
 
-def _shape(spec, params) -> tuple:
-    return tuple(int(d) if d.lstrip("-").isdigit() else params[d] for d in spec.shape)
+def _shape(problem: Problem, spec) -> tuple:
+    """The spec's shape on the small workload, a drawn dimension as 'lo..hi'."""
+    return tuple(lo if lo == hi else f"{lo}..{hi}" for lo, hi in problem.dimensions(spec, "small"))
 
 
 @contextlib.contextmanager
@@ -81,7 +82,19 @@ def _no_upcast():
         torch.promote_types = original
 
 
-def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float:
+def _scalar_problems(x, spec) -> list[str]:
+    """What is wrong with a drawn scalar input against its spec: its Python type (a bool is not an
+    int here, nor an int a float) and, where the spec fixes it, its value."""
+    wanted = _core.python_scalar_type(spec.dtype)
+    if type(x).__name__ != wanted or type(x) not in (float, int, bool):
+        return [f"input {spec.name}: a {type(x).__name__}, metadata a Python {wanted} scalar"]
+    if spec.value is not None and x != spec.value:
+        return [f"input {spec.name}: {x!r}, metadata fixes it at "
+                f"{_core.python_scalar_literal(spec.dtype, spec.value)}"]
+    return []
+
+
+def factor_over_allowance(problem: Problem, outs: list, expected: list, anchor: list) -> float:
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
     tolerance = problem.message.tolerance
@@ -126,7 +139,6 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     except Exception as error:  # noqa: BLE001 - a broken reference.py is what this reports
         add(Check("loads", False, f"{type(error).__name__}: {error}"))
         return report
-    params = problem.workload("small").params
     try:
         inputs = problem.make_inputs("small", device=device, seed=seeds[0])
         start = time.perf_counter()
@@ -144,12 +156,19 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
                         f"{len(problem.message.outputs)}")
     else:
         for o, spec in zip(outs, problem.message.outputs):
-            if type(o) is not torch.Tensor or values.dtype_name(o) != spec.dtype or tuple(o.shape) != _shape(spec, params):
+            if (type(o) is not torch.Tensor or values.dtype_name(o) != spec.dtype
+                    or not problem.shape_fits(o.shape, spec, "small")):
                 problems.append(f"{spec.name}: {getattr(o, 'dtype', type(o))}{tuple(getattr(o, 'shape', ()))}, "
-                                f"metadata {spec.dtype}{_shape(spec, params)}")
+                                f"metadata {spec.dtype}{_shape(problem, spec)}")
+    if len(inputs) != len(problem.message.inputs):
+        problems.append(f"make_inputs returns {len(inputs)} inputs, metadata lists {len(problem.message.inputs)}")
     for x, spec in zip(inputs, problem.message.inputs):
-        if values.dtype_name(x) != spec.dtype or tuple(x.shape) != _shape(spec, params):
-            problems.append(f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(spec, params)}")
+        if spec.scalar:
+            problems += _scalar_problems(x, spec)
+        elif not isinstance(x, torch.Tensor):
+            problems.append(f"input {spec.name}: a {type(x).__name__}, metadata a {spec.dtype} tensor")
+        elif values.dtype_name(x) != spec.dtype or not problem.shape_fits(x.shape, spec, "small"):
+            problems.append(f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(problem, spec)}")
     add(Check("matches metadata", not problems, "; ".join(problems)))
     if problems:
         return report
@@ -163,7 +182,7 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     kept = [values.clone(x) for x in fresh]
     problem.reference(*fresh)
     touched = [spec.name for x, y, spec in zip(fresh, kept, problem.message.inputs)
-               if not spec.in_place and not torch.equal(x, y)]
+               if not spec.in_place and isinstance(x, torch.Tensor) and not torch.equal(x, y)]
     add(Check("inputs untouched", not touched, ", ".join(touched)))
 
     factors: dict[str, list[float]] = {}
@@ -173,10 +192,10 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
         anchor = _outputs(problem, problem.reference(*values.upcast(draw)))
         torch.manual_seed(seed + 1000)
         for name, candidate in _candidates(problem, draw, expected).items():
-            factors.setdefault(name, []).append(_factor(problem, candidate, expected, anchor))
+            factors.setdefault(name, []).append(factor_over_allowance(problem, candidate, expected, anchor))
         with _no_upcast():
             low = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-        factors.setdefault("low_precision", []).append(_factor(problem, low, expected, anchor))
+        factors.setdefault("low_precision", []).append(factor_over_allowance(problem, low, expected, anchor))
     report.worst_factor = {name: min(f) for name, f in factors.items()}
     for name, f in factors.items():
         if name == "low_precision":

@@ -20,7 +20,7 @@ def test_problems_list_json_has_families_and_roofline():
     assert {2, 25, 28} <= set(by_number)
     assert by_number[28]["family"] == "mlp_norm"
     assert by_number[28]["workloads"]["full"]["flops"] == 297144320
-    assert by_number[25]["workloads"]["full"]["min_bytes"] == 536887296
+    assert by_number[25]["workloads"]["full"]["min_bytes"] == 67112960
 
 
 def test_problems_list_filters_by_family():

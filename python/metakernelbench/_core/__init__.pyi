@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'same_contents', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -256,7 +256,7 @@ class ShellSandbox:
     def __init__(self, workspace: str, options: typing.Any = None) -> None:
         """
         options: cpus, memory_bytes, max_processes, max_file_bytes, tmp_bytes,
-        max_output_bytes, read_only, hidden_paths, environment, bwrap, shell, require_isolation.
+        max_output_bytes, hidden_paths, environment, bwrap, shell, require_isolation.
         Raises FailedPreconditionError when bubblewrap cannot start and isolation is required.
         """
     def run(self, command: str, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 120.0) -> dict:
@@ -277,7 +277,7 @@ class AgentTrialExecutor(protocol.TrialExecutor):
     def __init__(self, options: typing.Any, python: str, environment: collections.abc.Sequence[str], models: typing.Any = None) -> None:
         """
         options: suite_root, workspace_root (required), device, target, evaluation_slots,
-        guides_root, dsl_site_dirs, store_path, sandbox, judge_config, model_options, prices, grace_turns.
+        guides_root, dsl_site_dirs, sandbox, judge_config, model_options, prices, grace_turns.
         models: None, or a callable(model_id) -> a model adapter or None (the built-in clients).
         """
     def run(self, spec: typing.Any, on_event: typing.Any = None) -> Message:
@@ -373,11 +373,13 @@ def protect_host() -> None:
     """
     Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).
     """
-def refuse_before_judging(problem: typing.Any, dsl: str, source: bytes, workload: str = 'small', config: typing.Any = None) -> typing.Any:
+def python_scalar_literal(dtype: str, value: typing.SupportsFloat | typing.SupportsIndex) -> str:
     """
-    The invalid_submission Verdict the judge gives `source` (bytes, as read from kernel.py)
-    without evaluating it -- empty, oversized, not UTF-8, NUL bytes -- or None when it must
-    be judged (libmkb/agent/submission_check.h). Parsing is the judge's.
+    A scalar input's value as a Python literal of its type ('0.08838834764831843', '32', 'True').
+    """
+def python_scalar_type(dtype: str) -> str:
+    """
+    The Python type a scalar input of this dtype is passed as: 'float' (float64), 'int' (int64), 'bool' (bool); '' for a dtype no scalar has.
     """
 def render_received_skill(text: str) -> str:
     """

@@ -560,15 +560,7 @@ class Evaluation:
         segment the copies were packed into."""
         if self.device == "cuda":
             return holder if holder is not None else copies
-        segment, buffer = holder
-        out, offset = [], 0
-        for x in copies:
-            offset = _core.align_tensor_offset(offset)
-            nbytes = x.numel() * x.element_size()
-            view = buffer[offset : offset + nbytes]
-            out.append(view.view(x.dtype).view(x.shape) if nbytes else x)
-            offset += nbytes
-        return out
+        return values.CpuTransport().views(holder, copies)
 
     def _judge_outputs(self, phase, index, expected, anchor, reply, outputs, pristine, worker_inputs, seconds,
                        builder=None) -> bool:

@@ -175,7 +175,7 @@ class Worker:
     # --- CALIBRATE -----------------------------------------------------------------------------
     def _calibrate(self, request, fds) -> dict:
         """A timed call without solve: the same steps, synchronisations, snapshot and export."""
-        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True)
+        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         sync, perf = self._sync, self._perf
         seconds, _ = self._timed(lambda: None, sync, perf)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
@@ -183,7 +183,7 @@ class Worker:
 
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
-        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True)
+        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         op = request.op
         if self.solve is None:
             return {"ok": False, "error_type": "ProtocolError", "error": "kernel not loaded"}
