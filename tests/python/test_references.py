@@ -13,6 +13,7 @@ DTYPES = {
     "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
     "uint8": torch.uint8, "bool": torch.bool,
 }
+SCALAR_TYPES = {"float64": float, "int64": int, "bool": bool}
 
 
 def _outputs(problem, out):
@@ -29,7 +30,8 @@ def _shape(spec, params):
 
 
 def _fresh(inputs):
-    return [x.clone() for x in inputs]
+    # Tensors are copied; Python scalars are passed by value.
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 @pytest.mark.parametrize("problem", SUITE, ids=lambda p: f"{p.number:02d}")
@@ -38,6 +40,11 @@ def test_reference_matches_metadata(problem):
     inputs = problem.make_inputs("small", seed=1)
     assert len(inputs) == len(problem.message.inputs)
     for x, spec in zip(inputs, problem.message.inputs):
+        if spec.scalar:
+            assert type(x) is SCALAR_TYPES[spec.dtype], spec.name
+            assert spec.value is None or x == spec.value, spec.name
+            continue
+        assert type(x) is torch.Tensor, spec.name
         assert x.dtype == DTYPES[spec.dtype], spec.name
         assert tuple(x.shape) == _shape(spec, params), spec.name
     outs = _outputs(problem, problem.reference(*_fresh(inputs)))
@@ -65,13 +72,14 @@ def test_reference_leaves_inputs_untouched_unless_in_place(problem):
     before = _fresh(inputs)
     problem.reference(*inputs)
     for x, y, spec in zip(inputs, before, problem.message.inputs):
-        if not spec.in_place:
+        if not spec.in_place and not spec.scalar:
             assert torch.equal(x, y), f"reference modified input {spec.name}"
 
 
 def _upcast(inputs):
     wide = (torch.float32, torch.float16, torch.bfloat16)
-    return [x.to(torch.float64) if x.dtype in wide else x.clone() for x in inputs]
+    return [x if not isinstance(x, torch.Tensor) else x.to(torch.float64) if x.dtype in wide else x.clone()
+            for x in inputs]
 
 
 @pytest.mark.gpu
