@@ -22,7 +22,7 @@ WORKLOADS = {
     # 32,768 patches of width 1536 in 8 grids of 1 x 64 x 64 -> 8,192 tokens of width 3584.
     "full": {"num_patches": 32768, "num_grids": 8, "context_dim": 1536, "merged_dim": 6144,
              "out_dim": 3584, "num_tokens": 8192},
-    # 96 patches in 2 grids of 2 x 6 x 4 (frames, unequal height and width) -> 24 tokens.
+    # 96 patches in 2 grids of 1 x 6 x 8 (unequal height and width) -> 24 tokens.
     "small": {"num_patches": 96, "num_grids": 2, "context_dim": 16, "merged_dim": 64,
               "out_dim": 24, "num_tokens": 24},
 }

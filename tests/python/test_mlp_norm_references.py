@@ -1,7 +1,9 @@
-"""The backward problems of mlp_norm (34, 35, 37, 38, 43) take saved activations, as the
-published recipes pose them. Given the activations of a real forward pass, each reference must
-return what autograd returns for that forward (in float64, where the references' roundings to
-the input dtype are no-ops)."""
+"""What the re-posed mlp_norm references compute, beyond their signatures. The backward problems
+(34, 35, 37, 38, 43) take saved activations, as the published recipes pose them: given the
+activations of a real forward pass, each reference must return what autograd returns for that
+forward (in float64, where the references' roundings to the input dtype are no-ops). 27 merges
+each image grid's 2 x 2 windows from raster-ordered patches; 42 embeds the next token of the
+same sequence, token 0 at the last position."""
 
 import math
 
@@ -121,3 +123,59 @@ def test_backward_references_use_the_saved_activations_as_given():
     changed = problem.reference(*inputs)
     assert not torch.equal(changed[3], base[3]) and not torch.equal(changed[2], base[2])
     assert math.isfinite(float(changed[0].float().abs().max()))
+
+
+def test_27_merges_each_grids_2x2_windows_row_by_row_from_raster_order():
+    # With a unit LayerNorm affine and identity Linear layers, token k is GELU of the four
+    # normalised patches of its window, concatenated: (r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1).
+    module = SUITE[27].module
+    grids = [(2, 4, 6), (1, 2, 2)]  # frames, unequal height and width, a second grid after the first
+    c = 4
+    n = sum(t * h * w for t, h, w in grids)
+    hidden = torch.randn(n, c, dtype=F64)
+    eye = torch.eye(4 * c, dtype=F64)
+    zeros = torch.zeros(4 * c, dtype=F64)
+    out = module.reference(
+        hidden,
+        torch.tensor(grids),
+        torch.ones(c, dtype=F64),
+        torch.zeros(c, dtype=F64),
+        eye,
+        zeros,
+        eye,
+        zeros,
+        1e-6,
+    )
+    normed = F.layer_norm(hidden, (c,), eps=1e-6)
+    expected, offset = [], 0
+    for t, h, w in grids:
+        for f in range(t):
+            for i in range(0, h, 2):
+                for j in range(0, w, 2):
+                    rows = [offset + (f * h + r) * w + col for r in (i, i + 1) for col in (j, j + 1)]
+                    expected.append(F.gelu(normed[rows].reshape(-1)))
+        offset += t * h * w
+    torch.testing.assert_close(out, torch.stack(expected), rtol=1e-12, atol=1e-12)
+
+
+def test_27_grid_geometry_covers_the_patches_as_the_published_problem_lays_them_out():
+    module = SUITE[27].module
+    assert module.grid_geometry(32768, 8) == [(1, 64, 64)] * 8
+    assert module.grid_geometry(96, 2) == [(1, 6, 8)] * 2
+    with pytest.raises(ValueError, match="unmerged"):
+        module.grid_geometry(50, 1)  # 1 x 6 x 8 = 48 of 50
+
+
+def test_42_embeds_the_next_token_of_the_same_sequence_and_token_0_at_the_end():
+    # eh_proj = [I, 0]: the output is the normalised embedding half alone.
+    module = SUITE[42].module
+    vocab, h = 50, 8
+    ids = torch.randint(1, vocab, (3, 5))
+    table = torch.randn(vocab, h, dtype=F64)
+    ones = torch.ones(h, dtype=F64)
+    proj = torch.cat([torch.eye(h, dtype=F64), torch.zeros(h, h, dtype=F64)], dim=1)
+    out = module.reference(ids, torch.randn(3, 5, h, dtype=F64), table, ones, ones, proj, 1e-6)
+    for b in range(3):
+        for t in range(5):
+            e = table[ids[b, t + 1] if t < 4 else 0]
+            torch.testing.assert_close(out[b, t], e * torch.rsqrt(e.pow(2).mean() + 1e-6))
