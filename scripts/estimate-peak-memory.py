@@ -19,49 +19,19 @@ from __future__ import annotations
 import argparse
 import re
 
-import torch
-from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
-
 import metakernelbench as mkb
 from metakernelbench.judge import values
-
-
-class LiveStorage(TorchDispatchMode):
-    """Tracks the bytes of every storage created under it that is still alive."""
-
-    def __init__(self):
-        super().__init__()
-        self.storages: dict[int, tuple[StorageWeakRef, int]] = {}
-        self.peak = 0
-
-    def live(self) -> int:
-        dead = [key for key, (ref, _) in self.storages.items() if ref.expired()]
-        for key in dead:
-            del self.storages[key]
-        return sum(n for _, n in self.storages.values())
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor):
-                storage = t.untyped_storage()
-                key = storage.data_ptr()
-                if key not in self.storages:
-                    self.storages[key] = (StorageWeakRef(storage), storage.nbytes())
-        self.peak = max(self.peak, self.live())
-        return out
+from metakernelbench.peak_memory import cpu_peak_bytes
 
 
 def estimate(problem, workload: str) -> int:
-    torch.manual_seed(0)
-    with torch.no_grad(), LiveStorage() as tracker:
-        inputs = problem.make_inputs(workload, device="cpu")
+    def draw():
+        inputs = problem.make_inputs(workload, device="cpu", seed=0)
         expected = problem.correctness_reference(*[values.clone(x) for x in inputs])
         anchor = problem.correctness_reference(*values.upcast(inputs))
-        del expected, anchor
-    return tracker.peak
+        return inputs, expected, anchor
+
+    return cpu_peak_bytes(draw)
 
 
 def write_estimate(problem, workload: str, value: int, margin: float) -> None:
@@ -94,8 +64,10 @@ def main() -> None:
         for workload in workloads:
             peak = estimate(problem, workload)
             value = int(peak * args.margin)
-            print(f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
-                  f"peak_memory_bytes: {value}")
+            print(
+                f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
+                f"peak_memory_bytes: {value}"
+            )
             if args.write:
                 write_estimate(problem, workload, value, args.margin)
 

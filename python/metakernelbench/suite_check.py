@@ -89,7 +89,7 @@ def _scalar_problems(x, spec) -> list[str]:
     return []
 
 
-def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float:
+def factor_over_allowance(problem: Problem, outs: list, expected: list, anchor: list) -> float:
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
     tolerance = problem.message.tolerance
@@ -136,7 +136,7 @@ def _formulations_disagree(problem: Problem, draw: list, expected: list, anchor:
     expected outputs and anchors, and the two float64 runs must agree to FORMULATION_AGREEMENT."""
     out = []
     published = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-    factor = _factor(problem, published, expected, anchor)
+    factor = factor_over_allowance(problem, published, expected, anchor)
     if factor > 1:
         out.append(f"seed {seed}: reference misses the allowance of correctness_reference by {factor:.3g}x")
     wide = _outputs(problem, problem.reference(*values.upcast(draw)))
@@ -220,10 +220,10 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
         anchor = _outputs(problem, problem.correctness_reference(*values.upcast(draw)))
         torch.manual_seed(seed + 1000)
         for name, candidate in _candidates(problem, draw, expected).items():
-            factors.setdefault(name, []).append(_factor(problem, candidate, expected, anchor))
+            factors.setdefault(name, []).append(factor_over_allowance(problem, candidate, expected, anchor))
         with _no_upcast():
             low = _outputs(problem, problem.correctness_reference(*[values.clone(x) for x in draw]))
-        factors.setdefault("low_precision", []).append(_factor(problem, low, expected, anchor))
+        factors.setdefault("low_precision", []).append(factor_over_allowance(problem, low, expected, anchor))
         if problem.has_correctness_reference:
             disagreements += _formulations_disagree(problem, draw, expected, anchor, seed)
     if problem.has_correctness_reference:
