@@ -67,14 +67,16 @@ def reference(hidden_states, cu_seqlens, cos, sin, qkv_weight, qkv_bias, proj_we
 def rotary_tables(splits, heads, device, dtype):
     """cos and sin [tokens, heads, 72]: each token's position within its own sequence, in the
     rotate-half layout, the same for every head."""
+    tokens = int(sum(splits))
     lengths = torch.tensor(splits, dtype=torch.int64, device=device)
     starts = lengths.cumsum(0) - lengths
-    positions = torch.arange(int(sum(splits)), device=device) - starts.repeat_interleave(lengths)
+    starts = starts.repeat_interleave(lengths, output_size=tokens)
+    positions = torch.arange(tokens, device=device) - starts
     half = HEAD_DIM // 2
     inv_freq = 1.0 / (ROPE_THETA ** (torch.arange(half, dtype=torch.float32, device=device) / half))
     angles = positions.to(torch.float32)[:, None] * inv_freq
     emb = torch.cat([angles, angles], dim=-1)[:, None, :]
-    shape = (int(sum(splits)), heads, HEAD_DIM)
+    shape = (tokens, heads, HEAD_DIM)
     return (emb.cos().to(dtype).expand(shape).contiguous(),
             emb.sin().to(dtype).expand(shape).contiguous())
 

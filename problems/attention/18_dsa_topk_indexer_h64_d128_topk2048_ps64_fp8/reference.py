@@ -1,8 +1,9 @@
 """The lightning indexer of DeepSeek Sparse Attention (DeepSeek-V3.2) as FlashInfer runs it for
 decode over a paged FP8 index cache with 64-token pages: for each sequence's query token, score
 every cached token as sum over the 64 index heads of weight_h * relu(q_h . k), and return the
-slots (page * 64 + offset) of the 2,048 highest-scoring tokens in ascending order, or of all the
-tokens of a sequence that has no more than 2,048, -1 filling the row.
+slots (page * 64 + offset) of the 2,048 highest-scoring tokens, in the order of the tokens in the
+sequence (not of the slots), or of all the tokens of a sequence that has no more than 2,048, -1
+filling the row.
 
 The index cache stores each page as 64 x 128 FP8 (e4m3) key values followed by the 64 tokens'
 float32 scales, in one int8 tensor [pages, 64, 1, 132]; a key is its FP8 values times its scale.
