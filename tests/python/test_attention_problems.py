@@ -9,15 +9,16 @@ import json
 import math
 from pathlib import Path
 
+import metakernelbench as mkb
 import pytest
 import torch
-
-import metakernelbench as mkb
 from metakernelbench.judge import values
 from metakernelbench.suite_check import _formulations_disagree
 
 SUITE = mkb.load_suite()
-TABLE = json.loads((Path(__file__).parents[1] / "data" / "attention_sol_execbench_signatures.json").read_text())
+TABLE = json.loads(
+    (Path(__file__).parents[1] / "data" / "attention_sol_execbench_signatures.json").read_text()
+)
 
 
 def _wide(inputs):
@@ -52,7 +53,9 @@ def _naive_gqa(problem, x, extra=0):
         for b in range(len(kv) - 1):
             pages = idx[kv[b] : kv[b + 1]]
             length = (len(pages) - 1) * kc.shape[1] + int(last[b]) if last is not None else len(pages)
-            seqs.append((qo[b], qo[b + 1], _tokens_of_pages(kc, pages, length), _tokens_of_pages(vc, pages, length)))
+            seqs.append(
+                (qo[b], qo[b + 1], _tokens_of_pages(kc, pages, length), _tokens_of_pages(vc, pages, length))
+            )
         scale = x[-1]
     heads, kv_heads = q.shape[1], seqs[0][2].shape[1]
     out = torch.zeros(q.shape[0], heads, seqs[0][3].shape[-1], dtype=torch.float64)
@@ -64,7 +67,8 @@ def _naive_gqa(problem, x, extra=0):
             for h in range(heads):
                 g = h // (heads // kv_heads)
                 out[qs + i, h], lse[qs + i, h] = _naive_attention(
-                    q[qs + i, h], keys[:visible, g], vals[:visible, g], scale)
+                    q[qs + i, h], keys[:visible, g], vals[:visible, g], scale
+                )
     return out, lse
 
 
@@ -126,8 +130,16 @@ def test_the_naive_check_sees_a_causal_window_one_token_off(number):
 def _compact_pool(inputs):
     """The same computation over a pool holding only the draw's pages (the full pool is 1 GB)."""
     q_nope, q_pe, ckv, kpe, qo, kv, idx, scale = inputs
-    return [q_nope, q_pe, ckv[idx.long()], kpe[idx.long()], qo, kv,
-            torch.arange(idx.numel(), dtype=idx.dtype), scale]
+    return [
+        q_nope,
+        q_pe,
+        ckv[idx.long()],
+        kpe[idx.long()],
+        qo,
+        kv,
+        torch.arange(idx.numel(), dtype=idx.dtype),
+        scale,
+    ]
 
 
 def test_15_defines_a_faster_correctness_reference():
@@ -206,7 +218,9 @@ def test_18_margin_sees_a_tie():
     (p_src, o_src), (p_dst, o_dst) = where(order[m.TOPK - 1]), where(order[m.TOPK])
     raw[p_dst, o_dst * dim : (o_dst + 1) * dim] = raw[p_src, o_src * dim : (o_src + 1) * dim]
     scales = page_size * dim
-    raw[p_dst, scales + 4 * o_dst : scales + 4 * o_dst + 4] = raw[p_src, scales + 4 * o_src : scales + 4 * o_src + 4]
+    raw[p_dst, scales + 4 * o_dst : scales + 4 * o_dst + 4] = raw[
+        p_src, scales + 4 * o_src : scales + 4 * o_src + 4
+    ]
     tied = raw.view(torch.int8).view(cache.shape)
     assert min(m.selection_margins(q, tied, weights, seq_lens, table)) < m.DECISION_MARGIN
 
@@ -255,7 +269,9 @@ def test_12_matches_a_naive_window_loop():
             d = torch.tensor([i - j for j in keys], dtype=torch.float64)[:, None] * inv
             rel = (torch.cat([d.sin(), d.cos()], dim=1) @ wp.T).view(-1, 8, 64)
             logits = torch.einsum("nh,jnh->nj", q[b, i], k[b, keys] + rel)
-            want[b, i] = torch.einsum("nj,jnh->nh", torch.softmax(torch.tanh(logits / cap) * cap, -1), v[b, keys])
+            want[b, i] = torch.einsum(
+                "nj,jnh->nh", torch.softmax(torch.tanh(logits / cap) * cap, -1), v[b, keys]
+            )
     torch.testing.assert_close(problem.reference(*x), want, rtol=0, atol=1e-12)
 
 
@@ -329,7 +345,9 @@ def test_metadata_and_full_draw_pose_the_recipes_inputs(facts):
         assert tuple(x.shape) == _shape(spec, params), where
         assert str(x.dtype).removeprefix("torch.") == spec.dtype, where
         if fact["shape"] is not None:
-            assert all(want is None or want == got for want, got in zip(fact["shape"], x.shape, strict=True)), where
+            assert all(
+                want is None or want == got for want, got in zip(fact["shape"], x.shape, strict=True)
+            ), where
         if fact["dtype"] is not None:
             assert spec.dtype == fact["dtype"], where
 

@@ -3,15 +3,12 @@ judge computes its expected outputs and float64 anchors with it, the eager basel
 the published `reference`, suite validation checks the two agree, and the loader refuses one that
 is not a function."""
 
-import pytest
-
 import metakernelbench as mkb
+import pytest
+from conftest import SCALAR_PROBLEM_REFERENCE
 from metakernelbench.suite_check import validate_problem
 
-from conftest import SCALAR_PROBLEM_REFERENCE
-
 QUICK = {"timing_draws": 3, "warmup_calls": 1, "recheck_draws": 1}
-
 
 
 def _published(guard_anchor=True, sleep_s=0.2, offset=""):
@@ -19,8 +16,14 @@ def _published(guard_anchor=True, sleep_s=0.2, offset=""):
     `reference` as a slow published formulation of it: with guard_anchor it refuses float64 inputs
     (so a judge that ran it for an anchor fails), it sleeps sleep_s (what the eager baseline
     times), and `offset` ("+ 1") makes it compute something else."""
-    guard = ("    if x.dtype == torch.float64:\n"
-             "        raise RuntimeError('the published formulation ran for an anchor')\n") if guard_anchor else ""
+    guard = (
+        (
+            "    if x.dtype == torch.float64:\n"
+            "        raise RuntimeError('the published formulation ran for an anchor')\n"
+        )
+        if guard_anchor
+        else ""
+    )
     return SCALAR_PROBLEM_REFERENCE.replace(
         "def reference(x, y, alpha, offset, negate):\n",
         "def reference(x, y, alpha, offset, negate):\n"
@@ -85,4 +88,4 @@ def test_the_loader_refuses_a_correctness_reference_that_is_not_a_function(scala
     _reference_file(scalar_suite).write_text(SCALAR_PROBLEM_REFERENCE + "\ncorrectness_reference = 3\n")
     problem = mkb.load_suite(scalar_suite).find(90)
     with pytest.raises(mkb.InvalidArgumentError, match="reference.py: correctness_reference is not callable"):
-        problem.module
+        problem.reference(*problem.make_inputs("small", seed=0))
