@@ -27,8 +27,8 @@ from metakernelbench.peak_memory import cpu_peak_bytes
 def estimate(problem, workload: str) -> int:
     def draw():
         inputs = problem.make_inputs(workload, device="cpu", seed=0)
-        expected = problem.reference(*[values.clone(x) for x in inputs])
-        anchor = problem.reference(*values.upcast(inputs))
+        expected = problem.correctness_reference(*[values.clone(x) for x in inputs])
+        anchor = problem.correctness_reference(*values.upcast(inputs))
         return inputs, expected, anchor
 
     return cpu_peak_bytes(draw)
