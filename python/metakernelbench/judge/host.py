@@ -417,7 +417,7 @@ class Evaluation:
         if self.device == "cuda":
             transport = values.CudaTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
-            session.inputs = values.CudaInputArena(torch.cuda.current_device() if torch.cuda.is_initialized() else 0)
+            session.inputs = values.CudaArena(torch.cuda.current_device() if torch.cuda.is_initialized() else 0)
         else:
             transport = values.CpuTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
@@ -483,7 +483,7 @@ class Evaluation:
         finally:
             outcome = supervisor.finish(10.0)
             b.set_process_outcome(outcome)
-            if isinstance(session.inputs, values.CudaInputArena):
+            if isinstance(session.inputs, values.CudaArena):
                 session.inputs.close()
             if isinstance(transport, values.CudaTransport):
                 transport.close()

@@ -245,11 +245,14 @@ class CpuTransport:
         return out, (segment, buffer)
 
 
-class CudaInputArena:
-    """The host's side of CUDA inputs: each call's private copies are packed into device buffers
-    of their own (cudaMalloc, not torch's caching allocator), so that the IPC handle the worker
-    opens maps those copies and nothing else of the host's memory. Buffers are reused while
-    the inputs fit and kept until close() (the worker may still map an older one)."""
+class CudaArena:
+    """CUDA tensors packed into device buffers of their own (cudaMalloc, not torch's caching
+    allocator) and exported by one IPC handle per buffer. The host packs each call's private
+    copies of the inputs into one, so that what the worker maps holds those copies and nothing
+    else of the host's memory; the worker packs a call's outputs into its own (its snapshot of
+    them), so that exporting them costs the same small, steady time on every call. Buffers are
+    reused while the data fits (the other side has read the last call's by the next request)
+    and kept until close() (the other side may still map an older one)."""
 
     device = "cuda"
 
@@ -261,7 +264,7 @@ class CudaInputArena:
 
     def export(self, items: list) -> tuple[list[dict], list[int], object]:
         """Handles of `items` (tensors packed into the arena, Python scalars by value) in order,
-        no descriptors, and the inputs as the worker will see them (arena views, scalars)."""
+        no descriptors, and the items as the other side will see them (arena views, scalars)."""
         tensors, _ = _split(items)
         offsets, total = [], 0
         for t in tensors:
