@@ -177,6 +177,8 @@ class Worker:
     def _calibrate(self, request, fds) -> dict:
         """A timed call without solve: the same steps, synchronisations, snapshot and export."""
         inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
+        if self._monitor is not None:
+            self._monitor.set_enabled(False)  # as in the parity pass it calibrates
         sync, perf = self._sync, self._perf
         seconds, _ = self._timed(lambda: None, sync, perf)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
