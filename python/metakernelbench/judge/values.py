@@ -282,6 +282,9 @@ class CudaArena:
             handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
                             "nbytes": nbytes, "device_index": self._device})
             views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
+        # The other side's stream knows nothing of this one: the copies are done before the
+        # handles leave (and before the host's clock starts on the call).
+        torch.cuda.synchronize(self._device)
         view_iter = iter(views)
         worker_view = [next(view_iter) if isinstance(x, torch.Tensor) else x for x in items]
         return _merge(items, handles), [], worker_view

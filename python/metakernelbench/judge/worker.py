@@ -122,24 +122,26 @@ class Worker:
 
     # --- LOAD ----------------------------------------------------------------------------------
     def _prepare(self, request) -> dict:
-        """Everything before kernel.py: the DSL imported (with what it imports lazily), its
-        loaders marked, the launch monitor, the runtime audit, and the judge's modules out of
-        sys.modules. The channel's calibration runs after this, in the state the kernel's calls
-        will run in."""
+        """Everything before kernel.py: the launch monitor first (it must see every module this
+        process loads), the DSL imported (with what it imports lazily and loads natively), its
+        entry points marked, the runtime audit, and the judge's modules out of sys.modules. The
+        channel's calibration runs after this, in the state the kernel's calls will run in."""
         dsl = request.dsl
+        if self.device == "cuda":
+            try:
+                self._monitor = _core.cuda.LaunchMonitor(cupti_dirs(), list(self.options.get("dsl_roots", [])))
+            except _core.Error as error:
+                return {"ok": False, "judge_error": f"launch monitor: {error}"}
         root = {"cutedsl": "cutlass", "tirx": "tvm"}.get(dsl)
         if root is not None and root not in sys.modules:
             # Not imported by a warm host before the fork: the variant's toolchain now.
             toolchains.activate(self.options.get("dsl_site_dirs", []))
         for name in _DSL_LAZY_IMPORTS.get(dsl, ()):
             _try_import(name)
+        if dsl == "tirx" and self.device == "cuda":
+            _preload_nvrtc()
         self.versions = _versions()
         self._mark_dsl_entry_points(dsl)
-        if self.device == "cuda":
-            try:
-                self._monitor = _core.cuda.LaunchMonitor(cupti_dirs(), list(self.options.get("dsl_roots", [])))
-            except _core.Error as error:
-                return {"ok": False, "judge_error": f"launch monitor: {error}", "versions": self.versions}
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
         self._dsl = dsl
         _scrub_modules(dsl)
@@ -434,6 +436,17 @@ def _poison(on: bool) -> None:
     C-level switch avoids torch.use_deterministic_algorithms, which imports torch._inductor.)"""
     torch._C._set_deterministic_fill_uninitialized_memory(True)
     torch._C._set_deterministic_algorithms(on, warn_only=True)
+
+
+def _preload_nvrtc() -> None:
+    """TVM compiles CUDA with NVRTC, which cuda-python loads on first use (a dlopen from its
+    own code): loaded here, before the runtime audit, so that it is the harness's load."""
+    try:
+        from cuda.bindings import nvrtc
+
+        nvrtc.nvrtcVersion()
+    except Exception:
+        pass
 
 
 def _try_import(name: str) -> None:
