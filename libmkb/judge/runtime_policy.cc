@@ -89,6 +89,24 @@ bool Writable(const RuntimePolicyConfig& config, absl::string_view path) {
   return writable > read_only;
 }
 
+// Code an installed module makes while it is imported, by its own module body and the installed
+// code it calls (mpmath builds its number type's operators so as torch._dynamo imports it): every
+// frame from the event down to the module body is an installed, read-only file, never kernel.py
+// nor code made at run time. The kernel only chose to import the module.
+bool InstalledImportTime(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  if (caller.import_chain.empty()) return false;
+  for (const std::string& file : caller.import_chain) {
+    if (file.empty() || file == config.kernel_path || file[0] != '/' || Writable(config, file)) {
+      return false;
+    }
+    if (!PathUnder(file, config.code_roots) && !PathUnder(file, config.dsl_roots) &&
+        !PathUnder(file, config.stdlib_roots)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The DSL's or the judge's own code asked (the innermost frame outside the standard library).
 bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
   return PathUnder(caller.library_file, config.dsl_roots) ||
@@ -207,9 +225,12 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   }
 
   // Code objects (function.__code__ and the like) reach no frame and no object: reading them is
-  // allowed (making a function of one raises function.__new__, refused below).
+  // allowed (making a function of one raises function.__new__, refused below). A function's
+  // defaults are the values its author bound to it: whoever holds the function reaches them by
+  // calling it; they lead to no frame (torch._dynamo reads them as it wraps functions).
   if (event == "object.__getattr__" &&
-      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code"})) {
+      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code", "__defaults__",
+                   "__kwdefaults__"})) {
     return Allow();
   }
   // Frames and the collector: only where a frame is read and not handed on (named standard
@@ -223,7 +244,8 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   }
 
   // Code made at run time: the import system's modules of installed packages, the standard
-  // library's namedtuple / dataclass generators, and the DSL compiling what it generated.
+  // library's namedtuple / dataclass generators, installed modules building code as they are
+  // imported, and the DSL compiling what it generated.
   if (OneOf(event, {"exec", "compile", "code.__new__", "function.__new__", "marshal.loads",
                     "marshal.load", "types.CodeType"})) {
     if (FromImportSystem(caller)) {
@@ -243,7 +265,8 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                "': only installed packages and kernel.py are imported"));
     }
     if (event != "marshal.loads" && event != "marshal.load" &&
-        (StdlibCodegen(config, caller) || TrustedCaller(config, caller))) {
+        (StdlibCodegen(config, caller) || TrustedCaller(config, caller) ||
+         InstalledImportTime(config, caller))) {
       return Allow();
     }
     return Deny("runtime.dynamic_code",

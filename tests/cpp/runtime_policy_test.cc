@@ -83,11 +83,34 @@ TEST_CASE("code made at run time runs only where the import system, a code gener
   CHECK_FALSE(Allowed("pickle.find_class", Torch(), "posix", "system"));
 }
 
+TEST_CASE("an installed module may build code while it is imported; nothing else rides on that") {
+  const std::string mp = "/venv/lib/python3.11/site-packages/mpmath/ctx_mp_python.py";
+  const std::string typing = "/py/lib/python3.11/typing.py";
+  // mpmath's module body calls a helper of its own that execs the operators it builds.
+  mkb::AuditCaller building{mp, "binary_op", mp, {mp, mp}};
+  CHECK(Allowed("exec", building, "<string>"));
+  CHECK(Allowed("exec", {typing, "f", mp, {typing, mp, mp}}, "<string>"));  // through the stdlib
+  // The same helper called after the import (no module body under it): refused.
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp}, "<string>"));
+  // kernel.py's own import, a kernel frame anywhere in the chain, code made at run time in it,
+  // a module of the workspace: refused.
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec", {"/w/work/kernel.py", "<module>", "/w/work/kernel.py",
+                                {"/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "<string>", mp}}, "<string>"));
+  CHECK_FALSE(Allowed("compile", {"/w/work/lib.py", "f", "/w/work/lib.py", {"/w/work/lib.py"}},
+                      "src", "<string>"));
+  CHECK_FALSE(Allowed("exec", {"/tmp/m.py", "f", "/tmp/m.py", {"/tmp/m.py"}}, "<string>"));
+}
+
 TEST_CASE("frames and the collector: only for named readers and the DSL's own code") {
   CHECK_FALSE(Allowed("sys._getframe", Kernel()));
   CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "tb_frame"));
   CHECK_FALSE(Allowed("object.__getattr__", Torch(), "", "gi_frame"));
   CHECK(Allowed("object.__getattr__", Torch(), "", "__code__"));  // a code object: no frame
+  CHECK(Allowed("object.__getattr__", Torch(), "", "__defaults__"));  // values, no frame
+  CHECK(Allowed("object.__getattr__", Kernel(), "", "__kwdefaults__"));
+  CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "f_back"));
   CHECK_FALSE(Allowed("gc.get_objects", Kernel()));
   CHECK_FALSE(Allowed("sys._getframe", Torch()));
   CHECK_FALSE(Allowed("sys._getframe", Stdlib("inspect.py", Kernel())));  // hands frames back

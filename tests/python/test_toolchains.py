@@ -188,3 +188,9 @@ def test_verify_solutions_writes_rows_and_resumes(tmp_path, monkeypatch):
     assert json.loads(out.read_text())["rows"][0]["slug"] == row["slug"]
     verify(suite, out, device="cpu", progress=seen.append)
     assert "kept from table.json" in seen[-1]
+    # A row records what it judged; once the solution changes, a rerun judges it again.
+    assert row["problem_fingerprint"] == suite.find(28).fingerprint and len(row["solution_sha256"]) == 64
+    solution = dst / "solutions" / "tirx.py"
+    solution.write_text(solution.read_text() + "\n# changed\n")
+    table = verify(suite, out, device="cpu", progress=seen.append)
+    assert "kept from" not in seen[-2] and table["rows"][0]["solution_sha256"] != row["solution_sha256"]

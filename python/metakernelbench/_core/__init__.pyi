@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples', 'take_runtime_findings']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples', 'take_runtime_findings']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -317,7 +317,7 @@ class ShellSandbox:
     def __init__(self, workspace: str, options: typing.Any = None) -> None:
         """
         options: cpus, memory_bytes, max_processes, max_file_bytes, tmp_bytes,
-        max_output_bytes, hidden_paths, environment, bwrap, shell, require_isolation.
+        max_output_bytes, read_only, hidden_paths, environment, bwrap, shell, require_isolation.
         Raises FailedPreconditionError when bubblewrap cannot start and isolation is required.
         """
     def run(self, command: str, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 120.0) -> dict:
@@ -338,7 +338,7 @@ class AgentTrialExecutor(protocol.TrialExecutor):
     def __init__(self, options: typing.Any, python: str, environment: collections.abc.Sequence[str], models: typing.Any = None) -> None:
         """
         options: suite_root, workspace_root (required), device, target, evaluation_slots,
-        guides_root, dsl_site_dirs, sandbox, judge_config, model_options, prices, grace_turns.
+        guides_root, dsl_site_dirs, store_path, sandbox, judge_config, model_options, prices, grace_turns.
         models: None, or a callable(model_id) -> a model adapter or None (the built-in clients).
         """
     def run(self, spec: typing.Any, on_event: typing.Any = None) -> Message:
@@ -404,6 +404,10 @@ def judge_config(config: typing.Any = None) -> Message:
     """
     A JudgeConfig with the specification's defaults filled in.
     """
+def judge_floor_ms(roofline: typing.Any, measured_bandwidth_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    The physical floor the judge applies (ms), from the measured copy bandwidth.
+    """
 def kernel_names(call: typing.Any) -> list[str]:
     ...
 def load_problem(problem_dir: str) -> Message:
@@ -441,6 +445,24 @@ def physical_floor_ms(roofline: typing.Any, bandwidth_bytes_per_s: typing.Suppor
 def protect_host() -> None:
     """
     Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user processes).
+    """
+def python_scalar_literal(dtype: str, value: typing.SupportsFloat | typing.SupportsIndex) -> str:
+    """
+    A scalar input's value as a Python literal of its type ('0.08838834764831843', '32', 'True').
+    """
+def python_scalar_type(dtype: str) -> str:
+    """
+    The Python type a scalar input of this dtype is passed as: 'float' (float64), 'int' (int64), 'bool' (bool); '' for a dtype no scalar has.
+    """
+def python_syntax_dump(source: str, parser: str = 'cpython') -> str:
+    """
+    The syntax tree the static audit reads, as text (DumpPySyntax): from this interpreter's ast.parse ('cpython') or the C++ parser ('mkb'). InvalidArgumentError for source the parser refuses.
+    """
+def refuse_before_judging(problem: typing.Any, dsl: str, source: bytes, workload: str = 'small', config: typing.Any = None) -> typing.Any:
+    """
+    The invalid_submission Verdict the judge gives `source` (bytes, as read from kernel.py)
+    without evaluating it -- empty, oversized, not UTF-8, NUL bytes -- or None when it must
+    be judged (libmkb/agent/submission_check.h). Parsing is the judge's.
     """
 def render_received_skill(text: str) -> str:
     """
@@ -486,9 +508,9 @@ def standard_arms() -> list:
     """
     The four arms of the published protocol.
     """
-def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py') -> list:
+def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython') -> list:
     """
-    The static audit of a kernel source: a list of AuditFinding.
+    The static audit of a kernel source: a list of AuditFinding. parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
     """
 def static_audit_codes() -> list[tuple[str, str]]:
     ...

@@ -118,10 +118,8 @@ def upstream_problems(
     sol_execbench: Path | None = typer.Option(
         None, "--sol-execbench", help="Your copy of the SOL-ExecBench dataset: L1/L2/Quant.parquet."
     ),
-    device: str = typer.Option(
-        "cpu", "--device", help="Where the published make_inputs() draws: cpu, or cuda."
-    ),
-    problems: list[int] | None = typer.Option(None, "--problem", "-p", help="Only these numbers."),
+    device: str = _state.device_option(),
+    problems: list[int] | None = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
 ) -> None:
     """Import the published harness's problem files, as they are, into a suite folder.
 
@@ -130,13 +128,14 @@ def upstream_problems(
     and output specs and in-place updates from draws of its make_inputs(), a roofline estimate,
     peak memory with the float64 anchors) and a reference.py that is the published file byte
     for byte plus an adapter (so the fingerprint follows the file). The published files draw on
-    CUDA: import them with --device cuda on a GPU. With --sol-execbench, the SOL-ExecBench
+    CUDA: import them on a GPU (--device auto or cuda). With --sol-execbench, the SOL-ExecBench
     recipes are assembled from the dataset as the published harness does, each checked against
     its SHA-256 (a mismatch is refused). Use the folder with `mkb --suite OUT ...` or MKB_SUITE.
     Exit status 1 when any file could not be imported."""
     from .. import load_suite
     from .. import upstream_problems as up
 
+    device = _state.resolve_device(device)
     console = _state.console()
     report = up.import_checkout(
         checkout, out, sol_execbench=sol_execbench, device=device, numbers=problems,

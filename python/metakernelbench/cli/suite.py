@@ -134,11 +134,10 @@ def verify_solutions(
 @app.command("compare-upstream")
 def compare_upstream(
     checkout: Path = typer.Argument(..., help="A checkout of the published harness (holds problems/)."),
-    device: str = typer.Option("cpu", "--device", help="Where to draw and run: cpu, or cuda (the published "
-                               "make_inputs() draws on CUDA)."),
+    device: str = _state.device_option(),
     seed: int = typer.Option(0, "--seed", help="The seed of the published draw."),
-    problems: Optional[list[int]] = typer.Option(None, "--problem", "-p", help="Only these numbers."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    problems: Optional[list[int]] = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Compare our problems with the published files of a checkout, problem for problem.
 
@@ -146,11 +145,11 @@ def compare_upstream(
     published one on them, and reports whether the signatures match (inputs, scalars, shapes,
     dtypes, outputs, in-place updates on the full workload) and whether our output passes the
     judge's correctness rule against the published output and its float64 anchor, and the other
-    way round. Exit status 1 when any problem differs."""
+    way round. The published make_inputs() draw on CUDA: compare on a GPU. Exit status 1 when
+    any problem differs."""
     from .. import upstream_problems as up
 
-    if device not in ("cpu", "cuda"):
-        raise typer.BadParameter(f"'{device}' is not one of cpu, cuda", param_hint="--device")
+    device = _state.resolve_device(device)
     console = _state.console()
     rows = up.compare_checkout(
         _state.load_suite(), checkout, device=device, seed=seed, numbers=problems,
@@ -158,7 +157,7 @@ def compare_upstream(
                                                                  highlight=False),
     )
     if as_json:
-        print(json.dumps([r.to_dict() for r in rows], indent=2))
+        _state.print_json([r.to_dict() for r in rows])
     else:
         table = Table(title=f"ours vs {checkout} ({device}, seed {seed})", title_justify="left")
         for column in ("#", "slug", "signature", "ours vs published", "published vs ours", "result"):

@@ -47,6 +47,9 @@ _DSL_LAZY_IMPORTS = {
                 "cutlass.cutlass_dsl.tvm_ffi_provider"),
     "tirx": ("tvm", "tvm.script", "tvm.support.nvcc", "cuda.bindings.nvrtc"),
 }
+# What torch imports lazily for features a kernel may use (a dispatch mode, torch.library): its
+# compiler stack, whose imports (sympy, mpmath) read frames and build code as they load.
+_TORCH_LAZY_IMPORTS = ("torch._dynamo",)
 
 
 class Worker:
@@ -136,7 +139,7 @@ class Worker:
         if root is not None and root not in sys.modules:
             # Not imported by a warm host before the fork: the variant's toolchain now.
             toolchains.activate(self.options.get("dsl_site_dirs", []))
-        for name in _DSL_LAZY_IMPORTS.get(dsl, ()):
+        for name in (*_TORCH_LAZY_IMPORTS, *_DSL_LAZY_IMPORTS.get(dsl, ())):
             _try_import(name)
         if dsl == "tirx" and self.device == "cuda":
             _preload_nvrtc()
