@@ -23,7 +23,7 @@ L2NORM_EPS = 1e-6
 WORKLOADS = {
     "full": {"batch": 16, "k_heads": 4, "v_heads": 16, "seq_len": 256, "k_dim": 128, "v_dim": 128},
     # Not a multiple of the chunk: exercises the padded last chunk.
-    "small": {"batch": 2, "k_heads": 1, "v_heads": 4, "seq_len": 80, "k_dim": 128, "v_dim": 128},
+    "small": {"batch": 2, "k_heads": 2, "v_heads": 8, "seq_len": 80, "k_dim": 128, "v_dim": 128},
 }
 
 
