@@ -10,9 +10,9 @@ into problem.textproto is this estimate with a margin (--margin); a GPU run of
 
     scripts/estimate-peak-memory.py 19 20 [--workload full] [--margin 1.3] [--write] [--device meta]
 
---device meta traces the same draw on the meta device: the same operators and storages, without
-the memory or the compute, for workloads a CPU cannot hold or would take minutes over (the
-reference must not read tensor values on the host, e.g. with .item()).
+--device meta traces the same draw on the meta device (the same operators and storages, without
+the memory or the compute), for workloads a CPU cannot hold or would take minutes over; the
+reference must not read tensor values on the host (e.g. with .item()).
 
 With --write, the estimate replaces the workload's `peak_memory_bytes:` line in problem.textproto,
 with a comment saying where it came from (so that a GPU measurement can replace it).
@@ -23,50 +23,19 @@ from __future__ import annotations
 import argparse
 import re
 
-import torch
-from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
-
 import metakernelbench as mkb
 from metakernelbench.judge import values
-
-
-class LiveStorage(TorchDispatchMode):
-    """Tracks the bytes of every storage created under it that is still alive."""
-
-    def __init__(self):
-        super().__init__()
-        self.storages: dict[int, tuple[StorageWeakRef, int]] = {}
-        self.peak = 0
-
-    def live(self) -> int:
-        dead = [key for key, (ref, _) in self.storages.items() if ref.expired()]
-        for key in dead:
-            del self.storages[key]
-        return sum(n for _, n in self.storages.values())
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor):
-                storage = t.untyped_storage()
-                key = storage._cdata  # the storage object itself: meta storages have no address
-                known = self.storages.get(key)
-                if known is None or known[0].expired():  # a freed storage's key may be reused
-                    self.storages[key] = (StorageWeakRef(storage), storage.nbytes())
-        self.peak = max(self.peak, self.live())
-        return out
+from metakernelbench.peak_memory import cpu_peak_bytes, meta_peak_bytes
 
 
 def estimate(problem, workload: str, device: str = "cpu") -> int:
-    torch.manual_seed(0)
-    with torch.no_grad(), LiveStorage() as tracker:
-        inputs = problem.make_inputs(workload, device=device)
+    def draw():
+        inputs = problem.make_inputs(workload, device=device, seed=0)
         expected = problem.reference(*[values.clone(x) for x in inputs])
         anchor = problem.reference(*values.upcast(inputs))
-        del expected, anchor
-    return tracker.peak
+        return inputs, expected, anchor
+
+    return (meta_peak_bytes if device == "meta" else cpu_peak_bytes)(draw)
 
 
 def write_estimate(problem, workload: str, value: int, margin: float, device: str = "cpu") -> None:
@@ -101,8 +70,10 @@ def main() -> None:
         for workload in workloads:
             peak = estimate(problem, workload, args.device)
             value = int(peak * args.margin)
-            print(f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
-                  f"peak_memory_bytes: {value}")
+            print(
+                f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
+                f"peak_memory_bytes: {value}"
+            )
             if args.write:
                 write_estimate(problem, workload, value, args.margin, args.device)
 

@@ -88,7 +88,7 @@ def _scalar_problems(x, spec) -> list[str]:
     return []
 
 
-def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float:
+def factor_over_allowance(problem: Problem, outs: list, expected: list, anchor: list) -> float:
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
     tolerance = problem.message.tolerance
@@ -186,10 +186,10 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
         anchor = _outputs(problem, problem.reference(*values.upcast(draw)))
         torch.manual_seed(seed + 1000)
         for name, candidate in _candidates(problem, draw, expected).items():
-            factors.setdefault(name, []).append(_factor(problem, candidate, expected, anchor))
+            factors.setdefault(name, []).append(factor_over_allowance(problem, candidate, expected, anchor))
         with _no_upcast():
             low = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-        factors.setdefault("low_precision", []).append(_factor(problem, low, expected, anchor))
+        factors.setdefault("low_precision", []).append(factor_over_allowance(problem, low, expected, anchor))
     report.worst_factor = {name: min(f) for name, f in factors.items()}
     for name, f in factors.items():
         if name == "low_precision":

@@ -7,13 +7,14 @@ inputs updated in place. The facts are one H200 draw of each published file
 import json
 from pathlib import Path
 
+import metakernelbench as mkb
 import pytest
 import torch
-
-import metakernelbench as mkb
 from metakernelbench import _core
 
-FACTS = json.loads((Path(__file__).resolve().parents[1] / "data" / "published-problem-facts.json").read_text())
+FACTS = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "published-problem-facts.json").read_text()
+)
 SUITE = mkb.load_suite()
 OURS = {p.number for p in SUITE}
 PUBLISHED = [f for f in FACTS["problems"] if f["number"] in OURS]
@@ -34,7 +35,9 @@ def _input_mismatches(problem, facts) -> list[str]:
     specs = list(problem.message.inputs)
     out = []
     if [s.name for s in specs] != [i["name"] for i in facts["inputs"]]:
-        out.append(f"input names {[s.name for s in specs]} != published {[i['name'] for i in facts['inputs']]}")
+        out.append(
+            f"input names {[s.name for s in specs]} != published {[i['name'] for i in facts['inputs']]}"
+        )
         return out
     for spec, fact in zip(specs, facts["inputs"]):
         if fact["kind"] == "tensor":
@@ -44,11 +47,15 @@ def _input_mismatches(problem, facts) -> list[str]:
             if spec.dtype != fact["dtype"]:
                 out.append(f"{spec.name}: dtype {spec.dtype} != published {fact['dtype']}")
             if not problem.shape_fits(fact["shape"], spec, "full"):
-                out.append(f"{spec.name}: shape {problem.dimensions(spec, 'full')} does not admit {fact['shape']}")
+                out.append(
+                    f"{spec.name}: shape {problem.dimensions(spec, 'full')} does not admit {fact['shape']}"
+                )
         else:
             if not spec.scalar or _core.python_scalar_type(spec.dtype) != fact["kind"]:
-                out.append(f"{spec.name}: a Python {fact['kind']} in the published file, "
-                           f"here {'a ' + spec.dtype + ' scalar' if spec.scalar else 'a tensor'}")
+                out.append(
+                    f"{spec.name}: a Python {fact['kind']} in the published file, "
+                    f"here {'a ' + spec.dtype + ' scalar' if spec.scalar else 'a tensor'}"
+                )
             elif spec.value is not None and spec.value != fact["value"]:
                 out.append(f"{spec.name}: fixed at {spec.value}, published {fact['value']}")
     return out
@@ -67,8 +74,10 @@ def _output_mismatches(problem, facts) -> list[str]:
         if item["kind"] != "tensor":
             out.append(f"{spec.name}: the published output is a {item['kind']}")
         elif spec.dtype != item["dtype"] or not problem.shape_fits(item["shape"], spec, "full"):
-            out.append(f"{spec.name}: {spec.dtype}{problem.dimensions(spec, 'full')}, "
-                       f"published {item['dtype']}{item['shape']}")
+            out.append(
+                f"{spec.name}: {spec.dtype}{problem.dimensions(spec, 'full')}, "
+                f"published {item['dtype']}{item['shape']}"
+            )
     return out
 
 
@@ -106,8 +115,12 @@ def test_the_check_catches_a_changed_signature(tmp_path):
     # The comparison above must fail on a problem that differs from the published one.
     facts = next(f for f in PUBLISHED if f["number"] == 2)
     text = (SUITE.find(2).directory / "problem.textproto").read_text()
-    changed = _core.parse_problem(text.replace("value: 0.08838834764831843", "value: 0.125")
-                                  .replace('shape: "batch+1"', 'shape: "batch"'), "02")
+    changed = _core.parse_problem(
+        text.replace("value: 0.08838834764831843", "value: 0.125").replace(
+            'shape: "batch+1"', 'shape: "batch"'
+        ),
+        "02",
+    )
 
     class View:
         message = changed

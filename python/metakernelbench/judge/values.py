@@ -205,7 +205,8 @@ class CpuTransport:
             out[i] = buffer[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t
         return out
 
-    def open(self, handles: list, fds: list[int], writable: bool, scalars: bool = False) -> tuple[list, object]:
+    def open(self, handles: list, fds: list[int], writable: bool,
+             scalars: bool = False) -> tuple[list, object]:
         """The values of `handles`: tensors mapped from the one segment in `fds`, and (with
         `scalars`, for inputs) Python scalars carried by value."""
         try:
@@ -269,7 +270,8 @@ class CudaTransport:
                             "nbytes": nbytes, "device_index": c.device.index or 0})
         return _merge(items, handles), [], keep
 
-    def open(self, handles: list, fds: list[int], writable: bool, scalars: bool = False) -> tuple[list, object]:
+    def open(self, handles: list, fds: list[int], writable: bool,
+             scalars: bool = False) -> tuple[list, object]:
         """The values of `handles`: tensors mapped by IPC handle, and (with `scalars`, for
         inputs) Python scalars carried by value."""
         for fd in fds:
