@@ -6,11 +6,10 @@ returned) are pinned where a slip would still give finite outputs."""
 
 import math
 
+import metakernelbench as mkb
 import pytest
 import torch
 import torch.nn.functional as F
-
-import metakernelbench as mkb
 
 SUITE = mkb.load_suite()
 
@@ -120,10 +119,10 @@ def test_65_diagonal_block_is_the_intra_chunk_sum():
     for h in range(heads):
         g = h // (heads // groups)
         cum = a[:, h].cumsum(-1)  # [batch, chunks, L]
-        for l in range(length):
-            weight = torch.exp(cum[..., l, None] - cum[..., :l + 1])  # exp(a[s+1] + ... + a[l])
-            dots = torch.einsum("bcn,bcsn->bcs", c[:, :, l, g], b[:, :, :l + 1, g])
-            expected[:, :, l, h] = torch.einsum("bcs,bcsp->bcp", dots * weight, x[:, :, :l + 1, h])
+        for pos in range(length):
+            weight = torch.exp(cum[..., pos, None] - cum[..., :pos + 1])  # exp(a[s+1] + ... + a[pos])
+            dots = torch.einsum("bcn,bcsn->bcs", c[:, :, pos, g], b[:, :, :pos + 1, g])
+            expected[:, :, pos, h] = torch.einsum("bcs,bcsp->bcp", dots * weight, x[:, :, :pos + 1, h])
     _close(y, expected)
 
 

@@ -3,7 +3,6 @@ device (the latter for workloads a CPU cannot hold)."""
 
 import pytest
 import torch
-
 from metakernelbench.peak_memory import cpu_peak_bytes, meta_peak_bytes
 
 MIB = 1 << 20

@@ -10,10 +10,9 @@ compute)."""
 import json
 from pathlib import Path
 
+import metakernelbench as mkb
 import pytest
 import torch
-
-import metakernelbench as mkb
 
 TABLE = json.loads(
     (Path(__file__).parents[1] / "data" / "sol_execbench_linear_attention_signatures.json").read_text()
@@ -33,7 +32,7 @@ def _shape(spec, params):
 
 def _fits(shape, fact):
     # A null extent is hidden in the recipe; every shown extent must match.
-    return len(shape) == len(fact) and all(f is None or s == f for s, f in zip(shape, fact))
+    return len(shape) == len(fact) and all(f is None or s == f for s, f in zip(shape, fact, strict=True))
 
 
 def test_the_table_covers_every_sol_execbench_linear_attention_problem():
@@ -93,7 +92,8 @@ def test_make_inputs_draws_the_recipes_full_workload(facts):
     params = problem.workload("full").params
     inputs = problem.make_inputs("full", device="meta", seed=0)
     assert len(inputs) == len(facts["inputs"])
-    for index, (x, fact, spec) in enumerate(zip(inputs, facts["inputs"], problem.message.inputs, strict=True)):
+    specs = problem.message.inputs
+    for index, (x, fact, spec) in enumerate(zip(inputs, facts["inputs"], specs, strict=True)):
         where = f"input {index} ({spec.name})"
         if fact["kind"] == "float":
             assert type(x) is float and x == spec.value, where

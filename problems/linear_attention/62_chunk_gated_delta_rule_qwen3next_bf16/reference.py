@@ -77,7 +77,8 @@ def reference(q, k, v, g, beta, scale):
         v_new = u[:, :, n] - w[:, :, n] @ s
         out[:, :, n] = (q_n * g_n.exp()[..., None]) @ s + causal @ v_new
         last = g_n[..., -1]
-        s = s * last.exp()[..., None, None] + (k_n * (last[..., None] - g_n).exp()[..., None]).transpose(-1, -2) @ v_new
+        to_end = (last[..., None] - g_n).exp()[..., None]  # decay from each token to the chunk's end
+        s = s * last.exp()[..., None, None] + (k_n * to_end).transpose(-1, -2) @ v_new
 
     out = out.reshape(batch, heads, padded, -1)[:, :, :steps]
     return out.to(dtype)

@@ -47,7 +47,8 @@ def _segment_sum(x):
     x = x[..., None].expand(*x.shape, length)
     x = x.masked_fill(~torch.tril(torch.ones(length, length, dtype=torch.bool, device=x.device), -1), 0)
     out = torch.cumsum(x, dim=-2)
-    return out.masked_fill(~torch.tril(torch.ones(length, length, dtype=torch.bool, device=x.device)), -torch.inf)
+    lower = torch.tril(torch.ones(length, length, dtype=torch.bool, device=x.device))
+    return out.masked_fill(~lower, -torch.inf)
 
 
 def ssd_scan(x, dt_a, b, c, chunk):

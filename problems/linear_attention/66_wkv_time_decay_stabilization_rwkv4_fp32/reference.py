@@ -4,7 +4,8 @@ SOL-ExecBench's workload of 64 sequences of 1,721 tokens, resuming from a carrie
 
 Per channel, with w = -exp(time_decay) and u = time_first, the WKV output is
 
-    wkv_t = (sum_{s<t} e^{w (t-1-s) + k_s} v_s + e^{u + k_t} v_t) / (sum_{s<t} e^{w (t-1-s) + k_s} + e^{u + k_t})
+    wkv_t = (sum_{s<t} e^{w (t-1-s) + k_s} v_s + e^{u + k_t} v_t)
+            / (sum_{s<t} e^{w (t-1-s) + k_s} + e^{u + k_t})
 
 plus the carried state's terms; it is kept as a numerator, a denominator and the exponent they
 are scaled by (num, den, max), so that no exponential overflows:

@@ -51,7 +51,7 @@ def _build(batch: int, qk_heads: int, heads: int, scale: float):
         A = T.match_buffer(a_h, (batch, 1, heads), "bfloat16")
         DTB = T.match_buffer(dtb_h, (heads,), "float32")
         B = T.match_buffer(b_h, (batch, 1, heads), "bfloat16")
-        O = T.match_buffer(o_h, (batch, 1, heads, HEAD), "bfloat16")
+        OUT = T.match_buffer(o_h, (batch, 1, heads, HEAD), "bfloat16")
         NS = T.match_buffer(ns_h, (batch, heads, HEAD, HEAD), "float32")
         T.device_entry()
         bh = T.cta_id([batch * heads])
@@ -103,7 +103,7 @@ def _build(batch: int, qk_heads: int, heads: int, scale: float):
                 for e in T.vectorized(kl):
                     NS[b, h, j, lane * kl + e] = rows[r * kl + e]
                 if lane == base * ROWS + r:
-                    O[b, 0, h, j] = T.bfloat16(T.float32(scale) * (g * sq + d * qk))
+                    OUT[b, 0, h, j] = T.bfloat16(T.float32(scale) * (g * sq + d * qk))
 
     return gdn_decode
 

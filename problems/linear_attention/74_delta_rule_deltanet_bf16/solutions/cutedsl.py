@@ -103,10 +103,12 @@ def _delta_kernel(
         inv_k = Float32(1.0) / cute.arch.fmax(cute.math.sqrt(ssk, fastmath=False), Float32(NORM_EPS))
         rn.store(q * inv_q)
         for half in cutlass.range_constexpr(2):
-            cute.copy(ld4, cute.local_tile(rn, (4,), (half,)), cute.local_tile(sQ[tok, None], (4,), (slot + half,)))
+            cute.copy(ld4, cute.local_tile(rn, (4,), (half,)),
+                      cute.local_tile(sQ[tok, None], (4,), (slot + half,)))
         rn.store(k * inv_k)
         for half in cutlass.range_constexpr(2):
-            cute.copy(ld4, cute.local_tile(rn, (4,), (half,)), cute.local_tile(sK[tok, None], (4,), (slot + half,)))
+            cute.copy(ld4, cute.local_tile(rn, (4,), (half,)),
+                      cute.local_tile(sK[tok, None], (4,), (slot + half,)))
         cute.copy(ld, rv, cute.local_tile(sV[tok, None], (VEC,), (chunk,)))
         if chunk == 0:
             sQK[tok] = qk * inv_q * inv_k

@@ -51,7 +51,7 @@ def _build(batch: int, heads: int, steps: int):
         V = T.match_buffer(v_h, (batch, heads, steps, HEAD), "bfloat16")
         BETA = T.match_buffer(beta_h, (batch, heads, steps), "bfloat16")
         S0 = T.match_buffer(s0_h, (batch, heads, HEAD, HEAD), "float32")
-        O = T.match_buffer(o_h, (batch, heads, steps, HEAD), "bfloat16")
+        OUT = T.match_buffer(o_h, (batch, heads, steps, HEAD), "bfloat16")
         S = T.match_buffer(s_h, (batch, heads, HEAD, HEAD), "float32")
         T.device_entry()
         bh = T.cta_id([batch * heads])
@@ -136,7 +136,7 @@ def _build(batch: int, heads: int, steps: int):
                 for r in T.unroll(ROWS):
                     st[r] = st[r] + kr[r] * d
                 if p == 0:
-                    O[b, h, blk * TB + tt, j] = T.bfloat16(w + d * sqk[tt])
+                    OUT[b, h, blk * TB + tt, j] = T.bfloat16(w + d * sqk[tt])
         for r in T.unroll(ROWS):
             S[b, h, p * ROWS + r, j] = st[r]
 
