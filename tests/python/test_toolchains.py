@@ -143,10 +143,10 @@ def test_verify_solutions_writes_rows_and_resumes(tmp_path, monkeypatch):
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "solutions"))
     (dst / "solutions").mkdir()
     (dst / "solutions" / "tirx.py").write_text(
-        "import torch\n\n\ndef solve(x, residual, weight):\n"
-        "    total = x.float() + residual.float()\n"
+        "import torch\n\n\ndef solve(hidden_states, residual, weight):\n"
+        "    total = hidden_states.float() + residual.float()\n"
         "    inv = torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + 1e-5)\n"
-        "    return (total * inv * weight.float()).to(x.dtype), total.to(residual.dtype)\n")
+        "    return (total * inv * weight.float()).to(hidden_states.dtype)\n")
     suite = mkb.load_suite(root)
     assert [(p.number, d) for p, d, _ in solutions(suite)] == [(28, "tirx")]
     monkeypatch.setenv("MKB_DSL_HOME", str(tmp_path / "dsl"))
