@@ -1,7 +1,9 @@
 """Peak tensor memory of a computation, measured on the CPU: every storage an operator creates
 is followed until it is freed. Used to estimate a problem's `peak_memory_bytes` without a GPU
 (scripts/estimate-peak-memory.py, `mkb import upstream-problems` on the CPU); on a GPU, torch's
-allocator statistics measure it directly (`cuda_peak_bytes`)."""
+allocator statistics measure it directly (`cuda_peak_bytes`). A computation on the meta device
+creates the same storages without memory or compute (`meta_peak_bytes`): for workloads a CPU
+cannot hold or would take minutes over."""
 
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from torch.utils._pytree import tree_flatten
 
 class LiveStorage(TorchDispatchMode):
     """While active, tracks the bytes of every storage created under it that is still alive;
-    `peak` is the most seen at once (storages created before it are not counted)."""
+    `peak` is the most seen at once (storages created before it are not counted). Meta storages
+    are counted only with include_meta."""
 
-    def __init__(self):
+    def __init__(self, include_meta: bool = False):
         super().__init__()
+        self.include_meta = include_meta
         self.storages: dict[int, tuple[StorageWeakRef, int]] = {}
         self.peak = 0
 
@@ -32,10 +36,12 @@ class LiveStorage(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            if isinstance(t, torch.Tensor) and (self.include_meta or t.device.type != "meta"):
                 storage = t.untyped_storage()
-                key = storage.data_ptr()
-                if key not in self.storages:
+                key = storage._cdata  # the storage object: meta storages have no address
+                known = self.storages.get(key)
+                # A storage freed since the last sweep may have left its key to this one.
+                if known is None or known[0].expired():
                     self.storages[key] = (StorageWeakRef(storage), storage.nbytes())
         self.peak = max(self.peak, self.live())
         return out
@@ -44,6 +50,14 @@ class LiveStorage(TorchDispatchMode):
 def cpu_peak_bytes(fn: Callable[[], Any]) -> int:
     """The most tensor bytes alive at once while fn() runs (and its result, until it is dropped)."""
     with torch.no_grad(), LiveStorage() as tracker:
+        result = fn()
+        del result
+    return tracker.peak
+
+
+def meta_peak_bytes(fn: Callable[[], Any]) -> int:
+    """cpu_peak_bytes for a computation on the meta device (fn must not read tensor values)."""
+    with torch.no_grad(), LiveStorage(include_meta=True) as tracker:
         result = fn()
         del result
     return tracker.peak

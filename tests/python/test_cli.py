@@ -133,6 +133,8 @@ def test_every_json_output_is_strict_json(tmp_path):
         ("check",): (["check", str(solution), "--dsl", "tirx", "-p", "28", "--arch", "sm_90a", "--json"], 0),
         ("dsl", "info"): (["dsl", "info", "--json"], 0),
         ("suite", "validate"): (["suite", "validate", "-p", "28", "--json"], 0),
+        # A published file without make_inputs(): one row that says so, exit status 1.
+        ("suite", "compare-upstream"): (["suite", "compare-upstream", str(checkout), "--json"], 1),
         ("suite", "verify-solutions"): (
             [
                 "suite",
@@ -297,7 +299,7 @@ def _early_breaks(args):
 def test_rich_markup_never_eats_text():
     code, out, _ = run("problems", "show", "28")
     assert code == 0
-    assert "[num_tokens, 4096]" in out and "[4096]" in out
+    assert "[num_tokens, hidden]" in out and "[hidden]" in out and "[14509, 4096]" in out
 
 
 def test_names_are_legible_in_80_columns(tmp_path):
