@@ -141,8 +141,10 @@ class Worker:
             toolchains.activate(self.options.get("dsl_site_dirs", []))
         for name in (*_TORCH_LAZY_IMPORTS, *_DSL_LAZY_IMPORTS.get(dsl, ())):
             _try_import(name)
-        if dsl == "tirx" and self.device == "cuda":
-            _preload_nvrtc()
+        if dsl == "tirx":
+            pin_tvm_cuda_toolkit()
+            if self.device == "cuda":
+                _preload_nvrtc()
         self.versions = _versions()
         self._mark_dsl_entry_points(dsl)
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
@@ -439,6 +441,45 @@ def _poison(on: bool) -> None:
     C-level switch avoids torch.use_deterministic_algorithms, which imports torch._inductor.)"""
     torch._C._set_deterministic_fill_uninitialized_memory(True)
     torch._C._set_deterministic_algorithms(on, warn_only=True)
+
+
+def cuda_toolkit_home() -> str:
+    return os.environ.get("CUDA_PATH") or os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+
+
+def cuda_toolkit_version(home: str) -> tuple[int, int] | None:
+    """(major, minor) from the toolkit's own cuda.h (CUDA_VERSION 13000 -> (13, 0)); None when it
+    is not there."""
+    try:
+        with open(os.path.join(home, "include", "cuda.h"), encoding="latin-1") as header:
+            for line in header:
+                parts = line.split()
+                if len(parts) >= 3 and parts[:2] == ["#define", "CUDA_VERSION"] and parts[2].isdigit():
+                    number = int(parts[2])
+                    return number // 1000, number % 1000 // 10
+    except OSError:
+        return None
+    return None
+
+
+def pin_tvm_cuda_toolkit() -> None:
+    """TVM looks for the CUDA toolkit on every compile: `which nvcc` unless CUDA_PATH is set, and
+    `nvcc --version` where the toolkit has no version.txt (CUDA 12 and later have none), both
+    subprocesses the runtime audit refuses whoever asks. Before the audit: CUDA_PATH is set to
+    the toolkit, and TVM's version lookup answers from its cuda.h."""
+    home = cuda_toolkit_home()
+    os.environ["CUDA_PATH"] = home
+    version = cuda_toolkit_version(home)
+    try:
+        from tvm.support import nvcc  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    if version is not None:
+
+        def get_cuda_version(cuda_path=None, _version=version):
+            return _version
+
+        nvcc.get_cuda_version = get_cuda_version
 
 
 def _preload_nvrtc() -> None:
