@@ -22,6 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]
 EAGER_KERNEL = ROOT / "tests/adversarial/kernels/honest_rmsnorm.py"
 
 
+def _shown(path: Path) -> str:
+    """The kernel's path as a reader finds it: relative to the checkout, or to the installed
+    package's folder (the GPU machine runs an installed copy), else as it is."""
+    for base in (ROOT, Path(mkb.__file__).resolve().parent):
+        try:
+            return str(path.resolve().relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -64,7 +75,7 @@ def main() -> int:
               f"; speedup {verdict.speedup_vs_eager} (span {verdict.speedup_span})")
     env = verdict.environment.to_dict()
     result = {"benchmark": "judge_evaluation", "date": date.today().isoformat(), "gpu": env.get("gpu_name") or "cpu",
-              "kernel": str(kernel.relative_to(ROOT)),
+              "kernel": _shown(kernel),
               "device": env.get("device"), "workload": verdict.workload, "torch": env.get("torch_version"),
               "host": platform.node(), "rows": rows}
     args.out.write_text(json.dumps(result, indent=2))
