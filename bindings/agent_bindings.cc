@@ -392,6 +392,8 @@ void RegisterAgent(py::module_& m) {
 
   m.attr("RECEIVED_SKILL_HEADER") = std::string(kReceivedSkillHeader);
   m.def("skill_rules", &SkillRules, "The rules for SKILL.md as TASK.md states them.");
+  m.def("agent_fingerprint_salt", &AgentFingerprintSalt,
+        "The agent's part of every task fingerprint (C++ mkb::AgentFingerprintSalt).");
   m.def(
       "refuse_before_judging",
       [](py::object problem, const std::string& dsl, const py::bytes& source,

@@ -105,6 +105,14 @@ void RegisterSuite(py::module_& module) {
       },
       "The four arms of the published protocol.");
   module.def(
+      "control_arms",
+      [] {
+        py::list out;
+        for (const v1::ArmSpec& arm : ControlArms()) out.append(ViewOf(arm));
+        return out;
+      },
+      "The second solos of the regression-to-the-mean control.");
+  module.def(
       "python_scalar_type",
       [](const std::string& dtype) {
         return PythonScalarTypeName(ValueOrThrow(ParseDType(dtype)));

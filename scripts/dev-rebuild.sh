@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${MKB_BUILD_DIR:-build/dev}
 PY=${MKB_VENV:-.venv}/bin/python
 cmake --build "$BUILD_DIR" --target _core "$@"
-dest=$("$PY" -c "import importlib.util, os; print(os.path.dirname(importlib.util.find_spec('metakernelbench._core').origin))")
+# Found without importing the package (whose Python may already need the new module).
+dest=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['platlib'])")/metakernelbench
 cp "$BUILD_DIR"/python/metakernelbench/_core*.so "$dest"/
 echo "installed the extension into $dest"

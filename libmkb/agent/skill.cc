@@ -39,6 +39,11 @@ const std::vector<std::regex>& CodePatterns() {
 
 }  // namespace
 
+std::string AgentFingerprintSalt() {
+  const std::string digest = Sha256Hex(absl::StrCat(SkillRules(), "\n", kReceivedSkillHeader));
+  return absl::StrCat("agent-instructions:", digest.substr(0, 16));
+}
+
 std::string SkillRules() {
   return "SKILL.md is what this attempt hands on. It will be given, as it stands when the attempt "
          "ends, to a fresh attempt at this same problem written in the other DSL; that attempt "

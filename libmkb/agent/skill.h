@@ -23,6 +23,12 @@ inline constexpr char kReceivedSkillHeader[] =
 // The rules for SKILL.md, as TASK.md states them (SPEC §4, in our words).
 std::string SkillRules();
 
+// The agent's part of every task fingerprint (ProtocolOptions::plan.fingerprint_salt for runs
+// of this agent): "agent-instructions:" and 16 hex digits of SHA-256 over what the agent tells
+// every model besides the task (SkillRules, kReceivedSkillHeader), so that trials run before a
+// change to either are stale. Python's experiments read it through the binding.
+std::string AgentFingerprintSalt();
+
 // A Skill from a SKILL.md text: cut at `max_bytes` (at a UTF-8 boundary; flags.truncated),
 // sha256 and bytes of the kept text, flags.empty when it is only white space, and
 // flags.contains_code with evidence lines when it holds code. Source fields are left unset.

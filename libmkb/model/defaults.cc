@@ -53,6 +53,19 @@ std::vector<v1::ArmSpec> StandardArms() {
           conditioned("tirx2cutedsl_skill", v1::CUTEDSL, "solo_tirx", "solo_cutedsl")};
 }
 
+std::vector<v1::ArmSpec> ControlArms() {
+  auto control = [](const char* name, v1::Dsl dsl, const char* base) {
+    v1::ArmSpec arm;
+    arm.set_name(name);
+    arm.set_dsl(dsl);
+    arm.mutable_skill()->set_kind(v1::SkillSource::NONE);
+    arm.set_base_arm(base);
+    return arm;
+  };
+  return {control("solo_tirx_control", v1::TIRX, "solo_tirx"),
+          control("solo_cutedsl_control", v1::CUTEDSL, "solo_cutedsl")};
+}
+
 v1::ExperimentSpec WithDefaults(const v1::ExperimentSpec& spec) {
   v1::ExperimentSpec out = spec;
   if (out.arms_size() == 0) {

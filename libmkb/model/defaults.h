@@ -33,6 +33,10 @@ std::vector<v1::PackagePin> DefaultToolchain(v1::Dsl dsl);
 // solo_cutedsl, solo_tirx, cutedsl2tirx_skill, tirx2cutedsl_skill.
 std::vector<v1::ArmSpec> StandardArms();
 
+// The regression-to-the-mean control (docs/statistics.md): second solos solo_tirx_control and
+// solo_cutedsl_control, each compared with its DSL's solo.
+std::vector<v1::ArmSpec> ControlArms();
+
 // `spec` with arms, replicates, concurrency, tries, workload and budget defaults filled in.
 v1::ExperimentSpec WithDefaults(const v1::ExperimentSpec& spec);
 

@@ -32,7 +32,6 @@ resume are C++ (libmkb/protocol); docs/protocol.md describes them.
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,8 +45,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DSLS = ("cutedsl", "tirx")
-STANDARD_ARMS = ("solo_cutedsl", "solo_tirx", "cutedsl2tirx_skill", "tirx2cutedsl_skill")
-CONTROL_ARMS = ("solo_tirx_control", "solo_cutedsl_control")
+STANDARD_ARMS = tuple(arm.to_dict()["name"] for arm in _core.standard_arms())
+CONTROL_ARMS = tuple(arm.to_dict()["name"] for arm in _core.control_arms())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -95,22 +94,21 @@ class Arm:
         return out
 
 
+def _arm_of(spec: Any) -> Arm:
+    """An Arm from a C++ mkb.v1.ArmSpec (libmkb/model/defaults.h)."""
+    d = spec.to_dict()
+    skill = d.get("skill") or {}
+    source = skill_from_arm(skill["arm"], model=skill.get("model") or None) if skill.get("kind") == "arm" else None
+    return Arm(d["name"], d["dsl"], source, d.get("base_arm") or None)
+
+
 def standard_arms(*, control: bool = False) -> list[Arm]:
     """solo_cutedsl, solo_tirx, cutedsl2tirx_skill, tirx2cutedsl_skill (README.md); with
     control=True also solo_tirx_control and solo_cutedsl_control (second solos: the
-    regression-to-the-mean control, docs/statistics.md)."""
-    arms = [
-        Arm("solo_cutedsl", "cutedsl"),
-        Arm("solo_tirx", "tirx"),
-        Arm("cutedsl2tirx_skill", "tirx", skill_from_arm("solo_cutedsl"), "solo_tirx"),
-        Arm("tirx2cutedsl_skill", "cutedsl", skill_from_arm("solo_tirx"), "solo_cutedsl"),
-    ]
-    if control:
-        arms += [
-            Arm("solo_tirx_control", "tirx", None, "solo_tirx"),
-            Arm("solo_cutedsl_control", "cutedsl", None, "solo_cutedsl"),
-        ]
-    return arms
+    regression-to-the-mean control, docs/statistics.md). Defined in C++ (StandardArms,
+    ControlArms)."""
+    specs = list(_core.standard_arms()) + (list(_core.control_arms()) if control else [])
+    return [_arm_of(spec) for spec in specs]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -334,17 +332,13 @@ def agent_executor(
 
 
 def agent_fingerprint_salt() -> str:
-    """The agent's part of every task fingerprint: a digest of what it tells every model
-    besides the task (the skill rules, the header of a received skill), so that trials run
-    before a change to them are stale. "" when this build has no agent."""
-    try:
-        from . import agent
-    except (ImportError, AttributeError):
-        return ""
-    rules = getattr(agent, "skill_rules", lambda: "")()
-    header = getattr(agent, "RECEIVED_SKILL_HEADER", "")
-    digest = hashlib.sha256(f"{rules}\n{header}".encode()).hexdigest()[:16]
-    return f"agent-instructions:{digest}"
+    """The agent's part of every task fingerprint (C++ mkb::AgentFingerprintSalt: a digest of
+    what it tells every model besides the task), so that trials run before a change to it are
+    stale. "" when this build has no agent."""
+    from . import _core
+
+    salt = getattr(_core, "agent_fingerprint_salt", None)
+    return salt() if salt is not None else ""
 
 
 def _salt(executor: Any, fingerprint_salt: str | None) -> str:

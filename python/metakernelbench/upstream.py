@@ -47,10 +47,14 @@ from typing import Any
 
 from . import _core
 
-#: The published harness's arms, solos first (its catalog).
-ARMS = ("solo_cutedsl", "solo_tirx", "cutedsl2tirx_skill", "tirx2cutedsl_skill")
+#: The published harness's arms, solos first (its catalog): our standard arms (C++ StandardArms).
+ARMS = tuple(arm.to_dict()["name"] for arm in _core.standard_arms())
 #: A conditioned arm's source solo, and a solo's conditioned arm.
-SKILL_SOURCE = {"cutedsl2tirx_skill": "solo_cutedsl", "tirx2cutedsl_skill": "solo_tirx"}
+SKILL_SOURCE = {
+    d["name"]: d["skill"]["arm"]
+    for d in (arm.to_dict() for arm in _core.standard_arms())
+    if d["skill"].get("kind") == "arm"
+}
 DEPENDENT_SKILL = {source: skill for skill, source in SKILL_SOURCE.items()}
 DIRECTION = {"cutedsl2tirx_skill": "cutedsl2tirx", "tirx2cutedsl_skill": "tirx2cutedsl"}
 FAMILIES = ("attention", "kv_cache", "mlp_norm", "moe", "quantization", "linear_attention")

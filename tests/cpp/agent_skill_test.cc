@@ -245,3 +245,11 @@ TEST_CASE("the scripted model's skills are prose, and name the pitfall it acts o
   CHECK_FALSE(mkb::MakeSkill(text, 16384).flags().contains_code());
   CHECK(text.find("gain") != std::string::npos);
 }
+
+TEST_CASE("the agent's fingerprint salt follows what it tells every model") {
+  const std::string salt = mkb::AgentFingerprintSalt();
+  CHECK(salt ==
+        "agent-instructions:" +
+            mkb::Sha256Hex(mkb::SkillRules() + "\n" + mkb::kReceivedSkillHeader).substr(0, 16));
+  CHECK(salt.size() == std::string("agent-instructions:").size() + 16);
+}

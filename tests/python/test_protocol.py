@@ -198,7 +198,11 @@ def test_the_executors_salt_is_part_of_every_task_fingerprint(tmp_path, suite):
     Versioned.fingerprint_salt = "agent-v2"  # e.g. the agent's instructions changed
     assert set(experiment().plan(path, suite=suite, executor=Versioned())["action"]) == {"stale"}
     if hasattr(mkb._core, "AgentTrialExecutor"):  # executor=None: the agent's salt
+        # Defined once, in C++: what a C++ RunExperiment with the agent uses is Python's too.
+        assert ex.agent_fingerprint_salt() == mkb._core.agent_fingerprint_salt()
         assert ex.agent_fingerprint_salt().startswith("agent-instructions:")
+        executor = ex.agent_executor("scripted/demo", suite=suite, workspace_root=tmp_path / "ws", device="cpu")
+        assert executor.fingerprint_salt == ex.agent_fingerprint_salt()
 
 
 def test_custom_arms_placebo_same_dsl_control_and_another_models_skill(tmp_path, suite):

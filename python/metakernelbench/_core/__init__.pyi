@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples', 'take_runtime_findings']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples', 'take_runtime_findings']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -350,6 +350,10 @@ def accept_reported_times(reported_ms: collections.abc.Sequence[typing.SupportsF
     """
     The worker's reported times checked against the host's round trips (measurement_plan.h).
     """
+def agent_fingerprint_salt() -> str:
+    """
+    The agent's part of every task fingerprint (C++ mkb::AgentFingerprintSalt).
+    """
 def align_tensor_offset(arg0: typing.SupportsInt | typing.SupportsIndex) -> int:
     ...
 def apply_audit_policy(findings: list, policy: typing.Any = None) -> list:
@@ -375,6 +379,10 @@ def compare_structure(expected: typing.Any, actual: typing.Any) -> typing.Any:
 def compare_tensor(out: typing.Any, out_dtype: str, expected: typing.Any, expected_dtype: str, anchor: typing.Any, anchor_dtype: str, exact: bool = False, allowance_factor: typing.SupportsFloat | typing.SupportsIndex = 0.0, eps_scale: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
     """
     The correctness rule on one tensor (capsules), as a dict.
+    """
+def control_arms() -> list:
+    """
+    The second solos of the regression-to-the-mean control.
     """
 def default_budget() -> Message:
     """
