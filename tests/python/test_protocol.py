@@ -501,3 +501,18 @@ def test_kill_9_at_random_moments_then_resume_loses_and_duplicates_nothing(tmp_p
     for trial_id, current_try in by_trial.items():
         tries = sorted(archived[archived["trial_id"] == trial_id]["try_number"])
         assert tries == list(range(1, current_try))
+
+
+def test_the_arms_are_the_cores():
+    """The standard and control arms are defined once, in C++ (libmkb/model/defaults.h): the
+    experiment API and the published-results importer read them from there."""
+    from metakernelbench import upstream
+
+    core = [a.to_dict() for a in (*mkb._core.standard_arms(), *mkb._core.control_arms())]
+    ours = [a.to_dict() for a in ex.standard_arms(control=True)]
+    assert [(a["name"], a["dsl"], a.get("base_arm", "")) for a in ours] == [
+        (a["name"], a["dsl"], a["base_arm"]) for a in core
+    ]
+    assert [a["skill"].get("arm") for a in ours] == [a["skill"]["arm"] or None for a in core]
+    assert upstream.ARMS == ex.STANDARD_ARMS
+    assert upstream.SKILL_SOURCE == {"cutedsl2tirx_skill": "solo_cutedsl", "tirx2cutedsl_skill": "solo_tirx"}
