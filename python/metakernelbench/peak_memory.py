@@ -1,12 +1,15 @@
 """Peak tensor memory of a computation, measured on the CPU: every storage an operator creates
 is followed until it is freed. Used to estimate a problem's `peak_memory_bytes` without a GPU
 (scripts/estimate-peak-memory.py, `mkb import upstream-problems` on the CPU); on a GPU, torch's
-allocator statistics measure it directly (`cuda_peak_bytes`).
+allocator statistics measure it directly (`cuda_peak_bytes`). A computation on the meta device
+creates the same storages without memory or compute (`meta_peak_bytes`): for workloads a CPU
+cannot hold or would take minutes over.
 
-A full workload too large for the CPU (tens of GB of expert weights and their float64 anchor
-copies) is traced with its large tensors on the meta device (`MixedMetaStorage`): they have a
-size and no values, so the trace counts them without the memory or the compute, while the small
-tensors that steer control flow (routing decisions, token counts per expert) keep real values."""
+A full workload whose control flow depends on values (routing decisions, token counts per
+expert) but whose large tensors (tens of GB of expert weights and their float64 anchor copies)
+are too large for the CPU is traced with only those large tensors on the meta device
+(`MixedMetaStorage`): they have a size and no values, so the trace counts them without the memory
+or the compute, while the small tensors that steer control flow keep real values."""
 
 from __future__ import annotations
 
@@ -21,10 +24,12 @@ from torch.utils._pytree import tree_flatten
 
 class LiveStorage(TorchDispatchMode):
     """While active, tracks the bytes of every storage created under it that is still alive;
-    `peak` is the most seen at once (storages created before it are not counted)."""
+    `peak` is the most seen at once (storages created before it are not counted). Meta storages
+    are counted only with include_meta."""
 
-    def __init__(self):
+    def __init__(self, include_meta: bool = False):
         super().__init__()
+        self.include_meta = include_meta
         self.storages: dict[int, tuple[StorageWeakRef, int]] = {}
         self.peak = 0
 
@@ -35,11 +40,11 @@ class LiveStorage(TorchDispatchMode):
         return sum(n for _, n in self.storages.values())
 
     def track(self, out, skip: frozenset[int] = frozenset()) -> None:
-        """Counts the storages of out's tensors not seen before (and not in skip), then the peak.
-        Storages are told apart by their StorageImpl (StorageWeakRef.cdata), which meta storages
-        have too (their data pointers are all null)."""
+        """Counts the storages of out's tensors not seen before (and not in skip; meta ones only
+        with include_meta), then the peak. Storages are told apart by their StorageImpl
+        (StorageWeakRef.cdata), which meta storages have too (their data pointers are all null)."""
         for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor):
+            if isinstance(t, torch.Tensor) and (self.include_meta or t.device.type != "meta"):
                 ref = StorageWeakRef(t.untyped_storage())
                 known = self.storages.get(ref.cdata)
                 # A freed storage's entry may linger until live() drops it; a new storage at
@@ -76,7 +81,7 @@ class MixedMetaStorage(LiveStorage):
     with every tensor real."""
 
     def __init__(self, meta_bytes: int, meta_macs: float = float("inf")):
-        super().__init__()
+        super().__init__(include_meta=True)
         self.meta_bytes = meta_bytes
         self.meta_macs = meta_macs
 
@@ -137,6 +142,14 @@ def cpu_peak_bytes(
     (MixedMetaStorage)."""
     tracker = LiveStorage() if meta_bytes is None else MixedMetaStorage(meta_bytes, meta_macs)
     with torch.no_grad(), tracker:
+        result = fn()
+        del result
+    return tracker.peak
+
+
+def meta_peak_bytes(fn: Callable[[], Any]) -> int:
+    """cpu_peak_bytes for a computation on the meta device (fn must not read tensor values)."""
+    with torch.no_grad(), LiveStorage(include_meta=True) as tracker:
         result = fn()
         del result
     return tracker.peak

@@ -734,8 +734,9 @@ def compare_problem(problem, file: PublishedFile, seed: int, device: str) -> Com
                 if isinstance(a, torch.Tensor) and not torch.equal(a, b)
             ]
             published_anchor = module.reference(*values.upcast(inputs))
-            ours = problem.reference(*[values.clone(x) for x in inputs])
-            ours_anchor = problem.reference(*values.upcast(inputs))
+            # Ours as the judge computes it (correctness_reference where the problem has one).
+            ours = problem.correctness_reference(*[values.clone(x) for x in inputs])
+            ours_anchor = problem.correctness_reference(*values.upcast(inputs))
     except UpstreamError as error:
         row.error = str(error)
         return row
