@@ -9,10 +9,19 @@ into problem.textproto is this estimate with a margin (--margin); a GPU run of
 `pytest -m gpu tests/python/test_references.py` then checks the measured peak against it.
 
     scripts/estimate-peak-memory.py 19 20 [--workload full] [--margin 1.3] [--write] [--device meta]
+    scripts/estimate-peak-memory.py 45 --workload full --meta-bytes 268435456 --margin 1.05 --write
 
 --device meta traces the same draw on the meta device (the same operators and storages, without
 the memory or the compute), for workloads a CPU cannot hold or would take minutes over; the
 reference must not read tensor values on the host (e.g. with .item()).
+
+A full workload too large for the CPU whose reference does read values (routing, token counts
+per expert) is traced with --meta-bytes (and --meta-macs): operators whose outputs reach that
+many bytes, or matrix products of that many multiply-adds, run on the meta device, and so does
+everything computed from them, while the small tensors that steer control flow keep real values
+(peak_memory.MixedMetaStorage). Choose the thresholds above every tensor that routing decisions
+are computed from; an operator that needs values of a meta tensor stops the trace with an error
+saying so.
 
 With --write, the estimate replaces the workload's `peak_memory_bytes:` line in problem.textproto,
 with a comment saying where it came from (so that a GPU measurement can replace it).
@@ -28,17 +37,27 @@ from metakernelbench.judge import values
 from metakernelbench.peak_memory import cpu_peak_bytes, meta_peak_bytes
 
 
-def estimate(problem, workload: str, device: str = "cpu") -> int:
+def estimate(
+    problem,
+    workload: str,
+    device: str = "cpu",
+    meta_bytes: int | None = None,
+    meta_macs: float = float("inf"),
+) -> int:
     def draw():
         inputs = problem.make_inputs(workload, device=device, seed=0)
         expected = problem.correctness_reference(*[values.clone(x) for x in inputs])
         anchor = problem.correctness_reference(*values.upcast(inputs))
         return inputs, expected, anchor
 
-    return (meta_peak_bytes if device == "meta" else cpu_peak_bytes)(draw)
+    if device == "meta":
+        return meta_peak_bytes(draw)
+    return cpu_peak_bytes(draw, meta_bytes, meta_macs)
 
 
-def write_estimate(problem, workload: str, value: int, margin: float, device: str = "cpu") -> None:
+def write_estimate(
+    problem, workload: str, value: int, margin: float, device: str = "cpu", how: str = ""
+) -> None:
     """Replaces the workload's peak_memory_bytes line in problem.textproto."""
     path = problem.directory / "problem.textproto"
     text = path.read_text()
@@ -48,7 +67,7 @@ def write_estimate(problem, workload: str, value: int, margin: float, device: st
     line = re.compile(r"  peak_memory_bytes: \d+[^\n]*")
     found = line.search(text, block.end())
     where = "CPU" if device == "cpu" else f"{device}-device"
-    comment = f"# {where} estimate x{margin:g} (scripts/estimate-peak-memory.py)"
+    comment = f"# {where} estimate x{margin:g} (scripts/estimate-peak-memory.py{how})"
     if workload == "full":
         comment += "; refresh with the H200's measurement"
     text = text[: found.start()] + f"  peak_memory_bytes: {value}  {comment}" + text[found.end() :]
@@ -62,20 +81,35 @@ def main() -> None:
     parser.add_argument("--margin", type=float, default=1.3)
     parser.add_argument("--write", action="store_true", help="write the estimate into problem.textproto")
     parser.add_argument("--device", default="cpu", choices=["cpu", "meta"], help="where the draw is traced")
+    parser.add_argument(
+        "--meta-bytes",
+        type=int,
+        default=None,
+        help="(on the CPU) trace operators with outputs of at least this many bytes on the meta device",
+    )
+    parser.add_argument(
+        "--meta-macs",
+        type=float,
+        default=float("inf"),
+        help="(with --meta-bytes) trace matrix products of at least this many multiply-adds on meta",
+    )
     args = parser.parse_args()
     suite = mkb.load_suite()
     workloads = ["full", "small"] if args.workload == "all" else [args.workload]
     for key in args.problems:
         problem = suite.find(key)
         for workload in workloads:
-            peak = estimate(problem, workload, args.device)
+            peak = estimate(problem, workload, args.device, args.meta_bytes, args.meta_macs)
             value = int(peak * args.margin)
             print(
                 f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
                 f"peak_memory_bytes: {value}"
             )
             if args.write:
-                write_estimate(problem, workload, value, args.margin, args.device)
+                how = "" if args.meta_bytes is None else f" --meta-bytes {args.meta_bytes}"
+                if args.meta_bytes is not None and args.meta_macs != float("inf"):
+                    how += f" --meta-macs {args.meta_macs:g}"
+                write_estimate(problem, workload, value, args.margin, args.device, how)
 
 
 if __name__ == "__main__":
