@@ -24,7 +24,9 @@
 #include "libmkb/agent/openai_chat_model.h"
 #include "libmkb/agent/price_table.h"
 #include "libmkb/agent/shell_sandbox.h"
+#include "libmkb/agent/shell_view.h"
 #include "libmkb/agent/skill.h"
+#include "libmkb/agent/submission_check.h"
 #include "libmkb/agent/task.h"
 #include "libmkb/model/names.h"
 #include "libmkb/protocol/trial_observer.h"
@@ -114,6 +116,18 @@ ShellSandboxOptions SandboxOptionsFrom(py::handle value) {
   o.max_file_bytes = r.Get<int64_t>("max_file_bytes", o.max_file_bytes);
   o.tmp_bytes = r.Get<int64_t>("tmp_bytes", o.tmp_bytes);
   o.max_output_bytes = r.Get<size_t>("max_output_bytes", o.max_output_bytes);
+  // read_only: paths (seen where they are) or [source, target] pairs.
+  for (py::handle item : r.Get<py::list>("read_only", py::list())) {
+    if (py::isinstance<py::str>(item)) {
+      o.read_only.push_back({item.cast<std::string>(), ""});
+    } else if (py::isinstance<py::sequence>(item) && py::len(item) == 2) {
+      auto pair = item.cast<std::pair<std::string, std::string>>();
+      o.read_only.push_back({pair.first, pair.second});
+    } else {
+      ThrowIfError(absl::InvalidArgumentError(
+          "sandbox.read_only: each entry is a path or a [source, target] pair"));
+    }
+  }
   o.hidden_paths = r.Get<std::vector<std::string>>("hidden_paths", {});
   o.environment = r.Get<std::vector<std::string>>("environment", {});
   o.bwrap = r.Get<std::string>("bwrap", o.bwrap);
@@ -356,7 +370,8 @@ void RegisterAgent(py::module_& m) {
            }),
            py::arg("workspace"), py::arg("options") = py::none(),
            "options: cpus, memory_bytes, max_processes, max_file_bytes, tmp_bytes,\n"
-           "max_output_bytes, hidden_paths, environment, bwrap, shell, require_isolation.\n"
+           "max_output_bytes, read_only, hidden_paths, environment, bwrap, shell, "
+           "require_isolation.\n"
            "Raises FailedPreconditionError when bubblewrap cannot start and isolation is "
            "required.")
       .def(
@@ -377,6 +392,25 @@ void RegisterAgent(py::module_& m) {
 
   m.attr("RECEIVED_SKILL_HEADER") = std::string(kReceivedSkillHeader);
   m.def("skill_rules", &SkillRules, "The rules for SKILL.md as TASK.md states them.");
+  m.def(
+      "refuse_before_judging",
+      [](py::object problem, const std::string& dsl, const py::bytes& source,
+         const std::string& workload, py::object config) -> py::object {
+        v1::EvaluationRequest request;
+        request.set_dsl(ValueOrThrow(ParseDsl(dsl)));
+        request.set_kernel_source(std::string(source));
+        request.set_workload(workload);
+        *request.mutable_config() = ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config));
+        const auto p = ValueOrThrow(MessageFromPython<v1::Problem>(problem, /*validate=*/false));
+        std::optional<v1::Verdict> refused = RefuseBeforeJudging(p, request);
+        if (!refused.has_value()) return py::none();
+        return py::cast(ViewOf(*std::move(refused)));
+      },
+      py::arg("problem"), py::arg("dsl"), py::arg("source"), py::arg("workload") = "small",
+      py::arg("config") = py::none(),
+      "The invalid_submission Verdict the judge gives `source` (bytes, as read from kernel.py)\n"
+      "without evaluating it -- empty, oversized, not UTF-8, NUL bytes -- or None when it must\n"
+      "be judged (libmkb/agent/submission_check.h). Parsing is the judge's.");
   m.def(
       "make_skill",
       [](const std::string& text, int64_t max_bytes) { return ViewOf(MakeSkill(text, max_bytes)); },
@@ -448,6 +482,16 @@ void RegisterAgent(py::module_& m) {
         config.target = r.Get<std::string>("target", "");
         config.task_fingerprint = r.Get<std::string>("task_fingerprint", "");
         config.sandbox = SandboxOptionsFrom(r.Raw("sandbox"));
+        // The shell's view (shell_view.h): the judge's Python, the variant's DSL.
+        config.shell_view.python = ValueOrThrow(ProbePython(python));
+        const auto site_dirs =
+            r.Get<std::map<std::string, std::vector<std::string>>>("dsl_site_dirs", {});
+        for (const auto& [dsl, dirs] : site_dirs) {
+          std::vector<std::string>& to = dsl == DslName(config.dsl)
+                                             ? config.shell_view.dsl_site_dirs
+                                             : config.shell_view.other_dsl_site_dirs;
+          to.insert(to.end(), dirs.begin(), dirs.end());
+        }
         config.grace_turns = r.Get<int>("grace_turns", config.grace_turns);
         const ModelOptions model_options = ModelOptionsFrom(r.Raw("model_options"));
         const PriceTable prices = PricesFrom(r.Get<std::string>("prices", ""));
@@ -490,6 +534,7 @@ void RegisterAgent(py::module_& m) {
              o.guides_root = r.Get<std::string>("guides_root", "");
              o.dsl_site_dirs =
                  r.Get<std::map<std::string, std::vector<std::string>>>("dsl_site_dirs", {});
+             o.store_path = r.Get<std::string>("store_path", "");
              o.sandbox = SandboxOptionsFrom(r.Raw("sandbox"));
              o.judge_config =
                  ValueOrThrow(MessageFromPython<v1::JudgeConfig>(r.Raw("judge_config")));
@@ -529,7 +574,7 @@ void RegisterAgent(py::module_& m) {
            py::arg("options"), py::arg("python"), py::arg("environment"),
            py::arg("models") = py::none(),
            "options: suite_root, workspace_root (required), device, target, evaluation_slots,\n"
-           "guides_root, dsl_site_dirs, sandbox, judge_config, model_options, prices, "
+           "guides_root, dsl_site_dirs, store_path, sandbox, judge_config, model_options, prices, "
            "grace_turns.\n"
            "models: None, or a callable(model_id) -> a model adapter or None (the built-in "
            "clients).")

@@ -8,6 +8,7 @@ namespace mkb::python {
 
 void RegisterSuite(pybind11::module_& module);
 void RegisterJudge(pybind11::module_& module);
+void RegisterRuntimeAuditHook(pybind11::module_& module);
 void RegisterCuda(pybind11::module_& module);
 void RegisterStats(pybind11::module_& module);
 void RegisterStore(pybind11::module_& module);

@@ -11,6 +11,7 @@
 #include "libmkb/judge/call_trace.h"
 #include "libmkb/judge/cuda/cupti_source.h"
 #include "libmkb/judge/cuda/device.h"
+#include "libmkb/judge/cuda/launch_monitor.h"
 #include "libmkb/judge/cuda/l2_flush.h"
 #include "libmkb/judge/cuda/nvml_sampler.h"
 
@@ -62,6 +63,47 @@ void RegisterCuda(py::module_& parent) {
       "A DLPack capsule of uint8[nbytes] at a device address (the memory is not owned).");
   m.def("driver_version", &cuda::DriverCudaVersion, "The driver's CUDA version, e.g. '13.0'.");
 
+  py::class_<cuda::DeviceBuffer>(
+      m, "DeviceBuffer",
+      "Device memory in an allocation of its own: its IPC handle maps nothing else.")
+      .def(py::init([](int64_t bytes, int device) {
+             return ValueOrThrow(cuda::DeviceBuffer::Allocate(bytes, device));
+           }),
+           py::arg("bytes"), py::arg("device") = 0)
+      .def_property_readonly("ptr", &cuda::DeviceBuffer::ptr)
+      .def_property_readonly("bytes", &cuda::DeviceBuffer::bytes)
+      .def_property_readonly("device", &cuda::DeviceBuffer::device)
+      .def("ipc_handle",
+           [](const cuda::DeviceBuffer& b) { return py::bytes(ValueOrThrow(b.IpcHandle())); })
+      .def("capsule", [](const cuda::DeviceBuffer& b) {
+        return ByteCapsule(reinterpret_cast<void*>(b.ptr()), b.bytes(),
+                           DLDevice{kDLCUDA, b.device()}, nullptr);
+      }, "A DLPack capsule of uint8[bytes] over the buffer (valid while the buffer lives).");
+
+  py::class_<cuda::LaunchMonitor, std::unique_ptr<cuda::LaunchMonitor, py::nodelete>>(
+      m, "LaunchMonitor",
+      "CUPTI callbacks attributing every kernel launch to its module's loader (the DSL, a raw "
+      "driver-API module, the CUDA runtime's libraries, the judge); the knockout.")
+      .def(py::init([](std::vector<std::string> cupti_dirs,
+                       std::vector<std::string> dsl_native_dirs) {
+             return std::unique_ptr<cuda::LaunchMonitor, py::nodelete>(
+                 ValueOrThrow(cuda::LaunchMonitor::Start(cupti_dirs, dsl_native_dirs)));
+           }),
+           py::arg("cupti_dirs") = std::vector<std::string>{},
+           py::arg("dsl_native_dirs") = std::vector<std::string>{})
+      .def("begin_call",
+           [](cuda::LaunchMonitor& m, bool knockout) { ThrowIfError(m.BeginCall(knockout)); },
+           py::arg("knockout") = false)
+      .def("end_call", [](cuda::LaunchMonitor& m) { return ViewOf(m.EndCall()); })
+      .def("set_enabled",
+           [](cuda::LaunchMonitor& m, bool enabled) { ThrowIfError(m.SetEnabled(enabled)); },
+           py::arg("enabled"))
+      .def("enter_dsl_loader", &cuda::LaunchMonitor::EnterDslLoader)
+      .def("leave_dsl_loader", &cuda::LaunchMonitor::LeaveDslLoader)
+      .def("enter_judge", &cuda::LaunchMonitor::EnterJudge)
+      .def("leave_judge", &cuda::LaunchMonitor::LeaveJudge)
+      .def_property_readonly("background_launches", &cuda::LaunchMonitor::background_launches);
+
   py::class_<CallTracer>(m, "Tracer",
                          "CUPTI activity tracing of one call at a time (process-wide CUPTI).")
       .def(py::init([](std::vector<std::string> library_dirs) {
@@ -74,14 +116,20 @@ void RegisterCuda(py::module_& parent) {
            "activity.\n"
            "FailedPreconditionError when another profiler holds CUPTI.")
       .def("begin", [](CallTracer& t) { ThrowIfError(t.Begin()); })
-      .def("end", [](CallTracer& t) {
-        absl::StatusOr<v1::CallTrace> trace;
-        {
-          py::gil_scoped_release release;
-          trace = t.End();
-        }
-        return ViewOf(ValueOrThrow(std::move(trace)));
-      });
+      .def(
+          "end",
+          [](CallTracer& t, cuda::LaunchMonitor* monitor) {
+            absl::StatusOr<v1::CallTrace> trace;
+            {
+              py::gil_scoped_release release;
+              trace = t.End();
+            }
+            v1::CallTrace value = ValueOrThrow(std::move(trace));
+            if (monitor != nullptr) monitor->Annotate(&value);
+            return ViewOf(value);
+          },
+          py::arg("monitor") = nullptr,
+          "Drains the call's records; with a launch monitor, each record gets its origin.");
 
   py::class_<cuda::NvmlSampler>(m, "NvmlSampler",
                                 "SM clock, temperature and throttle reasons of a GPU (NVML).")

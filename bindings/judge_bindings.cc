@@ -13,11 +13,15 @@
 #include "bindings/bindings.h"
 #include "bindings/dlpack_capsule.h"
 #include "bindings/proto_convert.h"
+#include "bindings/python_ast.h"
 #include "bindings/status.h"
 #include "libmkb/judge/channel.h"
 #include "libmkb/judge/compare.h"
 #include "libmkb/judge/judge.h"
+#include "libmkb/judge/measurement_plan.h"
 #include "libmkb/judge/process_supervisor.h"
+#include "libmkb/judge/python_parser.h"
+#include "libmkb/judge/python_syntax.h"
 #include "libmkb/judge/report.h"
 #include "libmkb/judge/runtime_audit.h"
 #include "libmkb/judge/sandbox.h"
@@ -88,29 +92,53 @@ void RegisterJudge(py::module_& m) {
   m.def(
       "enter_sandbox",
       [](std::vector<int> keep_fds, int64_t address_space_bytes, int64_t cpu_seconds,
-         int64_t max_processes, bool isolate_network, bool drop_privileges) {
+         bool isolate_network, std::string view_root, std::vector<std::string> read_only_paths,
+         std::vector<std::string> writable_paths, std::vector<std::string> hidden_paths,
+         std::vector<std::string> device_paths, int64_t tmp_bytes, int uid, int gid,
+         bool seccomp) {
         SandboxOptions options;
         options.keep_fds = std::move(keep_fds);
         options.address_space_bytes = address_space_bytes;
         options.cpu_seconds = cpu_seconds;
-        options.max_processes = max_processes;
         options.isolate_network = isolate_network;
-        options.drop_privileges = drop_privileges;
+        options.view_root = std::move(view_root);
+        options.read_only_paths = std::move(read_only_paths);
+        options.writable_paths = std::move(writable_paths);
+        options.hidden_paths = std::move(hidden_paths);
+        options.device_paths = std::move(device_paths);
+        if (tmp_bytes > 0) options.tmp_bytes = tmp_bytes;
+        options.uid = static_cast<uid_t>(uid);
+        options.gid = static_cast<gid_t>(gid);
+        options.seccomp = seccomp;
+        // Returns in the worker only (the keeper process never comes back from here).
         const SandboxReport report = ValueOrThrow(EnterSandbox(options));
         py::dict out;
         out["own_process_group"] = report.own_process_group;
+        out["own_pid_namespace"] = report.own_pid_namespace;
+        out["own_mount_namespace"] = report.own_mount_namespace;
+        out["filesystem_view"] = report.filesystem_view;
         out["network_isolated"] = report.network_isolated;
         out["privileges_dropped"] = report.privileges_dropped;
         out["no_new_privileges"] = report.no_new_privileges;
+        out["syscall_filter"] = report.syscall_filter;
         out["dies_with_host"] = report.dies_with_host;
+        out["uid"] = static_cast<int>(report.uid);
         out["notes"] = report.notes;
         return out;
       },
       py::arg("keep_fds"), py::arg("address_space_bytes") = 0, py::arg("cpu_seconds") = 0,
-      py::arg("max_processes") = 0, py::arg("isolate_network") = true,
-      py::arg("drop_privileges") = false,
-      "Worker side, first thing after fork: own session, limits, closed descriptors, network "
-      "namespace.");
+      py::arg("isolate_network") = true, py::arg("view_root") = "",
+      py::arg("read_only_paths") = std::vector<std::string>{},
+      py::arg("writable_paths") = std::vector<std::string>{},
+      py::arg("hidden_paths") = std::vector<std::string>{},
+      py::arg("device_paths") = std::vector<std::string>{}, py::arg("tmp_bytes") = 0,
+      py::arg("uid") = 65534, py::arg("gid") = 65534, py::arg("seccomp") = true,
+      "Worker side, first thing after fork: namespaces, the filesystem view, a second fork (the "
+      "caller continues as PID 1 of its own PID namespace; the intermediate keeper never "
+      "returns), an unprivileged user without capabilities, no_new_privs, the syscall filter. "
+      "Raises when the worker cannot be isolated.");
+  m.def("seccomp_denied_syscalls", &SeccompDeniedSyscalls,
+        "The system calls the worker's filter refuses.");
   m.def(
       "protect_host", [] { ThrowIfError(ProtectHost()); },
       "Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user "
@@ -175,7 +203,28 @@ void RegisterJudge(py::module_& m) {
           },
           py::arg("timeout_s"),
           "Blocks up to timeout_s; raises DeadlineExceededError, or UnavailableError when the peer "
-          "is gone.");
+          "is gone, or PermissionDeniedError for a message that fails authentication.")
+      .def(
+          "authenticate",
+          [](Channel& c, py::bytes key, const std::string& own, const std::string& peer) {
+            if (own.size() != 1 || peer.size() != 1)
+              throw py::value_error("own and peer are one-character direction tags");
+            c.Authenticate(std::string(key), own[0], peer[0]);
+          },
+          py::arg("key"), py::arg("own"), py::arg("peer"),
+          "Tags every message sent and checks every message received (HMAC-SHA256, in sequence).")
+      .def(
+          "accept_key",
+          [](Channel& c, double timeout_s, const std::string& own, const std::string& peer) {
+            if (own.size() != 1 || peer.size() != 1)
+              throw py::value_error("own and peer are one-character direction tags");
+            py::gil_scoped_release release;
+            ThrowIfError(c.AcceptKey(absl::Now() + absl::Seconds(timeout_s), own[0], peer[0]));
+          },
+          py::arg("timeout_s"), py::arg("own"), py::arg("peer"),
+          "Receives the key as the next message and keeps it inside the channel (never returned "
+          "to Python); blocks.")
+      .def_property_readonly("authenticated", &Channel::authenticated);
 
   py::class_<SharedSegment, std::shared_ptr<SharedSegment>>(
       m, "SharedSegment", "Shared memory (memfd) for CPU tensors.")
@@ -212,12 +261,24 @@ void RegisterJudge(py::module_& m) {
   m.def(
       "static_audit",
       [](const std::string& source, const std::string& dsl, bool require_dsl, py::object policy,
-         const std::string& filename) {
+         const std::string& filename, const std::string& parser) {
         StaticAuditOptions options;
         options.dsl = dsl.empty() ? v1::DSL_UNSPECIFIED : ValueOrThrow(ParseDsl(dsl));
         options.require_dsl = require_dsl;
         options.filename = filename;
-        std::vector<v1::AuditFinding> findings = StaticAudit(source, options);
+        std::vector<v1::AuditFinding> findings;
+        if (parser == "cpython") {
+          // The interpreter's own parse; source it refuses goes to the C++ parser, which
+          // reports it (static.unparsable) if it cannot read it either.
+          absl::StatusOr<std::unique_ptr<PyNode>> tree = CPythonSyntaxTree(source);
+          findings =
+              tree.ok() ? StaticAudit(source, **tree, options) : StaticAudit(source, options);
+        } else if (parser == "mkb") {
+          findings = StaticAudit(source, options);
+        } else {
+          throw py::value_error(
+              absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
+        }
         ApplyAuditPolicy(ValueOrThrow(MessageFromPython<v1::AuditPolicy>(policy)), &findings);
         py::list out;
         for (v1::AuditFinding& f : findings) out.append(ViewOf(std::move(f)));
@@ -225,7 +286,22 @@ void RegisterJudge(py::module_& m) {
       },
       py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true,
       py::arg("policy") = py::none(), py::arg("filename") = "kernel.py",
-      "The static audit of a kernel source: a list of AuditFinding.");
+      py::arg("parser") = "cpython",
+      "The static audit of a kernel source: a list of AuditFinding. parser 'cpython' reads the "
+      "source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ "
+      "parser (what C++ callers of mkb::StaticAudit get).");
+  m.def(
+      "python_syntax_dump",
+      [](const std::string& source, const std::string& parser) {
+        if (parser == "cpython") return DumpPySyntax(*ValueOrThrow(CPythonSyntaxTree(source)));
+        if (parser == "mkb") return DumpPySyntax(*ValueOrThrow(ParsePython(source)));
+        throw py::value_error(
+            absl::StrCat("parser: '", parser, "' is neither 'cpython' nor 'mkb'"));
+      },
+      py::arg("source"), py::arg("parser") = "cpython",
+      "The syntax tree the static audit reads, as text (DumpPySyntax): from this interpreter's "
+      "ast.parse ('cpython') or the C++ parser ('mkb'). InvalidArgumentError for source the "
+      "parser refuses.");
   m.def("static_audit_codes", &StaticAuditCodes);
   m.def(
       "audit_kernel_calls",
@@ -265,6 +341,14 @@ void RegisterJudge(py::module_& m) {
                                bandwidth, peak_flops);
       },
       py::arg("roofline"), py::arg("bandwidth_bytes_per_s"), py::arg("peak_flops_per_s"));
+  m.def(
+      "judge_floor_ms",
+      [](py::object roofline, double bandwidth) {
+        return JudgeFloorMs(ValueOrThrow(MessageFromPython<v1::RooflineFacts>(roofline, false)),
+                            bandwidth);
+      },
+      py::arg("roofline"), py::arg("measured_bandwidth_bytes_per_s"),
+      "The physical floor the judge applies (ms), from the measured copy bandwidth.");
   m.def(
       "classify_kernel",
       [](const std::string& name) { return std::string(KernelOriginName(ClassifyKernel(name))); },
@@ -528,6 +612,62 @@ void RegisterJudge(py::module_& m) {
         return ViewOf(SummarizeSamples(samples_ms, method));
       },
       py::arg("samples_ms"), py::arg("method") = "");
+
+  py::class_<MeasurementPlan>(
+      m, "MeasurementPlan",
+      "The seeds and order of one evaluation and when its strict pass stops (C++ policy; the "
+      "host carries it out).")
+      .def(py::init([](py::object config, bool gpu, bool require_dsl) {
+             return ValueOrThrow(MeasurementPlan::Create(
+                 ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu, require_dsl));
+           }),
+           py::arg("config"), py::arg("gpu"), py::arg("require_dsl"))
+      .def_property_readonly("config", [](const MeasurementPlan& p) { return ViewOf(p.config()); })
+      .def_property_readonly("correctness_sequence",
+                             [](const MeasurementPlan& p) {
+                               py::list out;
+                               for (const MeasurementPlan::Draw& d : p.correctness_sequence()) {
+                                 out.append(py::make_tuple(d.seed, d.index, d.knockout));
+                               }
+                               return out;
+                             },
+                             "(seed, index, knockout) per correctness call, in order.")
+      .def_property_readonly("warmup_seeds", &MeasurementPlan::warmup_seeds)
+      .def_property_readonly("timing_seeds", &MeasurementPlan::timing_seeds)
+      .def_property_readonly("calibration_calls", &MeasurementPlan::calibration_calls)
+      .def_property_readonly("recheck_draws", &MeasurementPlan::recheck_draws)
+      .def_property_readonly("strict_pass", &MeasurementPlan::strict_pass)
+      .def("next_strict_seed",
+           [](MeasurementPlan& p) { return ValueOrThrow(p.NextStrictSeed()); })
+      .def("strict_pass_done", &MeasurementPlan::StrictPassDone, py::arg("kernel_spans_ms"),
+           py::arg("eager_spans_ms"), py::arg("elapsed_s"));
+
+  py::class_<RecheckReservoir>(m, "RecheckReservoir",
+                               "Chooses the re-checked timing draws as their outputs come in.")
+      .def(py::init<int>(), py::arg("k"))
+      .def("offer", [](RecheckReservoir& r, int draw) { return ValueOrThrow(r.Offer(draw)); },
+           py::arg("draw"), "The slot for this draw's outputs: [0, k) keeps, k discards.")
+      .def_property_readonly("discard_slot", &RecheckReservoir::discard_slot)
+      .def("kept", &RecheckReservoir::Kept, "(slot, draw) of the kept draws.");
+
+  m.def(
+      "accept_reported_times",
+      [](std::vector<double> reported_ms, std::vector<double> round_trip_ms,
+         std::vector<double> calibration_gap_ms, py::object config, bool gpu) {
+        const ClockBound bound =
+            ClockBoundOf(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu);
+        AcceptedTimes a = AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound);
+        py::dict out;
+        out["accepted_ms"] = a.accepted_ms;
+        out["lifted"] = a.lifted;
+        out["calibration_gap_ms"] = a.calibration_gap_ms;
+        out["median_gap_ms"] = a.median_gap_ms;
+        out["finding"] = a.finding ? ToPython(*a.finding) : py::object(py::none());
+        return out;
+      },
+      py::arg("reported_ms"), py::arg("round_trip_ms"), py::arg("calibration_gap_ms"),
+      py::arg("config") = py::none(), py::arg("gpu") = true,
+      "The worker's reported times checked against the host's round trips (measurement_plan.h).");
 }
 
 }  // namespace mkb::python

@@ -19,6 +19,7 @@ PYBIND11_MODULE(_core, module) {
   mkb::python::RegisterMessages(module);
   mkb::python::RegisterSuite(module);
   mkb::python::RegisterJudge(module);
+  mkb::python::RegisterRuntimeAuditHook(module);
 #ifdef MKB_HAVE_CUDA
   mkb::python::RegisterCuda(module);
 #endif

@@ -205,6 +205,7 @@ py::dict SummaryToPython(const RunSummary& summary) {
   d["blocked"] = summary.blocked;
   d["stale_kept"] = summary.stale_kept;
   d["warnings"] = summary.warnings;
+  d["retired"] = summary.retired;
   d["complete"] = summary.complete();
   return d;
 }
@@ -245,6 +246,7 @@ void RegisterProtocol(py::module_& module) {
         py::dict out;
         out["spec"] = ViewOf(plan.plan.spec);
         out["entries"] = entries;
+        out["outside_plan"] = plan.outside_plan;
         return out;
       },
       py::arg("spec"), py::arg("suite"), py::arg("store") = nullptr, py::arg("rerun_stale") = false,
@@ -252,7 +254,8 @@ void RegisterProtocol(py::module_& module) {
       "The dry run: {'spec': the ExperimentSpec with defaults, 'entries': [one dict per trial, "
       "in start order: trial_id, arm, replicate, depends_on, action ('run', 'reuse', "
       "'rerun_failed', 'rerun_interrupted', 'stale', 'rerun_stale', 'check_skill', 'blocked'), "
-      "reason, ...]}. Reads the store only.");
+      "reason, ...], 'outside_plan': [ids of the experiment's stored trials that the plan no "
+      "longer holds: a run retires them]}. Reads the store only.");
 
   m.def(
       "run",

@@ -105,15 +105,17 @@ void RegisterStore(py::module_& module) {
       m, "ResultStore",
       "A results store: one SQLite file (WAL). Thread-safe; every call blocks on SQLite I/O "
       "with the GIL released.")
-      .def(py::init([](const std::string& path, bool create) {
+      .def(py::init([](const std::string& path, bool create, bool read_only) {
              StoreOptions options;
-             options.create = create;
+             options.create = create && !read_only;
+             options.read_only = read_only;
              return std::make_shared<ResultStore>(
                  Blocking([&] { return ResultStore::Open(path, options); }));
            }),
-           py::arg("path"), py::arg("create") = true,
-           "Opens (creating unless create=False) the store at `path`. NotFoundError, or "
-           "FailedPreconditionError for a file that is not a store.")
+           py::arg("path"), py::arg("create") = true, py::arg("read_only") = false,
+           "Opens (creating unless create=False) the store at `path`; read_only=True never "
+           "writes the file (an older schema is migrated in a copy in memory). NotFoundError, "
+           "or FailedPreconditionError for a file that is not a store.")
       .def_property_readonly("path", &ResultStore::path)
       .def(
           "experiments",

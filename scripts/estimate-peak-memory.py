@@ -8,7 +8,11 @@ The GPU's caching allocator rounds blocks up and cuBLAS takes a workspace, so th
 into problem.textproto is this estimate with a margin (--margin); a GPU run of
 `pytest -m gpu tests/python/test_references.py` then checks the measured peak against it.
 
-    scripts/estimate-peak-memory.py 19 20 [--workload full] [--margin 1.3] [--write]
+    scripts/estimate-peak-memory.py 19 20 [--workload full] [--margin 1.3] [--write] [--device meta]
+
+--device meta traces the same draw on the meta device (the same operators and storages, without
+the memory or the compute), for workloads a CPU cannot hold or would take minutes over; the
+reference must not read tensor values on the host (e.g. with .item()).
 
 With --write, the estimate replaces the workload's `peak_memory_bytes:` line in problem.textproto,
 with a comment saying where it came from (so that a GPU measurement can replace it).
@@ -19,52 +23,22 @@ from __future__ import annotations
 import argparse
 import re
 
-import torch
-from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
-
 import metakernelbench as mkb
 from metakernelbench.judge import values
+from metakernelbench.peak_memory import cpu_peak_bytes, meta_peak_bytes
 
 
-class LiveStorage(TorchDispatchMode):
-    """Tracks the bytes of every storage created under it that is still alive."""
+def estimate(problem, workload: str, device: str = "cpu") -> int:
+    def draw():
+        inputs = problem.make_inputs(workload, device=device, seed=0)
+        expected = problem.correctness_reference(*[values.clone(x) for x in inputs])
+        anchor = problem.correctness_reference(*values.upcast(inputs))
+        return inputs, expected, anchor
 
-    def __init__(self):
-        super().__init__()
-        self.storages: dict[int, tuple[StorageWeakRef, int]] = {}
-        self.peak = 0
-
-    def live(self) -> int:
-        dead = [key for key, (ref, _) in self.storages.items() if ref.expired()]
-        for key in dead:
-            del self.storages[key]
-        return sum(n for _, n in self.storages.values())
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor):
-                storage = t.untyped_storage()
-                key = storage.data_ptr()
-                if key not in self.storages:
-                    self.storages[key] = (StorageWeakRef(storage), storage.nbytes())
-        self.peak = max(self.peak, self.live())
-        return out
+    return (meta_peak_bytes if device == "meta" else cpu_peak_bytes)(draw)
 
 
-def estimate(problem, workload: str) -> int:
-    torch.manual_seed(0)
-    with torch.no_grad(), LiveStorage() as tracker:
-        inputs = problem.make_inputs(workload, device="cpu")
-        expected = problem.reference(*[values.clone(x) for x in inputs])
-        anchor = problem.reference(*values.upcast(inputs))
-        del expected, anchor
-    return tracker.peak
-
-
-def write_estimate(problem, workload: str, value: int, margin: float) -> None:
+def write_estimate(problem, workload: str, value: int, margin: float, device: str = "cpu") -> None:
     """Replaces the workload's peak_memory_bytes line in problem.textproto."""
     path = problem.directory / "problem.textproto"
     text = path.read_text()
@@ -73,7 +47,8 @@ def write_estimate(problem, workload: str, value: int, margin: float) -> None:
         raise SystemExit(f"{path}: no workload {workload!r}")
     line = re.compile(r"  peak_memory_bytes: \d+[^\n]*")
     found = line.search(text, block.end())
-    comment = f"# CPU estimate x{margin:g} (scripts/estimate-peak-memory.py)"
+    where = "CPU" if device == "cpu" else f"{device}-device"
+    comment = f"# {where} estimate x{margin:g} (scripts/estimate-peak-memory.py)"
     if workload == "full":
         comment += "; refresh with the H200's measurement"
     text = text[: found.start()] + f"  peak_memory_bytes: {value}  {comment}" + text[found.end() :]
@@ -86,18 +61,21 @@ def main() -> None:
     parser.add_argument("--workload", default="all", help="full, small or all")
     parser.add_argument("--margin", type=float, default=1.3)
     parser.add_argument("--write", action="store_true", help="write the estimate into problem.textproto")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "meta"], help="where the draw is traced")
     args = parser.parse_args()
     suite = mkb.load_suite()
     workloads = ["full", "small"] if args.workload == "all" else [args.workload]
     for key in args.problems:
         problem = suite.find(key)
         for workload in workloads:
-            peak = estimate(problem, workload)
+            peak = estimate(problem, workload, args.device)
             value = int(peak * args.margin)
-            print(f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
-                  f"peak_memory_bytes: {value}")
+            print(
+                f"{problem.number:02d} {workload}: live peak {peak} B ({peak / 2**20:.1f} MiB); "
+                f"peak_memory_bytes: {value}"
+            )
             if args.write:
-                write_estimate(problem, workload, value, args.margin)
+                write_estimate(problem, workload, value, args.margin, args.device)
 
 
 if __name__ == "__main__":

@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 
 v1::DeviceKind DetectDevice() { return ::access("/dev/nvidiactl", F_OK) == 0 ? v1::CUDA : v1::CPU; }
 
-std::string PythonBinDir(const std::string& python) {
-  if (python.find('/') == std::string::npos) return "";
-  std::error_code error;
-  const fs::path path = fs::absolute(python, error);
-  return error ? "" : path.parent_path().string();
-}
-
 }  // namespace
 
 std::string TrialFolder(const std::string& trial_id) {
@@ -45,8 +38,12 @@ std::string TrialFolder(const std::string& trial_id) {
   return absl::StrJoin(parts, "/");
 }
 
-AgentTrialExecutor::AgentTrialExecutor(AgentTrialExecutorOptions options, Suite suite)
-    : options_(std::move(options)), suite_(std::move(suite)), slots_(options_.evaluation_slots) {}
+AgentTrialExecutor::AgentTrialExecutor(AgentTrialExecutorOptions options, Suite suite,
+                                       PythonLayout python)
+    : options_(std::move(options)),
+      suite_(std::move(suite)),
+      python_(std::move(python)),
+      slots_(options_.evaluation_slots) {}
 
 absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> AgentTrialExecutor::Create(
     AgentTrialExecutorOptions options) {
@@ -70,27 +67,13 @@ absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> AgentTrialExecutor::Create(
     const fs::path guess = fs::path(options.suite_root).parent_path() / "docs" / "dsl";
     if (fs::is_directory(guess, error)) options.guides_root = guess.string();
   }
-  // What the agent's shell must not see: other attempts' workspaces (the source attempt's
-  // kernel above all), reference solutions, and the user's home (keys, configuration) unless
-  // the Python the agent needs lives there.
-  const std::string bin = PythonBinDir(options.judge.python);
-  std::vector<std::string>& hidden = options.sandbox.hidden_paths;
-  hidden.push_back(options.workspace_root);
-  for (const v1::Problem& p : suite->problems()) {
-    const fs::path solutions = fs::path(p.directory()) / "solutions";
-    if (fs::is_directory(solutions, error)) hidden.push_back(solutions.string());
-  }
-  const std::string home = detail::GetEnv("HOME");
-  if (!home.empty() && home != "/" && !bin.empty() && !absl::StartsWith(bin + "/", home + "/") &&
-      !absl::StartsWith(options.workspace_root + "/", home + "/")) {
-    hidden.push_back(home);
-  }
-  if (!bin.empty()) {
-    options.sandbox.environment.insert(options.sandbox.environment.begin(),
-                                       absl::StrCat("PATH=", bin, ":/usr/local/bin:/usr/bin:/bin"));
+  absl::StatusOr<PythonLayout> python = ProbePython(options.judge.python);
+  if (!python.ok()) {
+    return absl::Status(python.status().code(),
+                        absl::StrCat("judge.python: ", python.status().message()));
   }
   return std::unique_ptr<AgentTrialExecutor>(
-      new AgentTrialExecutor(std::move(options), *std::move(suite)));
+      new AgentTrialExecutor(std::move(options), *std::move(suite), *std::move(python)));
 }
 
 absl::StatusOr<v1::Attempt> AgentTrialExecutor::Run(const v1::TrialSpec& spec) {
@@ -121,24 +104,23 @@ absl::StatusOr<v1::Attempt> AgentTrialExecutor::Run(const v1::TrialSpec& spec) {
   config.task_fingerprint = spec.task_fingerprint();
   config.guides_root = options_.guides_root;
   config.sandbox = options_.sandbox;
-  auto site_dirs = options_.dsl_site_dirs.find(DslName(spec.dsl()));
-  if (site_dirs != options_.dsl_site_dirs.end() && !site_dirs->second.empty()) {
-    for (const std::string& dir : site_dirs->second) config.judge.add_dsl_site_dirs(dir);
-    config.sandbox.environment.push_back(
-        absl::StrCat("PYTHONPATH=", absl::StrJoin(site_dirs->second, ":")));
-  }
-  // The variant sees only its own DSL: the other toolchains are hidden from its shell.
+  // The shell's view: the judge's Python, this variant's DSL (never the other's), and nothing
+  // of other trials or of the store.
+  config.shell_view.python = python_;
   for (const auto& [dsl, dirs] : options_.dsl_site_dirs) {
-    if (dsl == DslName(spec.dsl())) continue;
-    for (const std::string& dir : dirs) config.sandbox.hidden_paths.push_back(dir);
+    std::vector<std::string>& to = dsl == DslName(spec.dsl())
+                                       ? config.shell_view.dsl_site_dirs
+                                       : config.shell_view.other_dsl_site_dirs;
+    to.insert(to.end(), dirs.begin(), dirs.end());
   }
-  config.sandbox.environment.push_back(absl::StrCat("MKB_DSL=", DslName(spec.dsl())));
-  // `mkb check` in the shell compiles for the judge's GPU: "... (sm_90a)" in the target's words.
-  if (const size_t open = options_.target.rfind("(sm_"); open != std::string::npos) {
-    const size_t close = options_.target.find(')', open);
-    if (close != std::string::npos) {
-      config.sandbox.environment.push_back(
-          absl::StrCat("MKB_TARGET_ARCH=", options_.target.substr(open + 1, close - open - 1)));
+  for (const std::string& dir : config.shell_view.dsl_site_dirs)
+    config.judge.add_dsl_site_dirs(dir);
+  config.shell_view.private_paths.push_back(options_.workspace_root);
+  config.shell_view.private_paths.push_back(options_.suite_root);
+  if (!options_.store_path.empty()) {
+    // SQLite's companions of a database file.
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      config.shell_view.private_paths.push_back(absl::StrCat(options_.store_path, suffix));
     }
   }
   config.slots = &slots_;

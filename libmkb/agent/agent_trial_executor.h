@@ -19,6 +19,7 @@
 #include "libmkb/agent/model_factory.h"
 #include "libmkb/agent/price_table.h"
 #include "libmkb/agent/shell_sandbox.h"
+#include "libmkb/agent/shell_view.h"
 #include "libmkb/judge/judge.h"
 #include "libmkb/protocol/trial_executor.h"
 #include "libmkb/suite/suite.h"
@@ -44,13 +45,16 @@ struct AgentTrialExecutorOptions {
   // The DSLs' guides (<root>/cutedsl.md, <root>/tirx/ ...); "": <suite_root>/../docs/dsl when
   // it exists.
   std::string guides_root;
-  // Per DSL ("cutedsl", "tirx"): site directories holding that DSL, put on the judge worker's
-  // sys.path and the shell's PYTHONPATH, so that a workspace sees only its own DSL.
+  // Per DSL ("cutedsl", "tirx"): site directories holding that DSL (its site folder first),
+  // put on the judge worker's sys.path and shown to the shell (shell_view.h), so that a
+  // workspace sees only its own DSL.
   std::map<std::string, std::vector<std::string>> dsl_site_dirs;
-  // The shell's template. workspace is per trial; hidden_paths gets workspace_root, the
-  // suite's solutions/ folders and $HOME (unless the judge's Python or workspace_root is in
-  // it) added -- add the results store's folder too; environment gets PATH with the judge's
-  // Python first.
+  // The results store (an SQLite file): hidden from the shell, with its -wal, -shm and
+  // -journal files, wherever a mount of its view would hold it ("": none known).
+  std::string store_path;
+  // The shell's template. workspace is per trial; each trial's view (shell_view.h: the
+  // judge's Python, the variant's DSL, the problem) is added, with workspace_root and the
+  // store hidden.
   ShellSandboxOptions sandbox;
   PriceTable prices = PriceTable::BuiltIn();
   int grace_turns = 3;
@@ -58,7 +62,8 @@ struct AgentTrialExecutorOptions {
 
 class AgentTrialExecutor : public TrialExecutor {
  public:
-  // Loads the suite. InvalidArgumentError / NotFoundError naming the option at fault.
+  // Loads the suite and asks the judge's Python where it lives (ProbePython).
+  // InvalidArgumentError / NotFoundError / FailedPreconditionError naming the option at fault.
   static absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> Create(
       AgentTrialExecutorOptions options);
 
@@ -69,10 +74,11 @@ class AgentTrialExecutor : public TrialExecutor {
   const Suite& suite() const { return suite_; }
 
  private:
-  AgentTrialExecutor(AgentTrialExecutorOptions options, Suite suite);
+  AgentTrialExecutor(AgentTrialExecutorOptions options, Suite suite, PythonLayout python);
 
   AgentTrialExecutorOptions options_;
   Suite suite_;
+  PythonLayout python_;  // the judge's Python, as the shell sees it
   EvaluationSlots slots_;
 };
 

@@ -9,11 +9,13 @@
 #include "absl/time/clock.h"
 #include "libmkb/agent/chat_json.h"
 #include "libmkb/agent/skill.h"
+#include "libmkb/agent/submission_check.h"
 #include "libmkb/agent/task.h"
 #include "libmkb/agent/text_protocol.h"
 #include "libmkb/agent/tools.h"
 #include "libmkb/agent/workspace.h"
 #include "libmkb/core/sha256.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/judge/report.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
@@ -133,6 +135,10 @@ v1::EvaluationRequest AttemptLoop::Request(const std::string& source) const {
 }
 
 absl::StatusOr<v1::Verdict> AttemptLoop::Evaluate(const std::string& source, bool count_queue) {
+  const v1::EvaluationRequest request = Request(source);
+  if (std::optional<v1::Verdict> refused = RefuseBeforeJudging(problem_, request)) {
+    return *std::move(refused);
+  }
   absl::Duration waited;
   std::optional<EvaluationSlots::Lease> lease;
   if (config_.slots != nullptr) lease.emplace(config_.slots->Acquire(&waited));
@@ -140,7 +146,7 @@ absl::StatusOr<v1::Verdict> AttemptLoop::Evaluate(const std::string& source, boo
     v1::Usage* u = attempt_.mutable_usage();
     u->set_gpu_queue_seconds(u->gpu_queue_seconds() + absl::ToDoubleSeconds(waited));
   }
-  return evaluator_.Evaluate(Request(source));
+  return evaluator_.Evaluate(request);
 }
 
 absl::Status AttemptLoop::Prepare() {
@@ -181,11 +187,17 @@ absl::Status AttemptLoop::Prepare() {
           ? config_.task_fingerprint
           : Sha256Hex(absl::StrCat(plain_task, "\n", problem_.fingerprint())));
 
-  ShellSandboxOptions sandbox = config_.sandbox;
-  sandbox.workspace = workspace_->dir();
-  sandbox.cpus = budget_.sandbox_cpus();
-  sandbox.memory_bytes = budget_.sandbox_memory_bytes();
-  absl::StatusOr<ShellSandbox> shell = ShellSandbox::Create(std::move(sandbox));
+  const auto make_shell = [&](bool isolated) {
+    ShellSandboxOptions sandbox = config_.sandbox;
+    AddShellView(config_.shell_view, problem_, config_.dsl, config_.target, isolated, &sandbox);
+    sandbox.workspace = workspace_->dir();
+    sandbox.cpus = budget_.sandbox_cpus();
+    sandbox.memory_bytes = budget_.sandbox_memory_bytes();
+    return ShellSandbox::Create(std::move(sandbox));
+  };
+  absl::StatusOr<ShellSandbox> shell = make_shell(/*isolated=*/true);
+  // The unisolated fallback mounts nothing: its variables name the host's paths.
+  if (shell.ok() && !shell->isolated()) shell = make_shell(/*isolated=*/false);
   if (!shell.ok()) return shell.status();
   sandbox_.emplace(*std::move(shell));
   attempt_.set_sandbox(sandbox_->description());
@@ -249,7 +261,9 @@ absl::StatusOr<std::string> AttemptLoop::Submit() {
   if (source.ok()) {
     submission->set_kernel_sha256(Sha256Hex(*source));
     submission->set_kernel_bytes(static_cast<int64_t>(source->size()));
-    submission->set_kernel_source(*source);
+    // A proto string must be UTF-8 (the store and Python could not read it back otherwise):
+    // the hash and size are of the bytes as submitted, the text keeps U+FFFD for bad bytes.
+    submission->set_kernel_source(ToValidUtf8(*source));
   }
   if (verdict.ok()) {
     *submission->mutable_verdict() = *verdict;

@@ -4,9 +4,10 @@
 //
 // Budget: agent wall-clock (model calls, commands and evaluations; waiting for a free
 // evaluation slot is GPU queueing and is excluded), counted submissions (those that never reach
-// evaluation -- empty, unparseable, oversized, a judge failure -- are not counted), kernel
-// size, and optionally turns. After the last counted submission the agent gets `grace_turns`
-// more turns to update SKILL.md and finish.
+// evaluation -- empty, unparseable, oversized, not UTF-8, a judge failure -- are not counted),
+// kernel size, and optionally turns. The judge's own submission checks run before the judge is
+// called: a kernel.py they refuse is an invalid submission without an evaluation. After the last
+// counted submission the agent gets `grace_turns` more turns to update SKILL.md and finish.
 #ifndef LIBMKB_AGENT_ATTEMPT_H_
 #define LIBMKB_AGENT_ATTEMPT_H_
 
@@ -19,6 +20,7 @@
 #include "libmkb/agent/kernel_evaluator.h"
 #include "libmkb/agent/price_table.h"
 #include "libmkb/agent/shell_sandbox.h"
+#include "libmkb/agent/shell_view.h"
 #include "libmkb/protocol/trial_observer.h"
 #include "mkb/v1/attempt.pb.h"
 #include "mkb/v1/judge.pb.h"
@@ -51,8 +53,10 @@ struct AttemptConfig {
   std::vector<v1::PackagePin> toolchain;  // for TASK.md; empty: the default pins
   std::string task_fingerprint;           // "" : SHA-256 of TASK.md (without a received skill)
 
-  // The shell. workspace, cpus and memory_bytes are set from the budget.
+  // The shell. workspace, cpus and memory_bytes are set from the budget, and `shell_view`
+  // (the judge's Python, the variant's DSL, this problem: shell_view.h) is added to it.
   ShellSandboxOptions sandbox;
+  ShellView shell_view;
 
   EvaluationSlots* slots = nullptr;    // shared evaluation slots; nullptr: no queueing
   const PriceTable* prices = nullptr;  // nullptr: PriceTable::BuiltIn()

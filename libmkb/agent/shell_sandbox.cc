@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,38 +24,14 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "libmkb/agent/detail/process_tree.h"
+#include "libmkb/agent/detail/spawn.h"
+#include "libmkb/core/utf8.h"
 
 namespace mkb {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Closes its descriptor on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = other.fd_;
-      other.fd_ = -1;
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { Reset(); }
-  int get() const { return fd_; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using detail::Spawned;
 
 // Keeps the first and the last `limit / 2` bytes of a stream.
 class HeadTail {
@@ -117,71 +94,6 @@ std::string FindOnPath(const std::string& name) {
   return "";
 }
 
-void CloseFrom(int first) {
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
-#endif
-  for (int fd = first; fd < 65536; ++fd) ::close(fd);
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (std::string& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-struct Spawned {
-  pid_t pid = -1;
-  Fd output;
-};
-
-// Forks and execs `argv` with `envp`, stdin from /dev/null, stdout and stderr into one pipe.
-// Only async-signal-safe calls between fork and exec: everything is prepared before.
-absl::StatusOr<Spawned> Spawn(std::vector<std::string> argv, std::vector<std::string> envp,
-                              const cpu_set_t& cpus, int64_t max_file_bytes, bool new_session,
-                              const std::string& chdir_to) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  }
-  Fd read_end(fds[0]);
-  Fd write_end(fds[1]);
-  Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  std::vector<char*> argv_ptrs = Pointers(argv);
-  std::vector<char*> envp_ptrs = Pointers(envp);
-  const rlimit fsize = {static_cast<rlim_t>(max_file_bytes), static_cast<rlim_t>(max_file_bytes)};
-  const rlimit core = {0, 0};
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    if (new_session) {
-      ::setsid();
-    } else {
-      ::setpgid(0, 0);
-    }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(126);
-    ::sched_setaffinity(0, sizeof(cpus), &cpus);
-    if (max_file_bytes > 0) ::setrlimit(RLIMIT_FSIZE, &fsize);
-    ::setrlimit(RLIMIT_CORE, &core);
-    if (devnull.get() >= 0) ::dup2(devnull.get(), 0);
-    ::dup2(write_end.get(), 1);
-    ::dup2(write_end.get(), 2);
-    CloseFrom(3);
-    if (!chdir_to.empty() && ::chdir(chdir_to.c_str()) != 0) ::_exit(126);
-    // Default signal dispositions for the command (the host may ignore SIGPIPE).
-    ::signal(SIGPIPE, SIG_DFL);
-    ::execve(argv_ptrs[0], argv_ptrs.data(), envp_ptrs.data());
-    ::_exit(127);
-  }
-  Spawned spawned;
-  spawned.pid = pid;
-  spawned.output = std::move(read_end);
-  return spawned;
-}
-
 void KillAll(pid_t pid, const std::vector<pid_t>& tree) {
   ::kill(pid, SIGKILL);
   ::kill(-pid, SIGKILL);
@@ -207,7 +119,9 @@ std::string ShellResult::Observation() const {
     absl::StrAppend(&out, "[exit code ", exit_code, "]\n");
   }
   if (out.empty()) out = "[no output, exit code 0]\n";
-  return out;
+  // Text for a model's context, a JSON request and a proto string: valid UTF-8 (a command may
+  // print any bytes; the head / tail cut may split a character).
+  return ToValidUtf8(out);
 }
 
 std::vector<std::string> ShellSandbox::Environment() const {
@@ -237,46 +151,134 @@ std::vector<std::string> ShellSandbox::Environment() const {
   return out;
 }
 
+namespace {
+
+// Whether `path` is `folder` or lies inside it (both lexically normal and absolute).
+bool IsWithin(const std::string& path, const std::string& folder) {
+  return path == folder || folder == "/" || absl::StartsWith(path, folder + "/");
+}
+
+std::string Normal(const std::string& path) { return fs::path(path).lexically_normal().string(); }
+
+// One mount of the view: a host path and where the command sees it.
+struct Mounted {
+  std::string source;
+  std::string canonical_source;
+  std::string target;
+};
+
+// Mounts `path` (a file or folder of the host) read-only at `target`, or recreates it as a link
+// where it is one (the /bin -> usr/bin of a merged /usr).
+void ShowSystemPath(const std::string& path, std::vector<std::string>* args,
+                    std::vector<Mounted>* mounted) {
+  std::error_code error;
+  const fs::file_status status = fs::symlink_status(path, error);
+  if (error || !fs::exists(status)) return;
+  if (fs::is_symlink(status)) {
+    const fs::path link = fs::read_symlink(path, error);
+    if (!error) args->insert(args->end(), {"--symlink", link.string(), path});
+    return;
+  }
+  args->insert(args->end(), {"--ro-bind", path, path});
+  mounted->push_back({path, path, path});
+}
+
+}  // namespace
+
+bool IsSecretName(absl::string_view name) {
+  const std::string upper = absl::AsciiStrToUpper(name);
+  for (const char* marker : {"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
+                             "CREDENTIAL", "PRIVATE_KEY"}) {
+    if (absl::StrContains(upper, marker)) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> ShellSandbox::BwrapArguments(absl::string_view command) const {
   const std::string& ws = options_.workspace;
-  std::vector<std::string> args = {options_.bwrap,
-                                   "--die-with-parent",
-                                   "--new-session",
-                                   "--unshare-user-try",
-                                   "--unshare-ipc",
-                                   "--unshare-pid",
-                                   "--unshare-net",
-                                   "--unshare-uts",
-                                   "--unshare-cgroup-try",
-                                   "--hostname",
-                                   "sandbox",
-                                   "--ro-bind",
-                                   "/",
-                                   "/",
-                                   "--dev",
-                                   "/dev",
-                                   "--proc",
-                                   "/proc",
-                                   "--size",
-                                   absl::StrCat(options_.tmp_bytes),
-                                   "--tmpfs",
-                                   "/tmp"};
-  // The host's runtime sockets (a container engine's, D-Bus) live under /run.
-  std::error_code run_error;
-  if (fs::is_directory(fs::symlink_status("/run", run_error))) {
-    args.insert(args.end(), {"--tmpfs", "/run"});
+  std::vector<std::string> args = {options_.bwrap, "--die-with-parent", "--new-session",
+                                   "--unshare-user-try", "--unshare-ipc", "--unshare-pid",
+                                   "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                                   "--hostname", "sandbox", "--dev", "/dev", "--proc", "/proc",
+                                   "--size", absl::StrCat(options_.tmp_bytes), "--tmpfs", "/tmp",
+                                   // The host's runtime sockets (a container engine's, D-Bus)
+                                   // live under /run: an empty one.
+                                   "--tmpfs", "/run"};
+  // The allow-list: the system's folders, the chosen /etc entries, then the given mounts.
+  std::vector<Mounted> mounted;
+  for (const char* top : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    ShowSystemPath(top, &args, &mounted);
   }
+  args.insert(args.end(), {"--dir", "/etc"});
+  std::vector<std::string> etc;
+  for (const char* entry : kSystemEtcEntries) etc.push_back(entry);
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/etc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, "python3")) etc.push_back(name);
+  }
+  for (const std::string& entry : etc) ShowSystemPath("/etc/" + entry, &args, &mounted);
+  // Empty folders made here (over a folder shown in part, or hidden): read-only at the end.
+  std::vector<std::string> made;
+  for (const ShellMount& mount : options_.read_only) {
+    if (!fs::exists(mount.source, error)) continue;
+    const std::string target = Normal(mount.target.empty() ? mount.source : mount.target);
+    if (mount.only.empty()) {
+      args.insert(args.end(), {"--ro-bind", mount.source, target});
+    } else {
+      args.insert(args.end(), {"--tmpfs", target});
+      made.push_back(target);
+      for (const std::string& name : mount.only) {
+        const std::string entry = (fs::path(mount.source) / name).string();
+        const fs::file_status status = fs::symlink_status(entry, error);
+        if (error || !fs::exists(status)) continue;
+        const std::string inside = (fs::path(target) / name).string();
+        if (fs::is_symlink(status)) {
+          const fs::path link = fs::read_symlink(entry, error);
+          if (!error) args.insert(args.end(), {"--symlink", link.string(), inside});
+        } else {
+          args.insert(args.end(), {"--ro-bind", entry, inside});
+        }
+      }
+    }
+    const fs::path canonical = fs::canonical(mount.source, error);
+    mounted.push_back(
+        {Normal(mount.source), error ? Normal(mount.source) : canonical.string(), target});
+  }
+  // Hidden paths, inside what is mounted (the latest mount that holds one decides where it is).
   for (const std::string& hidden : options_.hidden_paths) {
-    std::error_code error;
-    const fs::file_status status = fs::symlink_status(hidden, error);
-    if (error || fs::is_symlink(status)) continue;
+    std::vector<std::string> forms = {Normal(hidden)};
+    const fs::path canonical = fs::weakly_canonical(hidden, error);
+    if (!error && canonical.string() != forms[0]) forms.push_back(canonical.string());
+    std::string inside, host;
+    for (auto m = mounted.rbegin(); m != mounted.rend() && inside.empty(); ++m) {
+      for (const std::string& form : forms) {
+        if (IsWithin(form, m->target)) {
+          inside = form;
+          host = m->source + form.substr(m->target == "/" ? 0 : m->target.size());
+        } else if (IsWithin(form, m->canonical_source)) {
+          host = form;
+          inside =
+              m->target + form.substr(m->canonical_source == "/" ? 0 : m->canonical_source.size());
+        }
+        if (!inside.empty()) break;
+      }
+    }
+    if (inside.empty()) continue;  // not visible anyway
+    const fs::file_status status = fs::symlink_status(host, error);
+    if (error || fs::is_symlink(status) || !fs::exists(status)) continue;
     if (fs::is_directory(status)) {
-      args.insert(args.end(), {"--tmpfs", hidden});
-    } else if (fs::exists(status)) {
-      args.insert(args.end(), {"--ro-bind", "/dev/null", hidden});
+      args.insert(args.end(), {"--tmpfs", inside});
+      made.push_back(inside);
+    } else {
+      args.insert(args.end(), {"--ro-bind", "/dev/null", inside});
     }
   }
-  args.insert(args.end(), {"--bind", ws, ws, "--chdir", ws, "--cap-drop", "ALL", "--",
+  args.insert(args.end(), {"--bind", ws, ws});
+  // After the workspace's mount point was made in them, the folders made here and the root
+  // become read-only.
+  for (const std::string& folder : made) args.insert(args.end(), {"--remount-ro", folder});
+  args.insert(args.end(), {"--remount-ro", "/", "--chdir", ws, "--cap-drop", "ALL", "--",
                            options_.shell, "--noprofile", "--norc", "-c", std::string(command)});
   return args;
 }
@@ -290,12 +292,31 @@ absl::StatusOr<ShellSandbox> ShellSandbox::Create(ShellSandboxOptions options) {
         absl::StrCat("workspace: '", options.workspace, "' is not an existing directory"));
   }
   options.workspace = canonical.string();
-  for (std::string& hidden : options.hidden_paths) {
+  for (const std::string& hidden : options.hidden_paths) {
+    if (!fs::path(hidden).is_absolute()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hidden_paths: '", hidden, "' is not absolute"));
+    }
     const fs::path h = fs::weakly_canonical(hidden, error);
-    if (!error) hidden = h.string();
-    if (hidden == options.workspace) {
+    if (!error && h.string() == options.workspace) {
       return absl::InvalidArgumentError(
           absl::StrCat("hidden_paths: '", hidden, "' is the workspace itself"));
+    }
+  }
+  for (const ShellMount& mount : options.read_only) {
+    for (const std::string* path : {&mount.source, &mount.target}) {
+      if (!path->empty() && !fs::path(*path).is_absolute()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("read_only: '", *path, "' is not an absolute path"));
+      }
+    }
+    if (mount.source.empty()) return absl::InvalidArgumentError("read_only: a source is required");
+  }
+  for (const std::string& entry : options.environment) {
+    const std::string key = entry.substr(0, entry.find('='));
+    if (IsSecretName(key)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "environment: '", key, "' names a secret; the agent's shell gets no keys or tokens"));
     }
   }
   if (options.cpus <= 0) return absl::InvalidArgumentError("cpus: must be > 0");
@@ -346,9 +367,13 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
     argv = {options_.shell, "--noprofile", "--norc", "-c", std::string(command)};
   }
   const absl::Time start = absl::Now();
-  absl::StatusOr<Spawned> spawned =
-      Spawn(std::move(argv), Environment(), PickCpus(options_.cpus), options_.max_file_bytes,
-            /*new_session=*/!isolated_, isolated_ ? "" : options_.workspace);
+  const cpu_set_t cpus = PickCpus(options_.cpus);
+  detail::SpawnOptions spawn;
+  spawn.cpus = &cpus;
+  spawn.max_file_bytes = options_.max_file_bytes;
+  spawn.new_session = !isolated_;  // bubblewrap makes the sandbox's own session
+  if (!isolated_) spawn.chdir_to = options_.workspace;
+  absl::StatusOr<Spawned> spawned = detail::Spawn(std::move(argv), Environment(), spawn);
   if (!spawned.ok()) return spawned.status();
   const pid_t pid = spawned->pid;
   ShellResult result;

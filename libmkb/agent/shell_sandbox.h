@@ -3,14 +3,17 @@
 // per-command time limit, and writes confined to the workspace.
 //
 // What the sandbox is (docs/agent.md has the measurements):
-//  - a read-only view of the host's file system (the DSL, Python and the tools stay usable),
-//    with the workspace bound read-write, a private /tmp (tmpfs, tmp_bytes), an empty /run (no
-//    host sockets), a minimal /dev (null, zero, random, urandom, tty, shm, pts: no
-//    /dev/nvidia*), its own /proc, and `hidden_paths` (other attempts' workspaces, reference
-//    solutions, the results store, the user's home) replaced by empty directories;
+//  - an allow-list view of the host's file system: the system's folders read-only (/usr, the
+//    /bin /sbin /lib* links, a few /etc entries: kSystemEtcEntries), the `read_only` mounts
+//    (the judge's Python, the variant's DSL, the problem: shell_view.h), the workspace
+//    read-write, a private /tmp (tmpfs, tmp_bytes), an empty /run, a minimal /dev (null, zero,
+//    random, urandom, tty, shm, pts: no /dev/nvidia*) and its own /proc; nothing else of the
+//    host (no home, no other workspace, no results store, no /sys). Inside the mounts,
+//    `hidden_paths` are replaced by empty directories or files. The root is read-only;
 //  - new user, pid, network, ipc, uts and cgroup namespaces, every capability dropped, a new
 //    session; it dies with the process that runs it;
-//  - the environment is only what the options give (no API keys), CUDA_VISIBLE_DEVICES="";
+//  - the environment is only what the options give, CUDA_VISIBLE_DEVICES="", and never a
+//    variable named like a secret (an API key, a token, a password: Create refuses one);
 //  - CPU affinity to `cpus` CPUs, RLIMIT_FSIZE, and a watcher that kills the command when the
 //    resident memory of its processes together exceeds memory_bytes, when they number more
 //    than max_processes, or when its time runs out.
@@ -33,6 +36,52 @@
 
 namespace mkb {
 
+// The /etc entries the sandbox shows (dynamic linking, users and groups, locales, time zone,
+// terminals, certificates, Debian's alternatives links), and those whose names start with
+// "python3" (Debian's Python configuration). Nothing else of /etc (no shadow, pip or npm
+// configuration with tokens).
+inline constexpr const char* kSystemEtcEntries[] = {"alternatives",
+                                                    "bash.bashrc",
+                                                    "ca-certificates",
+                                                    "ca-certificates.conf",
+                                                    "debian_version",
+                                                    "fonts",
+                                                    "gai.conf",
+                                                    "group",
+                                                    "host.conf",
+                                                    "hosts",
+                                                    "inputrc",
+                                                    "ld.so.cache",
+                                                    "ld.so.conf",
+                                                    "ld.so.conf.d",
+                                                    "locale.alias",
+                                                    "localtime",
+                                                    "lsb-release",
+                                                    "magic",
+                                                    "magic.mime",
+                                                    "manpath.config",
+                                                    "mime.types",
+                                                    "nsswitch.conf",
+                                                    "os-release",
+                                                    "passwd",
+                                                    "profile",
+                                                    "protocols",
+                                                    "services",
+                                                    "shells",
+                                                    "ssl",
+                                                    "terminfo",
+                                                    "timezone",
+                                                    "vim"};
+
+// A host path the command sees, read-only.
+struct ShellMount {
+  std::string source;  // on the host
+  std::string target;  // inside the sandbox; "": the same path as source
+  // For a folder: when not empty, only these entries of it show (the folder is otherwise
+  // empty); names only, those that do not exist are skipped.
+  std::vector<std::string> only;
+};
+
 struct ShellSandboxOptions {
   std::string workspace;  // an existing directory: the only writable place, cwd and HOME
   int cpus = 2;
@@ -41,12 +90,16 @@ struct ShellSandboxOptions {
   int64_t max_file_bytes = int64_t{1} << 30;  // RLIMIT_FSIZE: one file's size
   int64_t tmp_bytes = int64_t{1} << 30;       // the private /tmp
   size_t max_output_bytes = 30000;            // stdout + stderr kept: head and tail
-  // Paths replaced by empty directories inside (those that do not exist are skipped).
+  // What the command sees of the host besides the system's folders, mounted in this order
+  // (later ones over earlier ones); sources that do not exist are skipped.
+  std::vector<ShellMount> read_only;
+  // Inside those mounts: paths replaced by an empty directory (or, for a file, an empty file),
+  // after them. Paths outside every mount are not visible anyway and are skipped.
   std::vector<std::string> hidden_paths;
   // "KEY=VALUE" entries of the command's environment, over the defaults PATH (/usr/local/bin:
   // /usr/bin:/bin), HOME and PWD (the workspace), TMPDIR=/tmp, LANG=C.UTF-8, TERM=dumb,
   // CUDA_VISIBLE_DEVICES="" and PYTHONUNBUFFERED=1. Nothing else of this process's
-  // environment goes in.
+  // environment goes in. A KEY that names a secret (IsSecretName) is refused.
   std::vector<std::string> environment;
   std::string bwrap = "bwrap";  // path or name on PATH
   std::string shell = "/bin/bash";
@@ -64,14 +117,20 @@ struct ShellResult {
   int64_t peak_memory_bytes = 0;
   double seconds = 0;
 
-  // What an agent reads: the output, then a line for a non-zero exit, a timeout or a kill.
+  // What an agent reads: the output, then a line for a non-zero exit, a timeout or a kill;
+  // valid UTF-8 (bytes that are not become U+FFFD).
   std::string Observation() const;
 };
+
+// Whether an environment variable's name marks it as a secret: it contains API_KEY, APIKEY,
+// TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or PRIVATE_KEY (any case).
+bool IsSecretName(absl::string_view name);
 
 class ShellSandbox {
  public:
   // Checks the workspace and that the sandbox starts (one `true` run). FailedPreconditionError
-  // with bubblewrap's own words when it cannot start and isolation is required.
+  // with bubblewrap's own words when it cannot start and isolation is required;
+  // InvalidArgumentError naming the field for a bad option (a secret in the environment).
   static absl::StatusOr<ShellSandbox> Create(ShellSandboxOptions options);
 
   // Runs `command` with `timeout`. A command that fails, times out or is killed is a result;

@@ -1,9 +1,16 @@
 #include "libmkb/agent/workspace.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "libmkb/agent/detail/fd.h"
 #include "libmkb/core/file.h"
 #include "libmkb/model/names.h"
 
@@ -70,19 +77,34 @@ absl::Status Workspace::Write(absl::string_view name, absl::string_view contents
 
 absl::StatusOr<std::string> Workspace::Read(absl::string_view name, size_t max_bytes) const {
   const std::string path = PathOf(name);
-  std::error_code error;
-  if (!fs::exists(path, error)) return std::string();
+  // O_NOFOLLOW: a link the agent made must not make this process (which sees the whole host)
+  // read a file its shell cannot see. O_NONBLOCK: opening a FIFO does not wait for a writer.
+  detail::Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return std::string();
+    if (errno == ELOOP) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(name, " is a symbolic link, not a regular file"));
+    }
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot be read: ", std::strerror(errno)));
+  }
+  struct stat info;
   // Not a FIFO, a device or a directory the agent put there: reading one could block.
-  if (!fs::is_regular_file(path, error)) {
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat(name, " is not a regular file"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot be read"));
   std::string contents;
   char buffer[65536];
-  while (in) {
-    in.read(buffer, sizeof(buffer));
-    contents.append(buffer, static_cast<size_t>(in.gcount()));
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::PermissionDeniedError(
+          absl::StrCat(path, ": cannot be read: ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
     if (max_bytes > 0 && contents.size() > max_bytes) {
       contents.resize(max_bytes + 1);
       break;

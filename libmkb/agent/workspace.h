@@ -41,8 +41,9 @@ class Workspace {
 
   absl::Status Write(absl::string_view name, absl::string_view contents) const;
   // The file's contents; "" when it does not exist; FailedPreconditionError when it is not a
-  // regular file (a FIFO would block). Files over `max_bytes` are read up to
-  // max_bytes + 1 bytes, so that callers can tell them oversized (0: no limit).
+  // regular file (a FIFO would block) or is a symbolic link (the agent's shell could point one
+  // at a file it cannot see itself). Files over `max_bytes` are read up to max_bytes + 1
+  // bytes, so that callers can tell them oversized (0: no limit).
   absl::StatusOr<std::string> Read(absl::string_view name, size_t max_bytes = 0) const;
 
  private:

@@ -109,4 +109,37 @@ std::string Sha256Hex(absl::string_view data) {
   return hash.HexDigest();
 }
 
+std::array<uint8_t, 32> HmacSha256(absl::string_view key, absl::string_view message) {
+  constexpr size_t kBlock = 64;
+  std::string k(key);
+  if (k.size() > kBlock) {
+    Sha256 h;
+    h.Update(k);
+    const auto d = h.Digest();
+    k.assign(reinterpret_cast<const char*>(d.data()), d.size());
+  }
+  k.resize(kBlock, '\0');
+  std::string inner_pad(kBlock, '\0'), outer_pad(kBlock, '\0');
+  for (size_t i = 0; i < kBlock; ++i) {
+    inner_pad[i] = static_cast<char>(k[i] ^ 0x36);
+    outer_pad[i] = static_cast<char>(k[i] ^ 0x5c);
+  }
+  Sha256 inner;
+  inner.Update(inner_pad);
+  inner.Update(message);
+  const auto inner_digest = inner.Digest();
+  Sha256 outer;
+  outer.Update(outer_pad);
+  outer.Update(absl::string_view(reinterpret_cast<const char*>(inner_digest.data()),
+                                 inner_digest.size()));
+  return outer.Digest();
+}
+
+bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace mkb

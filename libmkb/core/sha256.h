@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4) for fingerprints of problems, kernels and skills.
+// SHA-256 (FIPS 180-4) for fingerprints of problems, kernels and skills, and HMAC-SHA256 for
+// the judge's authenticated messages.
 #ifndef LIBMKB_CORE_SHA256_H_
 #define LIBMKB_CORE_SHA256_H_
 
@@ -31,6 +32,12 @@ class Sha256 {
 
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(absl::string_view data);
+
+// HMAC-SHA256 (RFC 2104) of `message` under `key`: the raw 32-byte tag.
+std::array<uint8_t, 32> HmacSha256(absl::string_view key, absl::string_view message);
+
+// Compares two byte strings in time independent of where they differ.
+bool ConstantTimeEqual(absl::string_view a, absl::string_view b);
 
 }  // namespace mkb
 

@@ -6,11 +6,44 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "libmkb/core/sha256.h"
 
 namespace mkb {
 namespace {
+
+constexpr size_t kTagBytes = 8 + 32;  // sequence number, HMAC-SHA256
+
+std::string TagInput(char direction, uint64_t sequence, absl::string_view bytes) {
+  std::string input(1, direction);
+  for (int i = 0; i < 8; ++i) input.push_back(static_cast<char>((sequence >> (8 * i)) & 0xff));
+  input.append(bytes.data(), bytes.size());
+  return input;
+}
+
+void AppendTag(const std::string& key, char direction, uint64_t sequence, std::string* bytes) {
+  const auto tag = HmacSha256(key, TagInput(direction, sequence, *bytes));
+  for (int i = 0; i < 8; ++i) bytes->push_back(static_cast<char>((sequence >> (8 * i)) & 0xff));
+  bytes->append(reinterpret_cast<const char*>(tag.data()), tag.size());
+}
+
+// Checks and removes the tag; false when it is missing, forged or out of sequence.
+bool StripTag(const std::string& key, char direction, uint64_t expected, std::string* bytes) {
+  if (bytes->size() < kTagBytes) return false;
+  const size_t body = bytes->size() - kTagBytes;
+  uint64_t sequence = 0;
+  for (int i = 0; i < 8; ++i)
+    sequence |= static_cast<uint64_t>(static_cast<unsigned char>((*bytes)[body + i])) << (8 * i);
+  if (sequence != expected) return false;
+  const auto tag = HmacSha256(key, TagInput(direction, sequence, absl::string_view(*bytes).substr(0, body)));
+  if (!ConstantTimeEqual(absl::string_view(*bytes).substr(body + 8),
+                         absl::string_view(reinterpret_cast<const char*>(tag.data()), tag.size())))
+    return false;
+  bytes->resize(body);
+  return true;
+}
 
 absl::Status Errno(const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
@@ -29,13 +62,23 @@ absl::StatusOr<std::pair<Channel, Channel>> Channel::CreatePair() {
   return std::make_pair(Channel(fds[0]), Channel(fds[1]));
 }
 
-Channel::Channel(Channel&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+Channel::Channel(Channel&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      key_(std::move(other.key_)),
+      own_(other.own_),
+      peer_(other.peer_),
+      sent_(other.sent_),
+      received_(other.received_) {}
 
 Channel& Channel::operator=(Channel&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
+    fd_ = std::exchange(other.fd_, -1);
+    key_ = std::move(other.key_);
+    own_ = other.own_;
+    peer_ = other.peer_;
+    sent_ = other.sent_;
+    received_ = other.received_;
   }
   return *this;
 }
@@ -60,6 +103,10 @@ absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds
     return absl::InvalidArgumentError("too many descriptors in one message");
   // An empty datagram carries no descriptors on some kernels; always send at least one byte.
   std::string payload = bytes.empty() ? std::string(1, '\0') : bytes;
+  if (!key_.empty()) {
+    payload = bytes;
+    AppendTag(key_, own_, sent_++, &payload);
+  }
   struct iovec iov = {payload.data(), payload.size()};
   struct msghdr msg = {};
   msg.msg_iov = &iov;
@@ -84,7 +131,7 @@ absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds
   }
 }
 
-absl::StatusOr<ChannelMessage> Channel::Receive(absl::Time deadline) {
+absl::StatusOr<ChannelMessage> Channel::ReceiveRaw(absl::Time deadline) {
   if (fd_ < 0) return absl::FailedPreconditionError("channel is closed");
   while (true) {
     const absl::Duration left = deadline - absl::Now();
@@ -136,6 +183,36 @@ absl::StatusOr<ChannelMessage> Channel::Receive(absl::Time deadline) {
   message.bytes.resize(static_cast<size_t>(received));
   if (message.bytes.size() == 1 && message.bytes[0] == '\0') message.bytes.clear();  // see Send
   return message;
+}
+
+absl::StatusOr<ChannelMessage> Channel::Receive(absl::Time deadline) {
+  absl::StatusOr<ChannelMessage> message = ReceiveRaw(deadline);
+  if (!message.ok() || key_.empty()) return message;
+  if (!StripTag(key_, peer_, received_, &message->bytes)) {
+    for (int fd : message->fds) ::close(fd);
+    return absl::PermissionDeniedError(
+        "a message on the judge's channel failed authentication (not written by the other end's "
+        "channel code, or out of sequence)");
+  }
+  ++received_;
+  return message;
+}
+
+void Channel::Authenticate(std::string key, char own, char peer) {
+  key_ = std::move(key);
+  own_ = own;
+  peer_ = peer;
+  sent_ = received_ = 0;
+}
+
+absl::Status Channel::AcceptKey(absl::Time deadline, char own, char peer) {
+  absl::StatusOr<ChannelMessage> message = ReceiveRaw(deadline);
+  if (!message.ok()) return message.status();
+  for (int fd : message->fds) ::close(fd);
+  if (message->bytes.size() < 16)
+    return absl::InvalidArgumentError("the channel key is too short");
+  Authenticate(std::move(message->bytes), own, peer);
+  return absl::OkStatus();
 }
 
 }  // namespace mkb

@@ -4,6 +4,7 @@
 #ifndef LIBMKB_JUDGE_CHANNEL_H_
 #define LIBMKB_JUDGE_CHANNEL_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,12 +43,30 @@ class Channel {
   // UnavailableError when the other end has closed.
   absl::StatusOr<ChannelMessage> Receive(absl::Time deadline);
 
+  // From now on every message sent carries this end's sequence number and an HMAC-SHA256 tag
+  // under `key` (over the direction byte `own`, the sequence number and the bytes), and every
+  // message received must carry a valid tag of the other end (`peer`) with the next sequence
+  // number: anything else is PermissionDeniedError. Code that shares the worker's process can
+  // write raw bytes to the socket but, without the key, not a message the other end accepts.
+  void Authenticate(std::string key, char own, char peer);
+  // Receives one message and keeps its bytes as the key (it is never handed back), then
+  // Authenticate(key, own, peer).
+  absl::Status AcceptKey(absl::Time deadline, char own, char peer);
+  bool authenticated() const { return !key_.empty(); }
+
   int fd() const { return fd_; }
   // Gives up ownership of the socket.
   int Release();
 
  private:
+  absl::StatusOr<ChannelMessage> ReceiveRaw(absl::Time deadline);
+
   int fd_ = -1;
+  std::string key_;
+  char own_ = 0;
+  char peer_ = 0;
+  uint64_t sent_ = 0;
+  uint64_t received_ = 0;
 };
 
 }  // namespace mkb

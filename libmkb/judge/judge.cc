@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -14,6 +17,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libmkb/core/sha256.h"
+#include "libmkb/judge/seeds.h"
 #include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/verdict_builder.h"
 
@@ -70,13 +75,77 @@ absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
   return absl::OkStatus();
 }
 
+constexpr char kFrameMagic[] = "MKB1";
+constexpr size_t kFrameHeaderBytes = 8;
+constexpr size_t kFrameTagBytes = 32;
+constexpr uint32_t kMaxVerdictBytes = 64u << 20;
+
+uint32_t FrameLength(const std::string& frame) {
+  uint32_t length = 0;
+  for (int i = 0; i < 4; ++i)
+    length |= static_cast<uint32_t>(static_cast<unsigned char>(frame[4 + i])) << (8 * i);
+  return length;
+}
+
+// write(2) with SIGPIPE blocked on this thread (a pending one is consumed), so that a host that
+// died never kills the caller; the library leaves the process's signal dispositions alone.
+ssize_t WriteNoSigpipe(int fd, const char* data, size_t size) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  const ssize_t n = ::write(fd, data, size);
+  const int saved = errno;
+  if (n < 0 && saved == EPIPE) {
+    const struct timespec zero = {0, 0};
+    sigtimedwait(&block, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return n;
+}
+
 }  // namespace
+
+bool HostEnvironmentAllowed(absl::string_view name) {
+  static constexpr absl::string_view kExact[] = {
+      "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME", "SHELL",
+      "VIRTUAL_ENV", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CONDA_PREFIX", "SOURCE_DATE_EPOCH"};
+  static constexpr absl::string_view kPrefixes[] = {
+      "LC_",   "PYTHON", "CUDA_",   "NVIDIA_", "CUPTI_", "NCCL_", "TORCH_", "PYTORCH_",
+      "TVM_",  "CUTE_",  "CUTLASS_", "MKB_",   "OMP_",   "MKL_",  "KMP_",   "XDG_",
+      "NVSHMEM_", "TRITON_"};
+  for (absl::string_view exact : kExact) {
+    if (name == exact) return true;
+  }
+  for (absl::string_view prefix : kPrefixes) {
+    if (absl::StartsWith(name, prefix)) {
+      // Library settings, never credentials that happen to share a prefix.
+      return !absl::StrContains(name, "KEY") && !absl::StrContains(name, "TOKEN") &&
+             !absl::StrContains(name, "SECRET") && !absl::StrContains(name, "PASSWORD");
+    }
+  }
+  return false;
+}
+
+std::string EncodeHostFrame(absl::string_view payload, absl::string_view key) {
+  std::string frame(kFrameMagic, 4);
+  const uint32_t length = static_cast<uint32_t>(payload.size());
+  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+  frame.append(payload.data(), payload.size());
+  if (!key.empty()) {
+    const auto tag = HmacSha256(key, payload);
+    frame.append(reinterpret_cast<const char*>(tag.data()), tag.size());
+  }
+  return frame;
+}
 
 // A started judge host waiting for its request on stdin (it imports torch first). Owns the
 // process (its supervisor kills and reaps it) and the two pipe ends that talk to it.
 class HostProcess {
  public:
-  static absl::StatusOr<std::unique_ptr<HostProcess>> Spawn(const JudgeOptions& options) {
+  static absl::StatusOr<std::unique_ptr<HostProcess>> Spawn(const JudgeOptions& options,
+                                                            v1::Dsl dsl) {
     auto host = std::unique_ptr<HostProcess>(new HostProcess());
     Pipe in, reply, out, err;
     for (Pipe* p : {&in, &reply, &out, &err}) {
@@ -95,14 +164,23 @@ class HostProcess {
 
     std::vector<std::string> args = {options.python, "-m", "metakernelbench.judge.host",
                                      "--reply-fd", "3"};
+    if (dsl == v1::CUTEDSL || dsl == v1::TIRX) {
+      args.push_back("--dsl");
+      args.push_back(dsl == v1::CUTEDSL ? "cutedsl" : "tirx");
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<std::string> env_storage;
+    auto add = [&](absl::string_view entry) {
+      const size_t eq = entry.find('=');
+      if (eq != absl::string_view::npos && HostEnvironmentAllowed(entry.substr(0, eq)))
+        env_storage.emplace_back(entry);
+    };
     if (options.inherit_environment) {
-      for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+      for (char** e = environ; *e != nullptr; ++e) add(*e);
     }
-    for (const std::string& extra : options.environment) env_storage.push_back(extra);
+    for (const std::string& extra : options.environment) add(extra);
     std::vector<char*> envp;
     for (std::string& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -139,14 +217,21 @@ class HostProcess {
 
   bool alive() { return supervisor_->alive(); }
 
-  // Sends the request, waits for the verdict until `deadline`, and reaps the host.
+  // Sends the request and the key, waits for the verdict until `deadline`, and reaps the host.
   absl::StatusOr<v1::Verdict> Serve(const v1::EvaluationRequest& request, absl::Time deadline,
                                     double total_timeout_s) {
-    const std::string payload = request.SerializeAsString();
+    absl::StatusOr<std::vector<uint64_t>> key_words = DrawSeeds(4);
+    if (!key_words.ok()) return key_words.status();
+    std::string key;
+    for (uint64_t w : *key_words) key.append(reinterpret_cast<const char*>(&w), sizeof(w));
+    const std::string payload =
+        EncodeHostFrame(request.SerializeAsString(), "") + EncodeHostFrame(key, "");
     size_t written = 0;
-    ::signal(SIGPIPE, SIG_IGN);
     while (written < payload.size()) {
-      const ssize_t n = ::write(request_fd_, payload.data() + written, payload.size() - written);
+      // MSG_NOSIGNAL is for sockets; a pipe whose reader died raises SIGPIPE, so the write goes
+      // through a helper that blocks it for this thread only.
+      const ssize_t n = WriteNoSigpipe(request_fd_, payload.data() + written,
+                                       payload.size() - written);
       if (n < 0) {
         if (errno == EINTR) continue;
         break;  // the host died early; its exit status says why
@@ -155,10 +240,13 @@ class HostProcess {
     }
     ::close(std::exchange(request_fd_, -1));
 
-    std::string verdict_bytes;
+    // Exactly one frame: header, payload, tag. Nothing after it is read.
+    std::string frame;
+    size_t wanted = kFrameHeaderBytes;
     bool timed_out = false;
+    bool header_read = false;
     char buffer[1 << 16];
-    while (true) {
+    while (frame.size() < wanted) {
       const absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration()) {
         timed_out = true;
@@ -170,11 +258,20 @@ class HostProcess {
           &p, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000)));
       if (ready < 0 && errno != EINTR) return Errno("poll");
       if (ready <= 0) continue;
-      const ssize_t n = ::read(reply_fd_, buffer, sizeof(buffer));
+      const size_t room = std::min(sizeof(buffer), wanted - frame.size());
+      const ssize_t n = ::read(reply_fd_, buffer, room);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
-      verdict_bytes.append(buffer, static_cast<size_t>(n));
+      frame.append(buffer, static_cast<size_t>(n));
+      if (!header_read && frame.size() >= kFrameHeaderBytes) {
+        header_read = true;
+        if (frame.compare(0, 4, kFrameMagic) != 0) break;  // not a frame: rejected below
+        const uint32_t length = FrameLength(frame);
+        if (length > kMaxVerdictBytes) break;
+        wanted = kFrameHeaderBytes + length + kFrameTagBytes;
+      }
     }
+    ::close(std::exchange(reply_fd_, -1));
     const v1::ProcessOutcome outcome = supervisor_->Finish(absl::Seconds(30));
     const std::string tail = outcome.stderr_tail();
     if (timed_out) {
@@ -189,8 +286,22 @@ class HostProcess {
                                                   : absl::StrCat("exit code ", outcome.exit_code()),
                                               "); stderr:\n", tail));
     }
+    if (frame.size() < kFrameHeaderBytes || frame.size() != wanted ||
+        frame.compare(0, 4, kFrameMagic) != 0) {
+      return absl::InternalError(
+          absl::StrCat("the judge host answered no verdict frame; stderr:\n", tail));
+    }
+    const absl::string_view body =
+        absl::string_view(frame).substr(kFrameHeaderBytes, FrameLength(frame));
+    const auto tag = HmacSha256(key, body);
+    if (!ConstantTimeEqual(
+            absl::string_view(frame).substr(kFrameHeaderBytes + body.size()),
+            absl::string_view(reinterpret_cast<const char*>(tag.data()), tag.size()))) {
+      return absl::InternalError(
+          "the verdict frame failed authentication (it was not written by the judge host)");
+    }
     v1::Verdict verdict;
-    if (!verdict.ParseFromString(verdict_bytes) ||
+    if (!verdict.ParseFromString(std::string(body)) ||
         verdict.status() == v1::VERDICT_STATUS_UNSPECIFIED) {
       return absl::InternalError(
           absl::StrCat("the judge host answered no verdict; stderr:\n", tail));
@@ -210,23 +321,25 @@ Judge::Judge(JudgeOptions options) : options_(std::move(options)) {}
 
 Judge::~Judge() = default;
 
-absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost() const {
+absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(v1::Dsl dsl) const {
   std::unique_ptr<HostProcess> host;
   {
     absl::MutexLock lock(&mutex_);
-    host = std::move(spare_);
+    auto it = spares_.find(dsl);
+    if (it != spares_.end()) host = std::move(it->second);
   }
   if (host != nullptr && !host->alive()) host.reset();
   if (host == nullptr) {
-    auto spawned = HostProcess::Spawn(options_);
+    auto spawned = HostProcess::Spawn(options_, dsl);
     if (!spawned.ok()) return spawned.status();
     host = std::move(*spawned);
   }
   if (options_.keep_warm_host) {
     // The next evaluation's host starts importing now, while this one is served.
-    if (auto next = HostProcess::Spawn(options_); next.ok()) {
+    if (auto next = HostProcess::Spawn(options_, dsl); next.ok()) {
       absl::MutexLock lock(&mutex_);
-      if (spare_ == nullptr) spare_ = std::move(*next);
+      std::unique_ptr<HostProcess>& spare = spares_[dsl];
+      if (spare == nullptr) spare = std::move(*next);
     }
   }
   return host;
@@ -235,7 +348,7 @@ absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost() const {
 absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request) const {
   if (auto status = ValidateRequest(request); !status.ok()) return status;
   const v1::JudgeConfig config = WithDefaults(request.config());
-  auto host = TakeHost();
+  auto host = TakeHost(request.dsl());
   if (!host.ok()) return host.status();
   const absl::Time deadline =
       absl::Now() + absl::Seconds(config.total_timeout_s()) + options_.deadline_margin;

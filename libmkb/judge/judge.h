@@ -6,18 +6,27 @@
 // error status means the judge itself could not evaluate (the host could not start, died, or
 // ran past its deadline).
 //
-// A host spends most of its start importing torch (3 s on the H200 machine). With
-// keep_warm_host, the judge starts the next host as soon as one is taken, so that a sequence
-// of evaluations (an agent's submissions) does not wait for it; each host still serves one
-// evaluation only.
+// A host spends most of its start importing torch and the variant's DSL (3 s and ~3 s on the
+// H200 machine). With keep_warm_host, the judge starts the next host for the same DSL as soon
+// as one is taken, so that a sequence of evaluations (an agent's submissions) does not wait for
+// it; each host still serves one evaluation only.
+//
+// The request travels to the host as a length-prefixed frame on its stdin, followed by a frame
+// holding a fresh random key; the verdict comes back as one length-prefixed frame on a private
+// pipe, tagged with HMAC-SHA256 under that key. The caller accepts exactly that one frame. The
+// host reads the key only after it has forked the kernel's worker (whose stdin is /dev/null),
+// so no code of the kernel's can tag a verdict. The host's environment holds only the
+// variables of HostEnvironmentAllowed (API keys and other secrets never reach it).
 #ifndef LIBMKB_JUDGE_JUDGE_H_
 #define LIBMKB_JUDGE_JUDGE_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "mkb/v1/judge.pb.h"
@@ -31,7 +40,8 @@ struct JudgeOptions {
   // Environment entries for the host, "KEY=VALUE" (e.g. PYTHONPATH, CUDA_VISIBLE_DEVICES),
   // added to this process's environment, or the whole environment when inherit_environment is
   // false (the Python binding passes os.environ so: a module loaded with RTLD_DEEPBIND must not
-  // read libc's `environ` directly).
+  // read libc's `environ` directly). Either way only the names HostEnvironmentAllowed accepts
+  // reach the host.
   std::vector<std::string> environment;
   bool inherit_environment = true;
   // Time the host may take beyond the request's total_timeout_s before it is killed.
@@ -40,6 +50,16 @@ struct JudgeOptions {
   // imported, ~0.5 GB of host memory, until used or the Judge is destroyed).
   bool keep_warm_host = false;
 };
+
+// Whether an environment variable may reach the judge host (and so the worker forked from it):
+// the interpreter's and the libraries' own settings (PATH, PYTHON*, LD_LIBRARY_PATH, CUDA_*,
+// NVIDIA_*, TORCH_*, PYTORCH_*, TVM_*, CUTE_DSL_*, MKB_*, locale, ...). Credentials (API keys,
+// tokens) and everything else are dropped.
+bool HostEnvironmentAllowed(absl::string_view name);
+
+// The frame of the host protocol: "MKB1", a little-endian uint32 length, the bytes, and (for
+// the verdict) the 32-byte HMAC-SHA256 tag of the bytes under the evaluation's key.
+std::string EncodeHostFrame(absl::string_view payload, absl::string_view key);
 
 class HostProcess;
 
@@ -58,11 +78,12 @@ class Judge {
   const JudgeOptions& options() const { return options_; }
 
  private:
-  absl::StatusOr<std::unique_ptr<HostProcess>> TakeHost() const;
+  absl::StatusOr<std::unique_ptr<HostProcess>> TakeHost(v1::Dsl dsl) const;
 
   JudgeOptions options_;
   mutable absl::Mutex mutex_;
-  mutable std::unique_ptr<HostProcess> spare_ ABSL_GUARDED_BY(mutex_);
+  // One started host per DSL (it has imported that DSL), waiting for its request.
+  mutable std::map<int, std::unique_ptr<HostProcess>> spares_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace mkb

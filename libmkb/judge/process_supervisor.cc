@@ -28,12 +28,24 @@ std::string TailBuffer::Contents() const {
   return absl::StrCat("[... ", dropped_, " bytes cut ...]\n", buffer_);
 }
 
-int64_t ResidentBytes(pid_t pid) {
+int64_t OwnResidentBytes(pid_t pid) {
   std::ifstream statm(absl::StrCat("/proc/", pid, "/statm"));
   int64_t size = 0, resident = 0;
   if (!(statm >> size >> resident)) return 0;
   return resident * ::sysconf(_SC_PAGESIZE);
 }
+
+// Resident memory of `pid` and every process below it, from /proc/<pid>/task/<pid>/children.
+int64_t TreeResidentBytes(pid_t pid, int depth) {
+  int64_t total = OwnResidentBytes(pid);
+  if (depth > 8) return total;
+  std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
+  pid_t child = 0;
+  while (children >> child) total += TreeResidentBytes(child, depth + 1);
+  return total;
+}
+
+int64_t ResidentBytes(pid_t pid) { return TreeResidentBytes(pid, 0); }
 
 ProcessSupervisor::ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd,
                                      const SupervisorOptions& options)

@@ -78,7 +78,8 @@ class ProcessSupervisor {
   std::thread watcher_;
 };
 
-// Resident set size of a process in bytes (0 when it is gone).
+// Resident set size of a process and every process below it, in bytes (0 when it is gone): the
+// supervised child is the worker's keeper, the worker runs below it.
 int64_t ResidentBytes(pid_t pid);
 
 }  // namespace mkb

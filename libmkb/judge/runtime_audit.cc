@@ -42,6 +42,19 @@ v1::AuditFinding Finding(const std::string& code, v1::FindingSeverity severity,
 
 }  // namespace
 
+KernelOrigin OriginOf(const v1::ActivityRecord& record) {
+  // The launch monitor's attribution (who loaded the module) when it ran; names otherwise.
+  const std::string& o = record.origin();
+  if (o == "dsl") return KernelOrigin::kDsl;
+  if (o == "library") {
+    return ClassifyKernel(record.name()) == KernelOrigin::kLibrary ? KernelOrigin::kLibrary
+                                                                   : KernelOrigin::kAten;
+  }
+  if (o == "judge") return KernelOrigin::kJudge;
+  if (o == "raw") return KernelOrigin::kRaw;
+  return ClassifyKernel(record.name());
+}
+
 KernelOrigin ClassifyKernel(absl::string_view name) {
   if (absl::StrContains(name, "mkb_l2_flush") || absl::StartsWith(name, "_ZN3mkb"))
     return KernelOrigin::kJudge;
@@ -65,6 +78,8 @@ const char* KernelOriginName(KernelOrigin origin) {
       return "library";
     case KernelOrigin::kJudge:
       return "judge";
+    case KernelOrigin::kRaw:
+      return "raw";
   }
   return "";
 }
@@ -85,6 +100,8 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
   std::vector<v1::AuditFinding> findings;
   if (calls.empty()) return findings;
   int calls_without_dsl = 0;
+  int raw_kernels = 0;
+  std::string example_raw;
   std::string example_without_dsl;
   double library_ns = 0, kernel_ns = 0;
   std::set<uint32_t> graphs;
@@ -96,12 +113,13 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
     for (const v1::ActivityRecord& r : call.records()) {
       if (r.graph_id() != 0) graphs.insert(r.graph_id());
       if (r.kind() != v1::ActivityRecord::KERNEL) continue;
-      const KernelOrigin origin = ClassifyKernel(r.name());
+      const KernelOrigin origin = OriginOf(r);
       if (origin == KernelOrigin::kJudge) continue;
       names.insert(r.name());
       const double ns = static_cast<double>(r.end_ns() - r.start_ns());
       kernel_ns += ns;
       if (origin == KernelOrigin::kDsl) dsl = true;
+      if (origin == KernelOrigin::kRaw && raw_kernels++ == 0) example_raw = r.name();
       if (origin == KernelOrigin::kAten || origin == KernelOrigin::kLibrary) library_ns += ns;
     }
     kernel_sets.insert(names);
@@ -120,6 +138,13 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
             calls_without_dsl, " of ", calls.size(),
             " timed calls launched no kernel written in the variant's DSL (every call must)"),
         absl::StrCat("kernels of such a call: ", example_without_dsl)));
+  }
+  if (raw_kernels > 0) {
+    findings.push_back(Finding(
+        "runtime.raw_module", v1::SEVERITY_VIOLATION,
+        absl::StrCat(raw_kernels, " kernel launches came from modules the DSL's runtime did not "
+                                  "load (raw driver API, another compiler, a hand-loaded library)"),
+        absl::StrCat("e.g. ", example_raw)));
   }
   if (kernel_ns > 0 && library_ns / kernel_ns > options.library_share_limit) {
     findings.push_back(Finding(
@@ -151,7 +176,11 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
     for (const v1::CallTrace& call : calls) spans.push_back(call.span_ms());
     std::nth_element(spans.begin(), spans.begin() + spans.size() / 2, spans.end());
     const double median = spans[spans.size() / 2];
-    if (median > 0 && median < options.floor_ms) {
+    if (median <= 0) {
+      findings.push_back(Finding(
+          "runtime.no_gpu_work", v1::SEVERITY_VIOLATION,
+          "the median GPU span is zero: the timed calls did no work the GPU recorded", ""));
+    } else if (median < options.floor_ms) {
       findings.push_back(Finding(
           "runtime.below_physical_floor", v1::SEVERITY_VIOLATION,
           absl::StrFormat("the median GPU span %.4g ms is below the problem's physical floor "
@@ -170,6 +199,14 @@ double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes
     floor_s = std::max(floor_s, roofline.min_bytes() / bandwidth_bytes_per_s);
   if (peak_flops_per_s > 0) floor_s = std::max(floor_s, roofline.flops() / peak_flops_per_s);
   return floor_s * 1e3;
+}
+
+double JudgeFloorMs(const v1::RooflineFacts& roofline, double measured_bandwidth_bytes_per_s) {
+  constexpr double kBandwidthMargin = 1.25;
+  constexpr double kPeakFlopsCeiling = 1e16;
+  if (measured_bandwidth_bytes_per_s <= 0) return 0;
+  return PhysicalFloorMs(roofline, kBandwidthMargin * measured_bandwidth_bytes_per_s,
+                         kPeakFlopsCeiling);
 }
 
 }  // namespace mkb

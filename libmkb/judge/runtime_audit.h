@@ -15,12 +15,14 @@
 
 namespace mkb {
 
-// Who wrote a kernel, judged by its name. A kernel that is neither the judge's, ATen's nor a
-// vendor library's is the candidate's: kernel.py may launch nothing else (raw CUDA, Triton and
-// the like are forbidden), so it was written in the variant's DSL (CuTe DSL names its kernels
-// kernel_cutlass_*, TVM after the PrimFunc).
-enum class KernelOrigin { kDsl, kAten, kLibrary, kJudge };
+// Who wrote a kernel. On a GPU the launch monitor (cuda/launch_monitor.h) says who loaded each
+// launched kernel's module, and that decides; by name alone (traces without it, tests), a kernel
+// that is neither the judge's, ATen's nor a vendor library's counts as the candidate's.
+enum class KernelOrigin { kDsl, kAten, kLibrary, kJudge, kRaw };
 KernelOrigin ClassifyKernel(absl::string_view name);
+// A record's origin: the launch monitor's (ActivityRecord.origin: who loaded the kernel's
+// module) when present, else ClassifyKernel of its name.
+KernelOrigin OriginOf(const v1::ActivityRecord& record);
 const char* KernelOriginName(KernelOrigin origin);
 
 struct RuntimeAuditOptions {
@@ -39,6 +41,11 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
 // fastest tensor-core rate), so that an honest kernel can never land below the floor.
 double PhysicalFloorMs(const v1::RooflineFacts& roofline, double bandwidth_bytes_per_s,
                        double peak_flops_per_s);
+
+// The floor the judge applies on a GPU whose copy bandwidth it measured: PhysicalFloorMs with
+// the measured bandwidth taken 25% higher and 10 PFLOP/s (above every tensor-core rate of current
+// GPUs), so that only the impossible is rejected.
+double JudgeFloorMs(const v1::RooflineFacts& roofline, double measured_bandwidth_bytes_per_s);
 
 // Distinct kernel names of a trace, in first-launch order.
 std::vector<std::string> KernelNames(const v1::CallTrace& call);

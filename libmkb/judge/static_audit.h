@@ -1,15 +1,31 @@
 // The static audit of a kernel.py (SPEC §2): forbidden imports, calls and introspection, found
-// in the source before anything runs. It reads tokens and resolves import aliases
-// ("import torch as t; t.compile(...)"); it is the first line of defence, the runtime audit in
-// the worker the second.
+// in the source before anything runs. It reads the syntax tree (CPython's own `ast` in the judge
+// host, python_parser.h for C++ callers) and follows every name that may hold a module, however
+// it was bound; it is the first line of defence, the runtime audit in the worker the second.
+//
+// What it resolves (docs/judge.md, "Static audit"):
+// - Rules match anywhere inside a dotted chain, through any module: `torch.os.system` is found
+//   as `os.system`, `x.ctypes` as `ctypes`.
+// - A name holds every module path ever bound to it, by any binding form: import, assignment
+//   (plain, tuple unpacking, annotated, augmented, walrus), for / with / except / match
+//   targets, comprehensions, default arguments, class bodies and attribute stores
+//   (`self.m = torch` makes every `.m` a possible torch); transitively and without regard to
+//   scope.
+// - Escapes: a module path that leaves tracking (passed to a call, stored in a container or
+//   subscript, returned, yielded, raised, a class base) joins the escaped set; every value the
+//   audit cannot follow (parameters, call results, subscripts, loop and exception targets,
+//   attributes of such values) may be any escaped module, so a forbidden reach through it is
+//   still found.
 #ifndef LIBMKB_JUDGE_STATIC_AUDIT_H_
 #define LIBMKB_JUDGE_STATIC_AUDIT_H_
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "libmkb/judge/python_syntax.h"
 #include "mkb/v1/common.pb.h"
 #include "mkb/v1/judge.pb.h"
 #include "mkb/v1/verdict.pb.h"
@@ -25,6 +41,15 @@ struct StaticAuditOptions {
 // Findings with their default severities: VIOLATION for what SPEC §2 forbids, WARNING for what
 // only the runtime audit can judge (library compute ops, side streams), SKIPPED for checks
 // turned off. At most 64 findings; one per code and line.
+//
+// `module` is the tree of `source` (its Module node): the judge host passes CPython's own
+// parse. `source` is read too, for what the tree does not show (the encoding declaration).
+std::vector<v1::AuditFinding> StaticAudit(absl::string_view source, const PyNode& module,
+                                          const StaticAuditOptions& options);
+
+// Parses `source` with ParsePython first. Source that parser cannot read (not Python, or
+// Python it does not read the way CPython does, such as non-ASCII identifiers) is a
+// static.unparsable violation: what the audit cannot read, it does not pass.
 std::vector<v1::AuditFinding> StaticAudit(absl::string_view source,
                                           const StaticAuditOptions& options);
 

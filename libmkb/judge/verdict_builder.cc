@@ -1,5 +1,7 @@
 #include "libmkb/judge/verdict_builder.h"
 
+#include "libmkb/core/utf8.h"
+
 #include <cmath>
 
 #include "absl/strings/ascii.h"
@@ -16,30 +18,6 @@
 namespace mkb {
 namespace {
 
-bool IsUtf8(absl::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = text[i];
-    int extra;
-    if (c < 0x80) {
-      extra = 0;
-    } else if ((c >> 5) == 0x6) {
-      extra = 1;
-    } else if ((c >> 4) == 0xe) {
-      extra = 2;
-    } else if ((c >> 3) == 0x1e) {
-      extra = 3;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size() + (extra == 0 ? 1 : 0) && extra > 0) return false;
-    for (int k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
-    }
-    i += 1 + extra;
-  }
-  return true;
-}
 
 // The last non-empty line of a traceback: the exception and its message.
 std::string LastLine(absl::string_view text) {
@@ -56,23 +34,6 @@ std::string Milliseconds(double ms) {
 }
 
 }  // namespace
-
-v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
-  v1::JudgeConfig out = config;
-  if (out.correctness_draws() <= 0) out.set_correctness_draws(5);
-  if (out.warmup_calls() <= 0) out.set_warmup_calls(10);
-  if (out.timing_draws() <= 0) out.set_timing_draws(50);
-  if (out.recheck_draws() <= 0) out.set_recheck_draws(3);
-  out.set_recheck_draws(std::min(out.recheck_draws(), out.timing_draws()));
-  if (out.import_timeout_s() <= 0) out.set_import_timeout_s(300);
-  if (out.call_timeout_s() <= 0) out.set_call_timeout_s(300);
-  if (out.total_timeout_s() <= 0) out.set_total_timeout_s(1800);
-  if (out.memory_limit_bytes() <= 0) out.set_memory_limit_bytes(int64_t{32} << 30);
-  if (out.max_kernel_bytes() <= 0) out.set_max_kernel_bytes(kDefaultMaxKernelBytes);
-  if (out.tail_bytes() <= 0) out.set_tail_bytes(8192);
-  if (out.cpu_seconds_limit() <= 0) out.set_cpu_seconds_limit(3600);
-  return out;
-}
 
 v1::TensorCheck TensorCheckOf(const std::string& path, const TensorComparison& comparison) {
   v1::TensorCheck check;
@@ -144,7 +105,7 @@ bool VerdictBuilder::CheckSubmission(absl::string_view source) {
   } else if (static_cast<int64_t>(source.size()) > config_.max_kernel_bytes()) {
     reason = absl::StrCat("kernel.py is ", source.size(), " bytes, over the limit of ",
                           config_.max_kernel_bytes());
-  } else if (!IsUtf8(source)) {
+  } else if (FirstInvalidUtf8(source).has_value()) {
     reason = "kernel.py is not UTF-8 text";
   } else if (source.find('\0') != absl::string_view::npos) {
     reason = "kernel.py contains NUL bytes";

@@ -15,14 +15,12 @@
 
 #include "absl/strings/string_view.h"
 #include "libmkb/judge/compare.h"
+#include "libmkb/judge/measurement_plan.h"  // WithDefaults(JudgeConfig)
 #include "mkb/v1/judge.pb.h"
 #include "mkb/v1/problem.pb.h"
 #include "mkb/v1/verdict.pb.h"
 
 namespace mkb {
-
-// The resolved evaluation settings: the request's config with the specification's defaults.
-v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 
 // Turns one tensor comparison into the draw's TensorCheck and, when it failed, a Mismatch.
 v1::TensorCheck TensorCheckOf(const std::string& path, const TensorComparison& comparison);

@@ -73,6 +73,7 @@ v1::StatsConfig WithDefaults(const v1::StatsConfig& config) {
   if (out.failure_floor() == 0) out.set_failure_floor(1.0 / 32);
   if (out.bootstrap_resamples() == 0) out.set_bootstrap_resamples(10000);
   if (out.seed() == 0) out.set_seed(20260101);
+  if (out.timing_resamples() == 0) out.set_timing_resamples(200);
   if (out.thresholds_size() == 0) {
     for (double t : {0.0, 0.5, 1.0, 2.0, 4.0}) out.add_thresholds(t);
   }

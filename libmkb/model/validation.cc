@@ -349,6 +349,7 @@ absl::Status ValidateStatsConfig(const v1::StatsConfig& config) {
   }
   if (!std::isfinite(config.tau()) || config.tau() < 0) return FieldError("tau", "must be >= 0");
   if (config.bootstrap_resamples() < 0) return FieldError("bootstrap_resamples", "must be >= 0");
+  if (config.timing_resamples() < 0) return FieldError("timing_resamples", "must be >= 0");
   for (int i = 0; i < config.thresholds_size(); ++i) {
     if (!std::isfinite(config.thresholds(i)) || config.thresholds(i) < 0) {
       return FieldError(Indexed("thresholds", i), "must be a finite number >= 0");

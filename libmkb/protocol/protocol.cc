@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -217,6 +218,19 @@ absl::StatusOr<std::map<std::string, TrialRecord>> StoredTrials(const ResultStor
   MKB_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, store->ListTrials(experiment));
   for (TrialRecord& record : trials) {
     const std::string id = record.trial_id;
+    if (record.state == v1::ATTEMPT_RETIRED) {
+      // Planned again, it gets back the try it was retired with, if that one had ended
+      // (ResultStore::PlanTrials): classified as that try.
+      MKB_ASSIGN_OR_RETURN(std::optional<ArchivedTry> restorable, store->RestorableTry(id));
+      if (restorable.has_value()) {
+        record.state = restorable->state;
+        record.try_number = restorable->try_number;
+        record.task_fingerprint = restorable->task_fingerprint;
+        record.skill_digest = restorable->skill_digest;
+        record.attempt = restorable->attempt;
+        record.error = restorable->error;
+      }
+    }
     records.emplace(id, std::move(record));
   }
   return records;
@@ -512,6 +526,7 @@ absl::Status ExperimentRun::Block(size_t index, const std::string& why) {
   if (trial.phase != Phase::kWaiting && trial.phase != Phase::kReady) return absl::OkStatus();
   trial.phase = Phase::kBlocked;
   const std::string& id = trial.entry->trial.spec.trial_id();
+  MKB_RETURN_IF_ERROR(store_.BlockTrial(id, why));
   {
     absl::MutexLock lock(&mutex_);
     ++summary_.progress.blocked;
@@ -823,6 +838,13 @@ absl::StatusOr<ExperimentStatus> PlanExperiment(const v1::ExperimentSpec& spec, 
   MKB_ASSIGN_OR_RETURN(auto records, StoredTrials(store, status.plan.spec.name()));
   Classifier classifier(status.plan, store, records);
   MKB_ASSIGN_OR_RETURN(status.entries, classifier.Classify(options.rerun_stale));
+  std::set<std::string> planned;
+  for (const PlannedTrial& trial : status.plan.trials) planned.insert(trial.spec.trial_id());
+  for (const auto& [id, record] : records) {
+    if (planned.count(id) == 0 && record.state != v1::ATTEMPT_RETIRED) {
+      status.outside_plan.push_back(id);
+    }
+  }
   return status;
 }
 
@@ -837,10 +859,19 @@ absl::StatusOr<RunSummary> RunExperiment(const v1::ExperimentSpec& spec, const S
     MKB_RETURN_IF_ERROR(StaleRefusal(store, status.entries));
     MKB_RETURN_IF_ERROR(store.PutExperiment(status.plan.spec));
     std::vector<v1::TrialSpec> specs;
-    for (const PlannedTrial& trial : status.plan.trials) specs.push_back(trial.spec);
+    std::vector<std::string> planned;
+    for (const PlannedTrial& trial : status.plan.trials) {
+      specs.push_back(trial.spec);
+      planned.push_back(trial.spec.trial_id());
+    }
+    std::sort(planned.begin(), planned.end());
     MKB_RETURN_IF_ERROR(store.PlanTrials(specs));
+    MKB_ASSIGN_OR_RETURN(std::vector<std::string> retired,
+                         store.RetireTrialsOutside(name, planned));
     ExperimentRun experiment_run(std::move(status), store, scheduler, options);
-    return experiment_run.Run();
+    absl::StatusOr<RunSummary> summary = experiment_run.Run();
+    if (summary.ok()) summary->retired = std::move(retired);
+    return summary;
   };
   absl::StatusOr<RunSummary> summary = run();
   absl::Status released = store.ReleaseRunLease(name);

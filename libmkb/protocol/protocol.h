@@ -66,6 +66,9 @@ struct PlanEntry {
 struct ExperimentStatus {
   ExperimentPlan plan;
   std::vector<PlanEntry> entries;  // in plan order
+  // Trials of the experiment in the store that the plan no longer holds: a run retires them
+  // (archives their current try; they leave the statistics). Sorted.
+  std::vector<std::string> outside_plan;
   int Count(PlanAction action) const;
 };
 
@@ -138,6 +141,8 @@ struct RunSummary {
   std::vector<std::string>
       stale_kept;                     // resolved trials found stale mid-run, kept (no rerun_stale)
   std::vector<std::string> warnings;  // e.g. live reports that could not be stored
+  // Trials of the experiment outside this run's plan, retired by it (ExperimentStatus).
+  std::vector<std::string> retired;
   // Every planned trial is resolved.
   bool complete() const {
     return progress.done() == progress.planned && failed.empty() && blocked.empty();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace mkb::stats {
@@ -19,6 +20,18 @@ struct ClusterTotals {
   int64_t n = 0;       // comparisons, >= 1
   int64_t n_help = 0;  // with d > tau
   int64_t n_harm = 0;  // with d < -tau
+  // Per R@t threshold: sum over the comparisons of hit(arm) - hit(base), hit = passed and
+  // speedup >= t. May be empty (no R@t lifts are estimated then); else the same length in every
+  // cluster.
+  std::vector<int64_t> hit_lift;
+};
+
+// One problem of a group: its totals, and the totals recomputed with measurement-noise
+// replicates of its speedups (measurement_noise.h). A resample that draws the problem draws one
+// of `noise` (uniformly), or takes `observed` when there are none.
+struct ProblemCluster {
+  ClusterTotals observed;
+  std::vector<ClusterTotals> noise;
 };
 
 struct BootstrapOptions {
@@ -49,12 +62,27 @@ struct PairedLiftEstimates {
   BootstrapEstimate delta_gm;   // exp(sum d / n) - 1
   BootstrapEstimate help_rate;  // n_help / n
   BootstrapEstimate harm_rate;  // n_harm / n
+  // R@t(arm) - R@t(base) = hit_lift[t] / n per threshold, and S(arm) - S(base) = 100 * their
+  // mean; empty / NaN when the clusters carry no hit_lift.
+  std::vector<BootstrapEstimate> r_at_lift;
+  BootstrapEstimate s_lift;
 };
 
-// Bootstraps the three measures from the same resamples. Everything is NaN for no clusters.
-// InvalidArgumentError for a cluster with n < 1 or inconsistent counts, or resamples < 1.
+// Bootstraps every measure from the same resamples: each draws K problems with replacement,
+// and for each drawn problem one of its noise replicates (or its observed totals), and
+// recomputes the measures from the pooled totals (ratio of sums). The jackknife of BCa leaves
+// out one problem's observed totals. Everything is NaN for no clusters. InvalidArgumentError
+// for a cluster with n < 1, inconsistent counts, noise replicates of another n or hit_lift
+// length, or resamples < 1.
+absl::StatusOr<PairedLiftEstimates> BootstrapPairedLift(absl::Span<const ProblemCluster> clusters,
+                                                        const BootstrapOptions& options);
+// The same for clusters without measurement noise.
 absl::StatusOr<PairedLiftEstimates> BootstrapPairedLift(absl::Span<const ClusterTotals> clusters,
                                                         const BootstrapOptions& options);
+
+// The seed of one group's (or attempt's) random stream: splitmix64(seed XOR FNV-1a-64(label)).
+// Independent of the other groups and of their order.
+uint64_t GroupSeed(uint64_t seed, absl::string_view label);
 
 // Percentile and BCa intervals from a bootstrap distribution, the statistic on the data and
 // its leave-one-cluster-out (jackknife) values:

@@ -48,18 +48,61 @@ absl::Status ValidateArm(const v1::ArmResult& arm, const v1::CellReplicate& cell
                                                       "' has no standard arms"));
   }
   if (arm.arm() == kAllKey) return FieldError(Join(path, "arm"), "'*' is reserved");
-  const v1::Usage& usage = arm.usage();
-  for (const auto& [name, value] :
-       {std::pair<const char*, int64_t>{"input_tokens", usage.input_tokens()},
-        {"cached_input_tokens", usage.cached_input_tokens()},
-        {"output_tokens", usage.output_tokens()}}) {
-    if (value < 0) return FieldError(Join(path, absl::StrCat("usage.", name)), "must be >= 0");
-  }
-  for (const auto& [name, value] : {std::pair<const char*, double>{"cost_usd", usage.cost_usd()},
-                                    {"agent_seconds", usage.agent_seconds()}}) {
-    if (!std::isfinite(value) || value < 0) {
-      return FieldError(Join(path, absl::StrCat("usage.", name)), "must be a finite number >= 0");
+  for (const auto& [field, usage] :
+       {std::pair<const char*, const v1::Usage*>{"usage", &arm.usage()},
+        {"interrupted_usage", &arm.interrupted_usage()}}) {
+    for (const auto& [name, value] :
+         {std::pair<const char*, int64_t>{"input_tokens", usage->input_tokens()},
+          {"cached_input_tokens", usage->cached_input_tokens()},
+          {"output_tokens", usage->output_tokens()}}) {
+      if (value < 0) return FieldError(Join(path, absl::StrCat(field, ".", name)), "must be >= 0");
     }
+    for (const auto& [name, value] : {std::pair<const char*, double>{"cost_usd", usage->cost_usd()},
+                                      {"agent_seconds", usage->agent_seconds()}}) {
+      if (!std::isfinite(value) || value < 0) {
+        return FieldError(Join(path, absl::StrCat(field, ".", name)),
+                          "must be a finite number >= 0");
+      }
+    }
+  }
+  if (arm.interrupted_tries() < 0)
+    return FieldError(Join(path, "interrupted_tries"), "must be >= 0");
+  for (const auto& [name, samples] :
+       {std::pair<const char*, const google::protobuf::RepeatedField<double>*>{
+            "kernel_samples_ms", &arm.kernel_samples_ms()},
+        {"eager_samples_ms", &arm.eager_samples_ms()}}) {
+    for (int i = 0; i < samples->size(); ++i) {
+      if (samples->Get(i) < 0) {
+        return FieldError(Join(path, absl::StrCat(name, "[", i, "]")),
+                          absl::StrCat("must be >= 0 (NaN: a lost sample), got ", samples->Get(i)));
+      }
+    }
+  }
+  // The state, where given, must agree with resolved and skipped.
+  switch (arm.state()) {
+    case v1::ATTEMPT_STATE_UNSPECIFIED:
+      break;
+    case v1::ATTEMPT_FINISHED:
+    case v1::ATTEMPT_SKIPPED:
+      if (!arm.resolved() && !arm.skipped()) {
+        return FieldError(Join(path, "state"),
+                          absl::StrCat("'", AttemptStateName(arm.state()),
+                                       "' is a resolved state, but resolved is false"));
+      }
+      if ((arm.state() == v1::ATTEMPT_SKIPPED) != arm.skipped()) {
+        return FieldError(Join(path, "state"), absl::StrCat("'", AttemptStateName(arm.state()),
+                                                            "' disagrees with skipped ",
+                                                            arm.skipped() ? "true" : "false"));
+      }
+      break;
+    default:
+      if (arm.resolved() || arm.skipped()) {
+        return FieldError(
+            Join(path, "state"),
+            absl::StrCat("'", AttemptStateName(arm.state()),
+                         "' is not a resolved state, but resolved or skipped is true"));
+      }
+      break;
   }
   return absl::OkStatus();
 }
@@ -70,11 +113,25 @@ bool SameSpeedup(const v1::ArmResult& a, const v1::ArmResult& b) {
   return a.speedup() == b.speedup() || (std::isnan(a.speedup()) && std::isnan(b.speedup()));
 }
 
+}  // namespace
+
 bool HasUsage(const v1::ArmResult& arm) {
-  return arm.has_usage() && arm.usage().ByteSizeLong() > 0;
+  return (arm.has_usage() && arm.usage().ByteSizeLong() > 0) ||
+         (arm.has_interrupted_usage() && arm.interrupted_usage().ByteSizeLong() > 0) ||
+         arm.interrupted_tries() > 0;
 }
 
-}  // namespace
+bool HasTimingSamples(const v1::ArmResult& arm) {
+  return arm.kernel_samples_ms_size() > 0 && arm.eager_samples_ms_size() > 0;
+}
+
+RunStatus RunStatusOf(const v1::ArmResult& result, const v1::ArmResult* usage) {
+  if (result.skipped() || result.state() == v1::ATTEMPT_SKIPPED) return RunStatus::kSkipped;
+  const bool finished = result.state() == v1::ATTEMPT_FINISHED ||
+                        (result.state() == v1::ATTEMPT_STATE_UNSPECIFIED && result.resolved());
+  if (finished) return RunStatus::kRan;
+  return usage != nullptr && HasUsage(*usage) ? RunStatus::kRan : RunStatus::kNotRun;
+}
 
 const char* RoleName(Role role) {
   switch (role) {
@@ -206,7 +263,8 @@ absl::StatusOr<std::vector<AttemptRecord>> DistinctAttempts(
         record.replicate = cell.replicate();
         record.role = role;
         record.result = arm;
-        record.usage = HasUsage(*arm) ? &arm->usage() : nullptr;
+        record.usage = HasUsage(*arm) ? arm : nullptr;
+        record.timing = HasTimingSamples(*arm) ? arm : nullptr;
         out.push_back(record);
         attempt_path[attempt] = arm_path;
         continue;
@@ -221,7 +279,8 @@ absl::StatusOr<std::vector<AttemptRecord>> DistinctAttempts(
                          record.model, "', arm '", record.arm, "', problem '", record.problem_slug,
                          "', replicate ", record.replicate, ")"));
       }
-      if (record.usage == nullptr && HasUsage(*arm)) record.usage = &arm->usage();
+      if (record.usage == nullptr && HasUsage(*arm)) record.usage = arm;
+      if (record.timing == nullptr && HasTimingSamples(*arm)) record.timing = arm;
     }
   }
   return out;

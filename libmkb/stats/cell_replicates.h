@@ -47,8 +47,29 @@ struct AttemptRecord {
   int replicate = 0;
   Role role = Role::kBase;                // its role in the first cell it appears in
   const v1::ArmResult* result = nullptr;  // its first occurrence
-  const v1::Usage* usage = nullptr;       // its first occurrence with usage set, else nullptr
+  // Its first occurrence with usage, interrupted usage or interrupted tries, else nullptr.
+  const v1::ArmResult* usage = nullptr;
+  // Its first occurrence with timing samples, else nullptr.
+  const v1::ArmResult* timing = nullptr;
 };
+
+// How an attempt counts in the usage per arm.
+enum class RunStatus {
+  kSkipped,  // a skipped conditioned arm: never ran, by design
+  kRan,      // finished (passed or not), or unresolved after spending measured usage
+  kNotRun,   // blocked, pending, missing, or failed before any usage was recorded
+};
+
+// The run status of an attempt: its state (or, unspecified, resolved and skipped) and whether
+// `usage` (the occurrence that carries its usage, or nullptr) holds any.
+RunStatus RunStatusOf(const v1::ArmResult& result, const v1::ArmResult* usage);
+
+// Whether an ArmResult carries any usage: a non-empty usage or interrupted usage, or
+// interrupted tries.
+bool HasUsage(const v1::ArmResult& arm);
+
+// Whether it carries timing samples of both the kernel and the eager baseline.
+bool HasTimingSamples(const v1::ArmResult& arm);
 
 // Validates the cells one by one (paths "cells[i]. ..."), then across them: no two cells for
 // the same (model, direction, problem, replicate); one family per problem; and occurrences of

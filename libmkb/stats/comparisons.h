@@ -33,6 +33,12 @@ struct Comparison {
   double d = 0;          // skill.q - base.q
   double d_control = 0;  // control.q - base.q, when has_control
   Standing standing = Standing::kSourceUnresolved;
+  // Measurement-noise replicates of the speedups (measurement_noise.h), nullptr where there are
+  // none (failed, or no timing samples): the point speedup stands. A skipped skill arm shares
+  // its base's.
+  const std::vector<double>* base_noise = nullptr;
+  const std::vector<double>* skill_noise = nullptr;
+  const std::vector<double>* control_noise = nullptr;
 };
 
 // The comparisons of the resolved cell-replicates — base resolved, skill resolved or skipped —

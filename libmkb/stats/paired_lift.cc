@@ -1,5 +1,6 @@
 #include "libmkb/stats/paired_lift.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -8,13 +9,12 @@
 #include "libmkb/core/status_macros.h"
 #include "libmkb/stats/bootstrap.h"
 #include "libmkb/stats/multiple_comparisons.h"
+#include "libmkb/stats/outcome.h"
 
 namespace mkb::stats {
 namespace {
 
-enum class Arm { kSkill, kControl };
-
-const char* ArmName(Arm arm) { return arm == Arm::kSkill ? "skill" : "control"; }
+const char* ArmName(PairedArm arm) { return arm == PairedArm::kSkill ? "skill" : "control"; }
 
 void SetEstimate(const BootstrapEstimate& from, v1::Estimate* to) {
   to->set_value(from.value);
@@ -26,56 +26,69 @@ void SetEstimate(const BootstrapEstimate& from, v1::Estimate* to) {
   to->set_bca_fallback(from.bca_fallback);
 }
 
-struct ProblemTotals {
-  v1::Family family = v1::FAMILY_UNSPECIFIED;
-  ClusterTotals totals;
-};
+// Adds one comparison, with these speedups of its base and its arm, to `totals`.
+void AddPair(bool base_passed, double base_speedup, bool arm_passed, double arm_speedup,
+             const PairedLiftOptions& options, ClusterTotals* totals) {
+  const v1::StatsConfig& config = options.config;
+  const double d =
+      Quality(arm_passed, arm_speedup, config) - Quality(base_passed, base_speedup, config);
+  totals->sum_d += d;
+  totals->n += 1;
+  totals->n_help += d > options.tau;
+  totals->n_harm += d < -options.tau;
+  for (int i = 0; i < config.thresholds_size(); ++i) {
+    const double t = config.thresholds(i);
+    totals->hit_lift[i] += static_cast<int64_t>(arm_passed && arm_speedup >= t) -
+                           static_cast<int64_t>(base_passed && base_speedup >= t);
+  }
+}
+
+// The speedup of replicate m: the noise replicate where there is one, else the point value.
+double SpeedupAt(const ArmOutcome& outcome, const std::vector<double>* noise, size_t m) {
+  return noise != nullptr ? (*noise)[m] : outcome.speedup;
+}
 
 // Fills the row of one group and arm, and appends its per-problem rows.
-absl::Status LiftOfGroup(const std::vector<const Comparison*>& group, Arm arm, const Level& level,
-                         const GroupKey& key, const PairedLiftOptions& options, v1::LiftRow* row,
-                         std::vector<v1::ProblemLiftRow>* problems) {
+absl::Status LiftOfGroup(const std::vector<const Comparison*>& group, PairedArm arm,
+                         const Level& level, const GroupKey& key, const PairedLiftOptions& options,
+                         v1::LiftRow* row, std::vector<v1::ProblemLiftRow>* problems) {
   row->set_level(level.Name());
   row->set_model(key.model);
   row->set_direction(key.direction);
   row->set_family(key.FamilyKey());
   row->set_arm(ArmName(arm));
 
-  std::map<std::string, ProblemTotals> by_problem;  // sorted by slug: the bootstrap's cluster order
+  std::map<std::string, v1::Family> family_of;
   int64_t both = 0, base_only = 0, arm_only = 0, neither = 0, skipped = 0, n = 0, help = 0,
           harm = 0;
   double sum_d = 0;
   for (const Comparison* c : group) {
-    const double d = arm == Arm::kSkill ? c->d : c->d_control;
-    const bool arm_passed = arm == Arm::kSkill ? c->skill.passed : c->control.passed;
-    ProblemTotals& p = by_problem[c->cell->problem_slug()];
-    p.family = c->cell->family();
-    p.totals.sum_d += d;
-    p.totals.n += 1;
-    p.totals.n_help += d > options.tau;
-    p.totals.n_harm += d < -options.tau;
+    const double d = arm == PairedArm::kSkill ? c->d : c->d_control;
+    const bool arm_passed = arm == PairedArm::kSkill ? c->skill.passed : c->control.passed;
+    family_of[c->cell->problem_slug()] = c->cell->family();
     sum_d += d;
     ++n;
     help += d > options.tau;
     harm += d < -options.tau;
-    skipped += arm == Arm::kSkill && c->skill_skipped;
+    skipped += arm == PairedArm::kSkill && c->skill_skipped;
     both += c->base.passed && arm_passed;
     base_only += c->base.passed && !arm_passed;
     arm_only += !c->base.passed && arm_passed;
     neither += !c->base.passed && !arm_passed;
   }
-  row->set_n_problems(static_cast<int>(by_problem.size()));
+  std::vector<std::string> slugs;
+  const std::vector<ProblemCluster> clusters = ProblemClusters(group, arm, options, &slugs);
+  row->set_n_problems(static_cast<int>(clusters.size()));
   row->set_n_comparisons(static_cast<int>(n));
   row->set_n_skipped(static_cast<int>(skipped));
   row->set_n_help(static_cast<int>(help));
   row->set_n_harm(static_cast<int>(harm));
   row->set_mean_d(sum_d / static_cast<double>(n));
 
-  std::vector<ClusterTotals> clusters;
   std::vector<double> problem_means;
-  for (const auto& [slug, p] : by_problem) {
-    clusters.push_back(p.totals);
-    const double mean = p.totals.sum_d / static_cast<double>(p.totals.n);
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    const ClusterTotals& p = clusters[i].observed;
+    const double mean = p.sum_d / static_cast<double>(p.n);
     problem_means.push_back(mean);
     v1::ProblemLiftRow problem;
     problem.set_level(row->level());
@@ -83,13 +96,13 @@ absl::Status LiftOfGroup(const std::vector<const Comparison*>& group, Arm arm, c
     problem.set_direction(row->direction());
     problem.set_family(row->family());
     problem.set_arm(row->arm());
-    problem.set_problem_slug(slug);
-    problem.set_problem_family(p.family);
-    problem.set_n_comparisons(static_cast<int>(p.totals.n));
+    problem.set_problem_slug(slugs[i]);
+    problem.set_problem_family(family_of[slugs[i]]);
+    problem.set_n_comparisons(static_cast<int>(p.n));
     problem.set_mean_d(mean);
     problem.set_lift(std::exp(mean) - 1);
-    problem.set_n_help(static_cast<int>(p.totals.n_help));
-    problem.set_n_harm(static_cast<int>(p.totals.n_harm));
+    problem.set_n_help(static_cast<int>(p.n_help));
+    problem.set_n_harm(static_cast<int>(p.n_harm));
     problems->push_back(std::move(problem));
   }
 
@@ -100,10 +113,12 @@ absl::Status LiftOfGroup(const std::vector<const Comparison*>& group, Arm arm, c
       GroupSeed(options.seed, absl::StrCat(row->level(), "|", row->model(), "|", row->direction(),
                                            "|", row->family(), "|", row->arm()));
   MKB_ASSIGN_OR_RETURN(const PairedLiftEstimates estimates,
-                       BootstrapPairedLift(clusters, bootstrap));
+                       BootstrapPairedLift(absl::Span<const ProblemCluster>(clusters), bootstrap));
   SetEstimate(estimates.delta_gm, row->mutable_delta_gm());
   SetEstimate(estimates.help_rate, row->mutable_help_rate());
   SetEstimate(estimates.harm_rate, row->mutable_harm_rate());
+  for (const BootstrapEstimate& e : estimates.r_at_lift) SetEstimate(e, row->add_r_at_lift());
+  SetEstimate(estimates.s_lift, row->mutable_s_lift());
 
   MKB_ASSIGN_OR_RETURN(const WilcoxonTest wilcoxon,
                        WilcoxonSignedRank(problem_means, options.wilcoxon));
@@ -158,17 +173,45 @@ void Adjust(const std::vector<v1::LiftRow*>& rows, const std::string& method) {
 
 }  // namespace
 
-uint64_t GroupSeed(uint64_t seed, absl::string_view label) {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char ch : label) {
-    hash ^= ch;
-    hash *= 0x100000001b3ULL;
+std::vector<ProblemCluster> ProblemClusters(absl::Span<const Comparison* const> group,
+                                            PairedArm arm, const PairedLiftOptions& options,
+                                            std::vector<std::string>* slugs) {
+  std::map<std::string, std::vector<const Comparison*>> by_problem;  // sorted by slug
+  for (const Comparison* c : group) {
+    if (arm == PairedArm::kControl && !c->has_control) continue;
+    by_problem[c->cell->problem_slug()].push_back(c);
   }
-  uint64_t z = seed ^ hash;  // splitmix64 finaliser
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  const size_t thresholds = options.config.thresholds_size();
+  const size_t replicates = static_cast<size_t>(std::max(0, options.config.timing_resamples()));
+  std::vector<ProblemCluster> out;
+  for (const auto& [slug, members] : by_problem) {
+    if (slugs != nullptr) slugs->push_back(slug);
+    ProblemCluster& cluster = out.emplace_back();
+    cluster.observed.hit_lift.assign(thresholds, 0);
+    bool noisy = false;
+    for (const Comparison* c : members) {
+      const ArmOutcome& other = arm == PairedArm::kSkill ? c->skill : c->control;
+      const std::vector<double>* other_noise =
+          arm == PairedArm::kSkill ? c->skill_noise : c->control_noise;
+      AddPair(c->base.passed, c->base.speedup, other.passed, other.speedup, options,
+              &cluster.observed);
+      noisy |= c->base_noise != nullptr || other_noise != nullptr;
+    }
+    if (!noisy || replicates == 0) continue;
+    cluster.noise.resize(replicates);
+    for (size_t m = 0; m < replicates; ++m) {
+      ClusterTotals& totals = cluster.noise[m];
+      totals.hit_lift.assign(thresholds, 0);
+      for (const Comparison* c : members) {
+        const ArmOutcome& other = arm == PairedArm::kSkill ? c->skill : c->control;
+        const std::vector<double>* other_noise =
+            arm == PairedArm::kSkill ? c->skill_noise : c->control_noise;
+        AddPair(c->base.passed, SpeedupAt(c->base, c->base_noise, m), other.passed,
+                SpeedupAt(other, other_noise, m), options, &totals);
+      }
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<PairedLiftTables> PairedLift(absl::Span<const Comparison> comparisons,
@@ -180,12 +223,12 @@ absl::StatusOr<PairedLiftTables> PairedLift(absl::Span<const Comparison> compari
     const std::string method = level.family                       ? "bh"
                                : (level.model || level.direction) ? "holm"
                                                                   : "none";
-    for (Arm arm : {Arm::kSkill, Arm::kControl}) {
+    for (PairedArm arm : {PairedArm::kSkill, PairedArm::kControl}) {
       const size_t first = out.lift.size();
       for (const auto& [key, members] : groups) {
         std::vector<const Comparison*> group;
         for (const Comparison* c : members) {
-          if (arm == Arm::kSkill || c->has_control) group.push_back(c);
+          if (arm == PairedArm::kSkill || c->has_control) group.push_back(c);
         }
         if (group.empty()) continue;
         v1::LiftRow row;

@@ -6,9 +6,11 @@
 
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "libmkb/stats/comparisons.h"
 #include "libmkb/stats/grouping.h"
+#include "libmkb/stats/paired_lift.h"
 #include "mkb/v1/stats.pb.h"
 
 namespace mkb::stats {
@@ -17,11 +19,14 @@ namespace mkb::stats {
 // "control", and for standing above / level / below (the source's tier against the base's;
 // comparisons whose source is unresolved are left out): n, the help count #{d > tau} and harm
 // count #{d < -tau} with their rates and Wilson intervals at `confidence`, mean d and
-// ΔGM = exp(mean d) - 1. d is q(skill) - q(base), or q(control) - q(base) for the control.
-// The three standings are always listed (NaN rates when n = 0).
-std::vector<v1::StandingRow> RelativeStanding(absl::Span<const Comparison> comparisons,
-                                              absl::Span<const Level> levels, double tau,
-                                              double confidence);
+// ΔGM = exp(mean d) - 1 with a bootstrap interval over the problems of the group and standing
+// (ProblemClusters and BootstrapPairedLift: measurement noise included where there is some;
+// seed label "<level>|<model>|<direction>|<family>|<arm>|<standing>"). d is q(skill) - q(base),
+// or q(control) - q(base) for the control. The three standings are always listed (NaN when
+// n = 0). tau, confidence, resamples, seed and config come from `options`.
+absl::StatusOr<std::vector<v1::StandingRow>> RelativeStanding(
+    absl::Span<const Comparison> comparisons, absl::Span<const Level> levels,
+    const PairedLiftOptions& options);
 
 // Tier distributions per model (sorted) and over all models ("*"), for the roles source
 // (resolved ones), base, skill (a skipped one as its base) and control (resolved ones), over

@@ -13,6 +13,7 @@
 #include "libmkb/stats/comparisons.h"
 #include "libmkb/stats/grouping.h"
 #include "libmkb/stats/help_threshold.h"
+#include "libmkb/stats/measurement_noise.h"
 #include "libmkb/stats/paired_lift.h"
 #include "libmkb/stats/relative_standing.h"
 
@@ -126,14 +127,17 @@ absl::StatusOr<v1::StatsReport> ComputeStatsReport(absl::Span<const v1::CellRepl
   const double tau = report.tau().tau();
   for (const Level& level : *levels) report.add_levels(level.Name());
 
-  const std::vector<Comparison> comparisons = BuildComparisons(cells, full);
+  std::vector<Comparison> comparisons = BuildComparisons(cells, full);
+  const MeasurementNoise noise(attempts, full);
+  noise.Attach(comparisons);
+  *report.mutable_measurement_noise() = noise.Summary();
   report.set_n_cells(static_cast<int>(cells.size()));
   report.set_n_resolved(static_cast<int>(comparisons.size()));
   int with_control = 0;
   for (const Comparison& c : comparisons) with_control += c.has_control;
   report.set_n_with_control(with_control);
 
-  for (v1::AggregateRow& row : HarnessAggregates(comparisons, full))
+  for (v1::AggregateRow& row : HarnessAggregates(cells, comparisons, full))
     *report.add_aggregates() = std::move(row);
   for (v1::UsageRow& row : UsageByArm(attempts)) *report.add_usage() = std::move(row);
   for (const Comparison& c : comparisons) *report.add_comparisons() = ComparisonRowOf(c, tau);
@@ -145,12 +149,13 @@ absl::StatusOr<v1::StatsReport> ComputeStatsReport(absl::Span<const v1::CellRepl
   lift_options.confidence = confidence;
   lift_options.resamples = full.bootstrap_resamples();
   lift_options.seed = full.seed();
+  lift_options.config = full;
   MKB_ASSIGN_OR_RETURN(PairedLiftTables lift, PairedLift(comparisons, *levels, lift_options));
   for (v1::LiftRow& row : lift.lift) *report.add_lift() = std::move(row);
   for (v1::ProblemLiftRow& row : lift.problems) *report.add_problems() = std::move(row);
-  for (v1::StandingRow& row : RelativeStanding(comparisons, *levels, tau, confidence)) {
-    *report.add_standing() = std::move(row);
-  }
+  MKB_ASSIGN_OR_RETURN(std::vector<v1::StandingRow> standing,
+                       RelativeStanding(comparisons, *levels, lift_options));
+  for (v1::StandingRow& row : standing) *report.add_standing() = std::move(row);
   return report;
 }
 

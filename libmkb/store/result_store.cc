@@ -6,7 +6,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,9 +33,9 @@ using store_detail::SqliteTransaction;
 
 namespace {
 
-// PRAGMA application_id of a store ("MKB1") and the schema version (PRAGMA user_version).
+// PRAGMA application_id of a store ("MKB1"). The schema version is PRAGMA user_version: 1 for
+// kSchema, plus one for each migration of kMigrations (below) applied.
 constexpr int kApplicationId = 0x4d4b4231;
-constexpr int kSchemaVersion = 1;
 
 // How long a lease held by a process on another host stays valid without renewal.
 constexpr double kForeignLeaseSeconds = 600;
@@ -61,7 +66,7 @@ CREATE TABLE trials(
   arm TEXT NOT NULL,
   dsl TEXT NOT NULL,
   replicate INTEGER NOT NULL,
-  state TEXT NOT NULL,                -- pending, running, finished, skipped, failed
+  state TEXT NOT NULL,                -- pending, running, finished, skipped, failed (v2: blocked, retired)
   try_number INTEGER NOT NULL,        -- of the current try; 0 before the first
   task_fingerprint TEXT NOT NULL,
   skill_digest TEXT NOT NULL,         -- sha256 of the skill the try received; '' for solos
@@ -84,7 +89,7 @@ CREATE INDEX trials_by_attempt ON trials(model, arm, problem_slug, replicate, st
 CREATE TABLE archived_tries(
   trial_id TEXT NOT NULL REFERENCES trials(trial_id),
   try_number INTEGER NOT NULL,
-  reason TEXT NOT NULL,               -- transient, failed, interrupted, stale
+  reason TEXT NOT NULL,               -- transient, failed, interrupted, stale (v2: outside_plan)
   state TEXT NOT NULL,                -- when archived
   error TEXT NOT NULL,
   task_fingerprint TEXT NOT NULL,
@@ -359,6 +364,160 @@ absl::Status WriteAttemptDetails(SqliteDatabase& db, const std::string& trial_id
   return absl::OkStatus();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Schema migrations. kMigrations[i] takes a store of version i + 1 to version i + 2, inside the
+// transaction of Open; a new store gets kSchema (version 1) and then every migration, so that a
+// new store and a migrated one are the same.
+
+// Version 2: trials that could not start are BLOCKED (version 1 left them PENDING), and trials
+// outside their experiment's plan can be RETIRED (nothing to migrate: version 1 kept them as
+// they were). A PENDING conditioned trial whose source trial in its experiment failed or is
+// blocked, or whose other model's source has no resolved trial, becomes BLOCKED.
+absl::Status MigrateToVersion2(SqliteDatabase& db) {
+  std::map<std::string, v1::ExperimentSpec> specs;
+  {
+    MKB_ASSIGN_OR_RETURN(SqliteStatement select, db.Prepare("SELECT name, spec FROM experiments"));
+    while (true) {
+      MKB_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      MKB_ASSIGN_OR_RETURN(
+          specs[select.ColumnText(0)],
+          ParseMessage<v1::ExperimentSpec>(select.ColumnText(1),
+                                           absl::StrCat("experiment ", select.ColumnText(0))));
+    }
+  }
+  struct Row {
+    std::string id, experiment, model, problem, arm, state;
+    int replicate = 0;
+  };
+  std::vector<Row> rows;
+  std::map<std::tuple<std::string, std::string, std::string, int>, size_t> by_key;
+  std::set<std::tuple<std::string, std::string, std::string, int>> resolved;  // model, arm, ...
+  {
+    MKB_ASSIGN_OR_RETURN(
+        SqliteStatement select,
+        db.Prepare("SELECT trial_id, experiment, model, problem_slug, arm, replicate, state "
+                   "FROM trials ORDER BY trial_id"));
+    while (true) {
+      MKB_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      Row& r = rows.emplace_back();
+      r.id = select.ColumnText(0);
+      r.experiment = select.ColumnText(1);
+      r.model = select.ColumnText(2);
+      r.problem = select.ColumnText(3);
+      r.arm = select.ColumnText(4);
+      r.replicate = static_cast<int>(select.ColumnInt(5));
+      r.state = select.ColumnText(6);
+      by_key[{r.experiment, r.problem, r.arm, r.replicate}] = rows.size() - 1;
+      if (r.state == "finished" || r.state == "skipped") {
+        resolved.insert({r.model, r.arm, r.problem, r.replicate});
+      }
+    }
+  }
+  std::map<size_t, std::string> blocked;  // row -> why
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      if (r.state != "pending" || blocked.count(i) > 0) continue;
+      auto spec = specs.find(r.experiment);
+      if (spec == specs.end()) continue;
+      const v1::ArmSpec* arm = nullptr;
+      for (const v1::ArmSpec& candidate : spec->second.arms()) {
+        if (candidate.name() == r.arm) arm = &candidate;
+      }
+      if (arm == nullptr || arm->skill().kind() != v1::SkillSource::ARM) continue;
+      const std::string& source_model = arm->skill().model();
+      std::string why;
+      if (!source_model.empty() && source_model != spec->second.model()) {
+        if (resolved.count({source_model, arm->skill().arm(), r.problem, r.replicate}) == 0) {
+          why = absl::StrCat("no resolved trial of model '", source_model, "', arm '",
+                             arm->skill().arm(),
+                             "' at this problem and replicate in the store: run that model's "
+                             "experiment first");
+        }
+      } else if (auto source =
+                     by_key.find({r.experiment, r.problem, arm->skill().arm(), r.replicate});
+                 source != by_key.end()) {
+        const Row& s = rows[source->second];
+        if (s.state == "failed") why = absl::StrCat("its source ", s.id, " failed");
+        if (blocked.count(source->second) > 0)
+          why = absl::StrCat("its source ", s.id, " is blocked");
+      }
+      if (!why.empty()) {
+        blocked[i] = why;
+        changed = true;
+      }
+    }
+  }
+  MKB_ASSIGN_OR_RETURN(
+      SqliteStatement update,
+      db.Prepare("UPDATE trials SET state = 'blocked', error = ? WHERE trial_id = ? AND "
+                 "state = 'pending'"));
+  for (const auto& [i, why] : blocked) {
+    update.Reset();
+    MKB_RETURN_IF_ERROR(update.BindAll(why, rows[i].id));
+    MKB_RETURN_IF_ERROR(update.Run());
+  }
+  return absl::OkStatus();
+}
+
+using Migration = absl::Status (*)(SqliteDatabase&);
+constexpr Migration kMigrations[] = {MigrateToVersion2};
+constexpr int kSchemaVersion = 1 + static_cast<int>(std::size(kMigrations));
+
+// Applies the migrations from `version` on (the caller's transaction) and sets user_version.
+absl::Status Migrate(SqliteDatabase& db, int64_t version) {
+  for (int64_t v = version; v < kSchemaVersion; ++v) {
+    MKB_RETURN_IF_ERROR(kMigrations[v - 1](db));
+  }
+  return db.Exec(absl::StrCat("PRAGMA user_version = ", kSchemaVersion, ";"));
+}
+
+// What the file holds: the application id, the schema version and the number of schema objects.
+struct FileIdentity {
+  int64_t application_id = 0;
+  int64_t version = 0;
+  int64_t objects = 0;
+};
+
+absl::StatusOr<FileIdentity> ReadIdentity(SqliteDatabase& db) {
+  absl::StatusOr<SqliteStatement> ids = db.Prepare(
+      "SELECT (SELECT application_id FROM pragma_application_id), "
+      "(SELECT user_version FROM pragma_user_version), "
+      "(SELECT COUNT(*) FROM sqlite_master)");
+  absl::StatusOr<bool> row = ids.ok() ? ids->Step() : absl::StatusOr<bool>(ids.status());
+  if (!row.ok()) {
+    if (absl::IsDataLoss(row.status())) {  // SQLITE_NOTADB
+      return absl::FailedPreconditionError(absl::StrCat(
+          db.path(), ": not a MetaKernelBench results store (not an SQLite database)"));
+    }
+    return row.status();
+  }
+  return FileIdentity{ids->ColumnInt(0), ids->ColumnInt(1), ids->ColumnInt(2)};
+}
+
+// FailedPreconditionError unless the file is a store this build reads (or an empty database,
+// when `empty_ok`).
+absl::Status CheckStoreFile(const FileIdentity& id, const std::string& path, bool empty_ok) {
+  if (id.application_id == 0 && id.objects == 0) {
+    if (empty_ok) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": not a MetaKernelBench results store (an empty file)"));
+  }
+  if (id.application_id != kApplicationId) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": not a MetaKernelBench results store (an SQLite database of something else)"));
+  }
+  if (id.version < 1 || id.version > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(path, ": store schema version ", id.version,
+                                                      ", this build reads versions 1 to ",
+                                                      kSchemaVersion));
+  }
+  return absl::OkStatus();
+}
+
 // The SQL of each table view; ?1 is the experiment ('' = all). Columns named *_json hold
 // JSON; BLOB columns listed in the view's `messages` become such columns.
 struct TableView {
@@ -490,13 +649,27 @@ const std::string& ResultStore::path() const { return state_->db.path(); }
 
 absl::StatusOr<ResultStore> ResultStore::Open(const std::string& path, StoreOptions options) {
   if (path.empty()) return absl::InvalidArgumentError("store: a path is required");
-  if (!options.create && access(path.c_str(), F_OK) != 0) {
+  if ((!options.create || options.read_only) && access(path.c_str(), F_OK) != 0) {
     return absl::NotFoundError(absl::StrCat(path, ": no such store"));
   }
   auto state = std::make_unique<State>();
-  MKB_ASSIGN_OR_RETURN(state->db,
-                       SqliteDatabase::Open(path, options.create, options.busy_timeout_ms));
+  MKB_ASSIGN_OR_RETURN(state->db, SqliteDatabase::Open(path, options.create,
+                                                       options.busy_timeout_ms, options.read_only));
   SqliteDatabase& db = state->db;
+  // What the file is, before anything is written to it: a foreign file stays as it was.
+  MKB_ASSIGN_OR_RETURN(FileIdentity identity, ReadIdentity(db));
+  MKB_RETURN_IF_ERROR(CheckStoreFile(identity, path, /*empty_ok=*/!options.read_only));
+  if (options.read_only) {
+    if (identity.version < kSchemaVersion) {
+      // An older store is read through a migrated copy in memory; the file is left as it is.
+      MKB_ASSIGN_OR_RETURN(SqliteDatabase copy, db.CopyToMemory());
+      MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(copy));
+      MKB_RETURN_IF_ERROR(Migrate(copy, identity.version));
+      MKB_RETURN_IF_ERROR(transaction.Commit());
+      state->db = std::move(copy);
+    }
+    return ResultStore(std::move(state));
+  }
   // WAL: readers never block the writer, and a killed writer leaves the database intact.
   // FULL: a committed transaction survives a power loss too, not only a killed process.
   MKB_ASSIGN_OR_RETURN(SqliteStatement wal, db.Prepare("PRAGMA journal_mode = WAL"));
@@ -511,25 +684,15 @@ absl::StatusOr<ResultStore> ResultStore::Open(const std::string& path, StoreOpti
   MKB_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"));
 
   MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
-  MKB_ASSIGN_OR_RETURN(SqliteStatement ids,
-                       db.Prepare("SELECT (SELECT application_id FROM pragma_application_id), "
-                                  "(SELECT user_version FROM pragma_user_version), "
-                                  "(SELECT COUNT(*) FROM sqlite_master)"));
-  MKB_ASSIGN_OR_RETURN(has_row, ids.Step());
-  const int64_t application_id = ids.ColumnInt(0);
-  const int64_t version = ids.ColumnInt(1);
-  const int64_t objects = ids.ColumnInt(2);
-  ids = SqliteStatement();
-  if (application_id == 0 && objects == 0) {
+  // Read again under the write lock: another process may have created the schema meanwhile.
+  MKB_ASSIGN_OR_RETURN(identity, ReadIdentity(db));
+  MKB_RETURN_IF_ERROR(CheckStoreFile(identity, path, /*empty_ok=*/true));
+  if (identity.application_id == 0) {
     MKB_RETURN_IF_ERROR(db.Exec(kSchema));
-    MKB_RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
-                                             "; PRAGMA user_version = ", kSchemaVersion, ";")));
-  } else if (application_id != kApplicationId) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": not a MetaKernelBench results store"));
-  } else if (version != kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": store schema version ", version, ", this build reads version ", kSchemaVersion));
+    MKB_RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId, ";")));
+    MKB_RETURN_IF_ERROR(Migrate(db, 1));
+  } else if (identity.version < kSchemaVersion) {
+    MKB_RETURN_IF_ERROR(Migrate(db, identity.version));
   }
   MKB_RETURN_IF_ERROR(transaction.Commit());
   return ResultStore(std::move(state));
@@ -634,30 +797,6 @@ absl::Status ResultStore::ReleaseRunLease(const std::string& experiment) {
 // ---------------------------------------------------------------------------------------------
 // Trials
 
-absl::Status ResultStore::PlanTrials(const std::vector<v1::TrialSpec>& specs) {
-  absl::MutexLock lock(&state_->mutex);
-  SqliteDatabase& db = state_->db;
-  MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
-  MKB_ASSIGN_OR_RETURN(
-      SqliteStatement insert,
-      db.Prepare("INSERT OR IGNORE INTO trials (trial_id, experiment, model, problem_slug, "
-                 "problem_number, family, arm, dsl, replicate, state, try_number, "
-                 "task_fingerprint, skill_digest, spec, updated_unix) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, '', ?, ?)"));
-  const double now = NowUnix();
-  for (const v1::TrialSpec& spec : specs) {
-    if (spec.trial_id().empty()) return absl::InvalidArgumentError("trial: trial_id is required");
-    const std::string bytes = spec.SerializeAsString();
-    insert.Reset();
-    MKB_RETURN_IF_ERROR(insert.BindAll(
-        spec.trial_id(), spec.experiment(), spec.model(), spec.problem_slug(),
-        spec.problem_number(), FamilyName(spec.family()), spec.arm(), DslName(spec.dsl()),
-        spec.replicate(), spec.task_fingerprint(), Blob{bytes}, now));
-    MKB_RETURN_IF_ERROR(insert.Run());
-  }
-  return transaction.Commit();
-}
-
 absl::StatusOr<TrialRecord> ResultStore::GetTrial(const std::string& trial_id) const {
   absl::MutexLock lock(&state_->mutex);
   MKB_ASSIGN_OR_RETURN(SqliteStatement select,
@@ -684,6 +823,15 @@ absl::StatusOr<std::vector<TrialRecord>> ResultStore::ListTrials(
     MKB_ASSIGN_OR_RETURN(out.emplace_back(), ReadTrialRow(select));
   }
   return out;
+}
+
+absl::StatusOr<std::vector<TrialRecord>> ResultStore::ListPlannedTrials(
+    const std::string& experiment) const {
+  MKB_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, ListTrials(experiment));
+  trials.erase(std::remove_if(trials.begin(), trials.end(),
+                              [](const TrialRecord& t) { return t.state == v1::ATTEMPT_RETIRED; }),
+               trials.end());
+  return trials;
 }
 
 absl::StatusOr<std::optional<TrialRecord>> ResultStore::FindResolvedTrial(
@@ -721,6 +869,16 @@ absl::StatusOr<CurrentTry> ReadCurrentTry(SqliteDatabase& db, const std::string&
                        ParseState(select.ColumnText(0), absl::StrCat("trial ", trial_id)));
   return CurrentTry{state, static_cast<int>(select.ColumnInt(1))};
 }
+
+// Whether a trial in `state` has a current try that started (and can be archived).
+bool HasStartedTry(v1::AttemptState state) {
+  return state == v1::ATTEMPT_RUNNING || state == v1::ATTEMPT_FINISHED ||
+         state == v1::ATTEMPT_SKIPPED || state == v1::ATTEMPT_FAILED;
+}
+
+absl::Status ArchiveCurrentTry(SqliteDatabase& db, const std::string& trial_id,
+                               const std::string& reason, const std::string& error,
+                               const char* next_state);
 
 absl::Status NotInState(const std::string& path, const std::string& trial_id,
                         const CurrentTry& current, absl::string_view expected) {
@@ -777,7 +935,8 @@ absl::Status WriteEnded(SqliteDatabase& db, const v1::Attempt& attempt) {
 // FailedPreconditionError (NotInState) when the trial is not pending before that try.
 absl::Status MarkRunning(SqliteDatabase& db, const std::string& path, const v1::TrialSpec& spec) {
   MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, spec.trial_id()));
-  if (current.state != v1::ATTEMPT_PENDING || current.try_number >= spec.try_number()) {
+  if ((current.state != v1::ATTEMPT_PENDING && current.state != v1::ATTEMPT_BLOCKED) ||
+      current.try_number >= spec.try_number()) {
     return NotInState(path, spec.trial_id(), current,
                       absl::StrCat("pending before try ", spec.try_number()));
   }
@@ -864,10 +1023,19 @@ absl::Status ResultStore::ArchiveTry(const std::string& trial_id, int expected_t
   SqliteDatabase& db = state_->db;
   MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
   MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, trial_id));
-  if (current.state == v1::ATTEMPT_PENDING || current.try_number != expected_try) {
+  if (!HasStartedTry(current.state) || current.try_number != expected_try) {
     return NotInState(path(), trial_id, current,
                       absl::StrCat("started, ended or failed try ", expected_try));
   }
+  MKB_RETURN_IF_ERROR(ArchiveCurrentTry(db, trial_id, reason, error, "pending"));
+  return transaction.Commit();
+}
+
+namespace {
+
+absl::Status ArchiveCurrentTry(SqliteDatabase& db, const std::string& trial_id,
+                               const std::string& reason, const std::string& error,
+                               const char* next_state) {
   MKB_ASSIGN_OR_RETURN(
       SqliteStatement copy,
       db.Prepare("INSERT INTO archived_tries SELECT trial_id, try_number, ?, state, "
@@ -877,13 +1045,224 @@ absl::Status ResultStore::ArchiveTry(const std::string& trial_id, int expected_t
   MKB_RETURN_IF_ERROR(copy.Run());
   MKB_ASSIGN_OR_RETURN(
       SqliteStatement reset,
-      db.Prepare("UPDATE trials SET state = 'pending', attempt = NULL, error = '', "
+      db.Prepare("UPDATE trials SET state = ?, attempt = NULL, error = '', "
                  "passed = NULL, speedup = NULL, final_status = NULL, best_submission = NULL, "
                  "stop_reason = NULL, started_unix = NULL, finished_unix = NULL, "
                  "updated_unix = ? WHERE trial_id = ?"));
-  MKB_RETURN_IF_ERROR(reset.BindAll(NowUnix(), trial_id));
-  MKB_RETURN_IF_ERROR(reset.Run());
+  MKB_RETURN_IF_ERROR(reset.BindAll(next_state, NowUnix(), trial_id));
+  return reset.Run();
+}
+
+absl::StatusOr<std::vector<ArchivedTry>> ReadArchivedTries(SqliteDatabase& db,
+                                                           const std::string& trial_id) {
+  MKB_ASSIGN_OR_RETURN(SqliteStatement select,
+                       db.Prepare("SELECT try_number, reason, state, error, task_fingerprint, "
+                                  "skill_digest, attempt, archived_unix FROM archived_tries "
+                                  "WHERE trial_id = ? ORDER BY try_number"));
+  MKB_RETURN_IF_ERROR(select.BindAll(trial_id));
+  std::vector<ArchivedTry> out;
+  while (true) {
+    MKB_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    ArchivedTry& archived = out.emplace_back();
+    archived.trial_id = trial_id;
+    archived.try_number = static_cast<int>(select.ColumnInt(0));
+    archived.reason = select.ColumnText(1);
+    const std::string where = absl::StrCat("archived try ", archived.try_number, " of ", trial_id);
+    MKB_ASSIGN_OR_RETURN(archived.state, ParseState(select.ColumnText(2), where));
+    archived.error = select.ColumnText(3);
+    archived.task_fingerprint = select.ColumnText(4);
+    archived.skill_digest = select.ColumnText(5);
+    if (!select.IsNull(6)) {
+      MKB_ASSIGN_OR_RETURN(archived.attempt,
+                           ParseMessage<v1::Attempt>(select.ColumnText(6), where));
+    }
+    archived.archived_unix = select.ColumnDouble(7);
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<ArchivedTry>> RestorableTryIn(SqliteDatabase& db,
+                                                           const std::string& trial_id) {
+  MKB_ASSIGN_OR_RETURN(std::vector<ArchivedTry> tries, ReadArchivedTries(db, trial_id));
+  if (tries.empty()) return std::optional<ArchivedTry>();
+  ArchivedTry& last = tries.back();
+  if (last.reason != kArchiveOutsidePlan || !last.attempt.has_value() ||
+      (last.state != v1::ATTEMPT_FINISHED && last.state != v1::ATTEMPT_SKIPPED)) {
+    return std::optional<ArchivedTry>();
+  }
+  return std::optional<ArchivedTry>(std::move(last));
+}
+
+// Makes `restored` (RestorableTryIn) the current try of its RETIRED trial again.
+absl::Status RestoreTry(SqliteDatabase& db, const ArchivedTry& restored) {
+  MKB_ASSIGN_OR_RETURN(
+      SqliteStatement update,
+      db.Prepare("UPDATE trials SET state = a.state, try_number = a.try_number, "
+                 "task_fingerprint = a.task_fingerprint, skill_digest = a.skill_digest, "
+                 "spec = a.spec, started_unix = a.started_unix, error = a.error "
+                 "FROM (SELECT * FROM archived_tries WHERE trial_id = ?1 AND try_number = ?2) a "
+                 "WHERE trials.trial_id = ?1"));
+  MKB_RETURN_IF_ERROR(update.BindAll(restored.trial_id, restored.try_number));
+  MKB_RETURN_IF_ERROR(update.Run());
+  MKB_RETURN_IF_ERROR(WriteEnded(db, *restored.attempt));
+  MKB_ASSIGN_OR_RETURN(
+      SqliteStatement remove,
+      db.Prepare("DELETE FROM archived_tries WHERE trial_id = ? AND try_number = ?"));
+  MKB_RETURN_IF_ERROR(remove.BindAll(restored.trial_id, restored.try_number));
+  return remove.Run();
+}
+
+}  // namespace
+
+absl::Status ResultStore::PlanTrials(const std::vector<v1::TrialSpec>& specs) {
+  absl::MutexLock lock(&state_->mutex);
+  SqliteDatabase& db = state_->db;
+  MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
+  MKB_ASSIGN_OR_RETURN(
+      SqliteStatement insert,
+      db.Prepare("INSERT OR IGNORE INTO trials (trial_id, experiment, model, problem_slug, "
+                 "problem_number, family, arm, dsl, replicate, state, try_number, "
+                 "task_fingerprint, skill_digest, spec, updated_unix) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, '', ?, ?)"));
+  MKB_ASSIGN_OR_RETURN(SqliteStatement unretire,
+                       db.Prepare("UPDATE trials SET state = 'pending', updated_unix = ? "
+                                  "WHERE trial_id = ? AND state = 'retired'"));
+  const double now = NowUnix();
+  for (const v1::TrialSpec& spec : specs) {
+    if (spec.trial_id().empty()) return absl::InvalidArgumentError("trial: trial_id is required");
+    const std::string bytes = spec.SerializeAsString();
+    insert.Reset();
+    MKB_RETURN_IF_ERROR(insert.BindAll(
+        spec.trial_id(), spec.experiment(), spec.model(), spec.problem_slug(),
+        spec.problem_number(), FamilyName(spec.family()), spec.arm(), DslName(spec.dsl()),
+        spec.replicate(), spec.task_fingerprint(), Blob{bytes}, now));
+    MKB_RETURN_IF_ERROR(insert.Run());
+    if (db.Changes() > 0) continue;
+    MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, spec.trial_id()));
+    if (current.state != v1::ATTEMPT_RETIRED) continue;
+    MKB_ASSIGN_OR_RETURN(std::optional<ArchivedTry> restorable,
+                         RestorableTryIn(db, spec.trial_id()));
+    if (restorable.has_value()) {
+      MKB_RETURN_IF_ERROR(RestoreTry(db, *restorable));
+    } else {
+      unretire.Reset();
+      MKB_RETURN_IF_ERROR(unretire.BindAll(now, spec.trial_id()));
+      MKB_RETURN_IF_ERROR(unretire.Run());
+    }
+  }
   return transaction.Commit();
+}
+
+absl::StatusOr<std::vector<std::string>> ResultStore::RetireTrialsOutside(
+    const std::string& experiment, const std::vector<std::string>& planned) {
+  absl::MutexLock lock(&state_->mutex);
+  SqliteDatabase& db = state_->db;
+  MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
+  std::vector<std::pair<std::string, v1::AttemptState>> outside;
+  {
+    MKB_ASSIGN_OR_RETURN(SqliteStatement select,
+                         db.Prepare("SELECT trial_id, state FROM trials WHERE experiment = ? AND "
+                                    "state != 'retired' ORDER BY trial_id"));
+    MKB_RETURN_IF_ERROR(select.BindAll(experiment));
+    while (true) {
+      MKB_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      const std::string id = select.ColumnText(0);
+      if (std::binary_search(planned.begin(), planned.end(), id)) continue;
+      MKB_ASSIGN_OR_RETURN(v1::AttemptState state,
+                           ParseState(select.ColumnText(1), absl::StrCat("trial ", id)));
+      outside.emplace_back(id, state);
+    }
+  }
+  MKB_ASSIGN_OR_RETURN(SqliteStatement retire,
+                       db.Prepare("UPDATE trials SET state = 'retired', updated_unix = ? "
+                                  "WHERE trial_id = ?"));
+  std::vector<std::string> out;
+  for (const auto& [id, state] : outside) {
+    if (HasStartedTry(state)) {
+      MKB_RETURN_IF_ERROR(ArchiveCurrentTry(db, id, kArchiveOutsidePlan,
+                                            "not in the experiment's current plan", "retired"));
+    } else {
+      retire.Reset();
+      MKB_RETURN_IF_ERROR(retire.BindAll(NowUnix(), id));
+      MKB_RETURN_IF_ERROR(retire.Run());
+    }
+    out.push_back(id);
+  }
+  MKB_RETURN_IF_ERROR(transaction.Commit());
+  return out;
+}
+
+absl::Status ResultStore::BlockTrial(const std::string& trial_id, const std::string& why) {
+  absl::MutexLock lock(&state_->mutex);
+  SqliteDatabase& db = state_->db;
+  MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
+  MKB_ASSIGN_OR_RETURN(CurrentTry current, ReadCurrentTry(db, trial_id));
+  if (current.state != v1::ATTEMPT_PENDING && current.state != v1::ATTEMPT_BLOCKED) {
+    return NotInState(path(), trial_id, current, "pending or blocked");
+  }
+  MKB_ASSIGN_OR_RETURN(SqliteStatement block,
+                       db.Prepare("UPDATE trials SET state = 'blocked', error = ?, "
+                                  "updated_unix = ? WHERE trial_id = ?"));
+  MKB_RETURN_IF_ERROR(block.BindAll(why, NowUnix(), trial_id));
+  MKB_RETURN_IF_ERROR(block.Run());
+  return transaction.Commit();
+}
+
+absl::StatusOr<std::map<std::string, TrialUsage>> ResultStore::UsageOfTrials(
+    const std::string& experiment) const {
+  absl::MutexLock lock(&state_->mutex);
+  // current: 1 for the current try's row, 0 for an archived try's that counts as interrupted.
+  MKB_ASSIGN_OR_RETURN(
+      SqliteStatement select,
+      state_->db.Prepare(
+          "SELECT u.trial_id, u.try_number = t.try_number AND t.state NOT IN ('pending', "
+          "'blocked', 'retired') AS current, u.input_tokens, u.cached_input_tokens, "
+          "u.cache_write_tokens, u.output_tokens, u.reasoning_tokens, u.requests, u.cost_usd, "
+          "u.agent_seconds, u.gpu_queue_seconds, u.llm_seconds, u.tool_seconds "
+          "FROM usage u JOIN trials t ON t.trial_id = u.trial_id "
+          "LEFT JOIN archived_tries a ON a.trial_id = u.trial_id AND a.try_number = u.try_number "
+          "WHERE t.experiment = ? AND ((u.try_number = t.try_number AND t.state NOT IN "
+          "('pending', 'blocked', 'retired')) OR a.reason IN ('transient', 'failed', "
+          "'interrupted')) ORDER BY u.trial_id, u.try_number"));
+  MKB_RETURN_IF_ERROR(select.BindAll(experiment));
+  std::map<std::string, TrialUsage> out;
+  while (true) {
+    MKB_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    v1::Usage usage;
+    usage.set_input_tokens(select.ColumnInt(2));
+    usage.set_cached_input_tokens(select.ColumnInt(3));
+    usage.set_cache_write_tokens(select.ColumnInt(4));
+    usage.set_output_tokens(select.ColumnInt(5));
+    usage.set_reasoning_tokens(select.ColumnInt(6));
+    usage.set_requests(static_cast<int32_t>(select.ColumnInt(7)));
+    usage.set_cost_usd(select.ColumnDouble(8));
+    usage.set_agent_seconds(select.ColumnDouble(9));
+    usage.set_gpu_queue_seconds(select.ColumnDouble(10));
+    usage.set_llm_seconds(select.ColumnDouble(11));
+    usage.set_tool_seconds(select.ColumnDouble(12));
+    TrialUsage& trial = out[select.ColumnText(0)];
+    if (select.ColumnInt(1) != 0) {
+      trial.current = usage;
+      continue;
+    }
+    ++trial.interrupted_tries;
+    v1::Usage& sum = trial.interrupted;
+    sum.set_input_tokens(sum.input_tokens() + usage.input_tokens());
+    sum.set_cached_input_tokens(sum.cached_input_tokens() + usage.cached_input_tokens());
+    sum.set_cache_write_tokens(sum.cache_write_tokens() + usage.cache_write_tokens());
+    sum.set_output_tokens(sum.output_tokens() + usage.output_tokens());
+    sum.set_reasoning_tokens(sum.reasoning_tokens() + usage.reasoning_tokens());
+    sum.set_requests(sum.requests() + usage.requests());
+    sum.set_cost_usd(sum.cost_usd() + usage.cost_usd());
+    sum.set_agent_seconds(sum.agent_seconds() + usage.agent_seconds());
+    sum.set_gpu_queue_seconds(sum.gpu_queue_seconds() + usage.gpu_queue_seconds());
+    sum.set_llm_seconds(sum.llm_seconds() + usage.llm_seconds());
+    sum.set_tool_seconds(sum.tool_seconds() + usage.tool_seconds());
+  }
+  return out;
 }
 
 // Runs `write` inside a transaction when the trial's current try is `try_number` and running.
@@ -962,32 +1341,13 @@ absl::StatusOr<std::vector<v1::TrajectoryEvent>> ResultStore::Trajectory(
 absl::StatusOr<std::vector<ArchivedTry>> ResultStore::ArchivedTries(
     const std::string& trial_id) const {
   absl::MutexLock lock(&state_->mutex);
-  MKB_ASSIGN_OR_RETURN(
-      SqliteStatement select,
-      state_->db.Prepare("SELECT try_number, reason, state, error, task_fingerprint, "
-                         "skill_digest, attempt, archived_unix FROM archived_tries "
-                         "WHERE trial_id = ? ORDER BY try_number"));
-  MKB_RETURN_IF_ERROR(select.BindAll(trial_id));
-  std::vector<ArchivedTry> out;
-  while (true) {
-    MKB_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) break;
-    ArchivedTry& archived = out.emplace_back();
-    archived.trial_id = trial_id;
-    archived.try_number = static_cast<int>(select.ColumnInt(0));
-    archived.reason = select.ColumnText(1);
-    const std::string where = absl::StrCat("archived try ", archived.try_number, " of ", trial_id);
-    MKB_ASSIGN_OR_RETURN(archived.state, ParseState(select.ColumnText(2), where));
-    archived.error = select.ColumnText(3);
-    archived.task_fingerprint = select.ColumnText(4);
-    archived.skill_digest = select.ColumnText(5);
-    if (!select.IsNull(6)) {
-      MKB_ASSIGN_OR_RETURN(archived.attempt,
-                           ParseMessage<v1::Attempt>(select.ColumnText(6), where));
-    }
-    archived.archived_unix = select.ColumnDouble(7);
-  }
-  return out;
+  return ReadArchivedTries(state_->db, trial_id);
+}
+
+absl::StatusOr<std::optional<ArchivedTry>> ResultStore::RestorableTry(
+    const std::string& trial_id) const {
+  absl::MutexLock lock(&state_->mutex);
+  return RestorableTryIn(state_->db, trial_id);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1073,15 +1433,17 @@ absl::Status ResultStore::CheckIntegrity() const {
   // The store's own invariants: each query counts violations.
   const std::pair<const char*, const char*> invariants[] = {
       {"a running or ended trial without a started try",
-       "SELECT COUNT(*) FROM trials WHERE state != 'pending' AND try_number < 1"},
+       "SELECT COUNT(*) FROM trials WHERE state NOT IN ('pending', 'blocked', 'retired') AND "
+       "try_number < 1"},
       {"an ended trial without its attempt",
        "SELECT COUNT(*) FROM trials WHERE state IN ('finished', 'skipped') AND attempt IS NULL"},
-      {"a pending trial holding an attempt",
-       "SELECT COUNT(*) FROM trials WHERE state = 'pending' AND attempt IS NOT NULL"},
+      {"a pending, blocked or retired trial holding an attempt",
+       "SELECT COUNT(*) FROM trials WHERE state IN ('pending', 'blocked', 'retired') AND "
+       "attempt IS NOT NULL"},
       {"an archived try that is not older than its trial's current try",
        "SELECT COUNT(*) FROM archived_tries a JOIN trials t USING (trial_id) "
        "WHERE a.try_number > t.try_number OR (a.try_number = t.try_number AND "
-       "t.state != 'pending')"},
+       "t.state NOT IN ('pending', 'blocked', 'retired'))"},
       {"rows of a try that never started",
        "SELECT (SELECT COUNT(*) FROM submissions s JOIN trials t USING (trial_id) "
        "WHERE s.try_number > t.try_number) + (SELECT COUNT(*) FROM verdicts v JOIN trials t "

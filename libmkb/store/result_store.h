@@ -15,6 +15,7 @@
 #ifndef LIBMKB_STORE_RESULT_STORE_H_
 #define LIBMKB_STORE_RESULT_STORE_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,7 +39,9 @@ struct TrialRecord {
   v1::Dsl dsl = v1::DSL_UNSPECIFIED;
   int replicate = 0;
   // PENDING (never started, or its last try archived), RUNNING (started, not ended: in flight,
-  // or interrupted when no run holds the lease), FINISHED, SKIPPED or FAILED.
+  // or interrupted when no run holds the lease), FINISHED, SKIPPED, FAILED, BLOCKED (could not
+  // start: the source of its skill failed, is blocked or is missing; `error` says which) or
+  // RETIRED (outside its experiment's current plan; its last try archived).
   v1::AttemptState state = v1::ATTEMPT_PENDING;
   int try_number = 0;                  // of the current try; 0 before the first
   std::string task_fingerprint;        // the TrialSpec's, of the current try
@@ -53,10 +56,11 @@ struct TrialRecord {
 };
 
 // Why a try was archived.
-inline constexpr char kArchiveTransient[] = "transient";      // UnavailableError, retried
-inline constexpr char kArchiveFailed[] = "failed";            // FAILED, rerun by a later run
-inline constexpr char kArchiveInterrupted[] = "interrupted";  // RUNNING when its run died
-inline constexpr char kArchiveStale[] = "stale";              // rerun with --rerun-stale
+inline constexpr char kArchiveTransient[] = "transient";       // UnavailableError, retried
+inline constexpr char kArchiveFailed[] = "failed";             // FAILED, rerun by a later run
+inline constexpr char kArchiveInterrupted[] = "interrupted";   // RUNNING when its run died
+inline constexpr char kArchiveStale[] = "stale";               // rerun with --rerun-stale
+inline constexpr char kArchiveOutsidePlan[] = "outside_plan";  // no longer in the plan: retired
 
 struct ArchivedTry {
   std::string trial_id;
@@ -73,6 +77,18 @@ struct ArchivedTry {
 struct StoreOptions {
   bool create = true;           // create the file (and its folder's file) when missing
   int busy_timeout_ms = 30000;  // wait this long for another process's transaction
+  // Open for reading only: the file is never written (no schema, no journal mode change, no
+  // migration; a store of an older schema is migrated in a copy in memory). Implies !create.
+  bool read_only = false;
+};
+
+// Usage of a trial's tries, from the usage table.
+struct TrialUsage {
+  std::optional<v1::Usage> current;  // of the current try (live or ended), when reported
+  // Summed over the archived tries that ended without a result of their own (archived as
+  // transient, failed or interrupted), and their count; stale and outside_plan tries left out.
+  v1::Usage interrupted;
+  int interrupted_tries = 0;
 };
 
 // The table views of ReadTable and the export, in export order.
@@ -80,9 +96,11 @@ std::vector<std::string> StoreTableNames();
 
 class ResultStore {
  public:
-  // Opens the store at `path`, creating and migrating its schema as needed. NotFoundError
-  // when it does not exist and options.create is false; FailedPreconditionError when the file
-  // is not a store of this (or an older) schema version.
+  // Opens the store at `path`, creating and migrating its schema as needed (migrations run in
+  // one transaction, oldest first; see kMigrations in result_store.cc). NotFoundError when it
+  // does not exist and options.create is false; FailedPreconditionError when the file is not a
+  // store (an empty file opened read-only, a foreign SQLite database, not SQLite at all) or a
+  // store of a newer schema version. A foreign file is rejected before anything is written.
   static absl::StatusOr<ResultStore> Open(const std::string& path, StoreOptions options = {});
 
   ResultStore(ResultStore&&) noexcept;
@@ -106,7 +124,8 @@ class ResultStore {
 
   // --- Trials ------------------------------------------------------------------------------
   // Inserts a PENDING row (try 0) for each spec whose trial_id is not in the store; existing
-  // trials are left as they are. One transaction.
+  // trials are left as they are, except RETIRED ones, which get their RestorableTry back or
+  // become PENDING. One transaction.
   absl::Status PlanTrials(const std::vector<v1::TrialSpec>& specs);
   // NotFoundError when the trial is not in the store.
   absl::StatusOr<TrialRecord> GetTrial(const std::string& trial_id) const;
@@ -119,8 +138,26 @@ class ResultStore {
                                                                const std::string& problem_slug,
                                                                int replicate) const;
 
-  // PENDING -> RUNNING for try spec.try_number, which must exceed the current try number.
-  // FailedPreconditionError when the trial is not pending (already started elsewhere).
+  // Every planned trial of `experiment` that is not RETIRED (what the statistics read).
+  absl::StatusOr<std::vector<TrialRecord>> ListPlannedTrials(const std::string& experiment) const;
+  // The try a RETIRED trial gets back when a plan holds it again (PlanTrials): its latest
+  // archived try, when that was archived as outside_plan while FINISHED or SKIPPED; else
+  // nullopt (the trial is then PENDING again).
+  absl::StatusOr<std::optional<ArchivedTry>> RestorableTry(const std::string& trial_id) const;
+  // Retires every trial of `experiment` whose id is not in `planned` (sorted) and that is not
+  // retired already: its current try, if it started, is archived (reason outside_plan) and the
+  // trial becomes RETIRED. One transaction. Returns the retired trials' ids.
+  absl::StatusOr<std::vector<std::string>> RetireTrialsOutside(
+      const std::string& experiment, const std::vector<std::string>& planned);
+  // PENDING or BLOCKED -> BLOCKED with `why`. FailedPreconditionError in any other state.
+  absl::Status BlockTrial(const std::string& trial_id, const std::string& why);
+  // Usage of the tries of every trial of `experiment`, by trial id (trials without any report
+  // are absent).
+  absl::StatusOr<std::map<std::string, TrialUsage>> UsageOfTrials(
+      const std::string& experiment) const;
+
+  // PENDING (or BLOCKED) -> RUNNING for try spec.try_number, which must exceed the current try
+  // number. FailedPreconditionError when the trial is not pending (already started elsewhere).
   absl::Status StartTry(const v1::TrialSpec& spec);
   // RUNNING (try attempt.try_number) -> the attempt's state: FINISHED, SKIPPED or FAILED.
   // Writes its submissions, verdicts, skills, usage and trajectory, replacing what live

@@ -21,10 +21,41 @@ const v1::ArmSpec* FindArm(const v1::ExperimentSpec& spec, const std::string& na
   return nullptr;
 }
 
-v1::ArmResult ArmResultOf(const std::string& arm_name, const TrialRecord* trial) {
+void AddUsage(const v1::Usage& from, v1::Usage* to) {
+  to->set_input_tokens(to->input_tokens() + from.input_tokens());
+  to->set_cached_input_tokens(to->cached_input_tokens() + from.cached_input_tokens());
+  to->set_cache_write_tokens(to->cache_write_tokens() + from.cache_write_tokens());
+  to->set_output_tokens(to->output_tokens() + from.output_tokens());
+  to->set_reasoning_tokens(to->reasoning_tokens() + from.reasoning_tokens());
+  to->set_requests(to->requests() + from.requests());
+  to->set_cost_usd(to->cost_usd() + from.cost_usd());
+  to->set_agent_seconds(to->agent_seconds() + from.agent_seconds());
+  to->set_gpu_queue_seconds(to->gpu_queue_seconds() + from.gpu_queue_seconds());
+  to->set_llm_seconds(to->llm_seconds() + from.llm_seconds());
+  to->set_tool_seconds(to->tool_seconds() + from.tool_seconds());
+}
+
+// The ArmResult of a trial (nullptr: not in the store). `usage`: its tries' usage, or nullptr.
+v1::ArmResult ArmResultOf(const std::string& arm_name, const TrialRecord* trial,
+                          const TrialUsage* usage) {
   v1::ArmResult result;
   result.set_arm(arm_name);
-  if (trial == nullptr || !trial->resolved()) return result;
+  if (trial == nullptr) return result;
+  result.set_state(trial->state);
+  if (usage != nullptr) {
+    *result.mutable_interrupted_usage() = usage->interrupted;
+    result.set_interrupted_tries(usage->interrupted_tries);
+  }
+  if (!trial->resolved()) {
+    // A failed or interrupted current try spent what it reported: counted as interrupted.
+    const bool ended_without_result =
+        trial->state == v1::ATTEMPT_FAILED || trial->state == v1::ATTEMPT_RUNNING;
+    if (ended_without_result && usage != nullptr && usage->current.has_value()) {
+      AddUsage(*usage->current, result.mutable_interrupted_usage());
+      result.set_interrupted_tries(result.interrupted_tries() + 1);
+    }
+    return result;
+  }
   result.set_resolved(true);
   result.set_skipped(trial->state == v1::ATTEMPT_SKIPPED);
   if (trial->attempt.has_value()) {
@@ -32,6 +63,10 @@ v1::ArmResult ArmResultOf(const std::string& arm_name, const TrialRecord* trial)
     result.set_passed(final.passed());
     if (final.has_speedup_vs_eager()) result.set_speedup(final.speedup_vs_eager());
     *result.mutable_usage() = trial->attempt->usage();
+    if (final.passed()) {
+      for (double x : final.kernel_parity().samples_ms()) result.add_kernel_samples_ms(x);
+      for (double x : final.eager_parity().samples_ms()) result.add_eager_samples_ms(x);
+    }
   }
   return result;
 }
@@ -57,7 +92,9 @@ std::string StandardDirection(const v1::ExperimentSpec& spec, const v1::ArmSpec&
 absl::StatusOr<std::vector<v1::CellReplicate>> CellReplicatesFromStore(
     const ResultStore& store, const std::string& experiment) {
   MKB_ASSIGN_OR_RETURN(v1::ExperimentSpec spec, store.GetExperiment(experiment));
-  MKB_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, store.ListTrials(experiment));
+  MKB_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, store.ListPlannedTrials(experiment));
+  using UsageByTrial = std::map<std::string, TrialUsage>;
+  MKB_ASSIGN_OR_RETURN(const UsageByTrial usage, store.UsageOfTrials(experiment));
   std::map<TrialKey, const TrialRecord*> by_key;
   std::map<std::string, v1::Family> family_of;
   std::set<std::pair<std::string, int>> problem_replicates;  // ordered: problem, replicate
@@ -69,6 +106,14 @@ absl::StatusOr<std::vector<v1::CellReplicate>> CellReplicatesFromStore(
   auto find = [&](const std::string& arm, const std::string& problem, int replicate) {
     auto it = by_key.find({arm, problem, replicate});
     return it == by_key.end() ? nullptr : it->second;
+  };
+  auto result = [&](const std::string& name, const TrialRecord* trial) {
+    const TrialUsage* of = nullptr;
+    if (trial != nullptr) {
+      auto it = usage.find(trial->trial_id);
+      if (it != usage.end()) of = &it->second;
+    }
+    return ArmResultOf(name, trial, of);
   };
 
   std::vector<v1::CellReplicate> cells;
@@ -94,24 +139,26 @@ absl::StatusOr<std::vector<v1::CellReplicate>> CellReplicatesFromStore(
       cell.set_problem_slug(problem);
       cell.set_family(family_of[problem]);
       cell.set_replicate(replicate);
-      *cell.mutable_skill() = ArmResultOf(arm.name(), skill);
-      *cell.mutable_base() = ArmResultOf(arm.base_arm(), base);
+      *cell.mutable_skill() = result(arm.name(), skill);
+      *cell.mutable_base() = result(arm.base_arm(), base);
       if (arm.skill().kind() == v1::SkillSource::ARM) {
         if (arm.skill().model().empty() || arm.skill().model() == spec.model()) {
           *cell.mutable_source() =
-              ArmResultOf(arm.skill().arm(), find(arm.skill().arm(), problem, replicate));
+              result(arm.skill().arm(), find(arm.skill().arm(), problem, replicate));
         } else {
           MKB_ASSIGN_OR_RETURN(
               std::optional<TrialRecord> source,
               store.FindResolvedTrial(arm.skill().model(), arm.skill().arm(), problem, replicate));
+          // Another experiment's trial: its state and final result, not its tries' usage
+          // (counted in its own experiment).
           *cell.mutable_source() =
               ArmResultOf(absl::StrCat(arm.skill().model(), ":", arm.skill().arm()),
-                          source.has_value() ? &*source : nullptr);
+                          source.has_value() ? &*source : nullptr, nullptr);
         }
       }
       if (control != nullptr) {
         *cell.mutable_control() =
-            ArmResultOf(control->name(), find(control->name(), problem, replicate));
+            result(control->name(), find(control->name(), problem, replicate));
       }
     }
   }
@@ -128,11 +175,18 @@ Table CellReplicateTable(const std::vector<v1::CellReplicate>& cells) {
                           "passed",
                           "speedup",
                           "skipped",
+                          "state",
                           "input_tokens",
                           "cached_input_tokens",
                           "output_tokens",
                           "cost_usd",
-                          "agent_seconds"};
+                          "agent_seconds",
+                          "interrupted_tries",
+                          "interrupted_input_tokens",
+                          "interrupted_cached_input_tokens",
+                          "interrupted_output_tokens",
+                          "interrupted_cost_usd",
+                          "interrupted_agent_seconds"};
   for (const char* role : roles) {
     for (const char* field : fields) table.columns.push_back(absl::StrCat(role, "_", field));
   }
@@ -159,11 +213,21 @@ Table CellReplicateTable(const std::vector<v1::CellReplicate>& cells) {
         row.emplace_back();
       }
       row.push_back(arm->skipped());
-      row.push_back(arm->usage().input_tokens());
-      row.push_back(arm->usage().cached_input_tokens());
-      row.push_back(arm->usage().output_tokens());
-      row.push_back(arm->usage().cost_usd());
-      row.push_back(arm->usage().agent_seconds());
+      if (arm->state() == v1::ATTEMPT_STATE_UNSPECIFIED) {
+        row.emplace_back();
+      } else {
+        row.push_back(AttemptStateName(arm->state()));
+      }
+      // (Unset sub-messages are the same default instance: tell them apart by position.)
+      for (int part = 0; part < 2; ++part) {
+        const v1::Usage* usage = part == 0 ? &arm->usage() : &arm->interrupted_usage();
+        if (part == 1) row.push_back(int64_t{arm->interrupted_tries()});
+        row.push_back(usage->input_tokens());
+        row.push_back(usage->cached_input_tokens());
+        row.push_back(usage->output_tokens());
+        row.push_back(usage->cost_usd());
+        row.push_back(usage->agent_seconds());
+      }
     }
   }
   return table;

@@ -21,12 +21,19 @@ namespace mkb {
 //  - control: the first solo arm (no skill) whose base_arm is the cell's base, if any.
 // Direction: "cutedsl2tirx" / "tirx2cutedsl" for the standard cross-DSL arms, else the
 // conditioned arm's name. Every ArmResult names its arm; another model's source arm is named
-// "<model>:<arm>". Trials not in the store, pending, running or failed are unresolved.
+// "<model>:<arm>". Trials not in the store, pending, blocked, running or failed are unresolved.
+// Only the experiment's planned trials count (retired ones are left out), so the cells are
+// those of its current plan. Each ArmResult carries the trial's state, the usage of its final
+// try, the usage of its interrupted tries (archived as transient, failed or interrupted, and a
+// current try that failed or was left running), and for a passed final regrade its parity
+// timing samples.
 absl::StatusOr<std::vector<v1::CellReplicate>> CellReplicatesFromStore(
     const ResultStore& store, const std::string& experiment);
 
 // The cells as a flat table, in the column layout of metakernelbench.stats: model, direction,
-// problem_slug, family, replicate, then <role>_<field> for each role and field.
+// problem_slug, family, replicate, then <role>_<field> for each role and field (arm, resolved,
+// passed, speedup, skipped, state, the usage fields, interrupted_tries and the interrupted
+// usage fields). Timing samples are not in it.
 Table CellReplicateTable(const std::vector<v1::CellReplicate>& cells);
 
 }  // namespace mkb

@@ -137,20 +137,6 @@ def _problem_message(problem: Problem | str | int | _core.Message, suite_root: s
     return load_suite(suite_root).find(problem).message
 
 
-def _hidden_paths(suite_root: str | Path | None, python: str, workspace: Path) -> list[str]:
-    """What the agent's shell must not see: reference solutions, and the user's home (keys,
-    configuration) unless the Python the agent needs or the workspace lives there."""
-    hidden = [
-        str(p.directory / "solutions") for p in load_suite(suite_root) if (p.directory / "solutions").is_dir()
-    ]
-    # Not resolved: a virtual environment's python is a symlink out of the environment.
-    home = Path(os.path.abspath(os.environ.get("HOME", "/")))
-    inside = [Path(os.path.abspath(python)).parent, Path(os.path.abspath(workspace))]
-    if home != Path("/") and not any(p == home or home in p.parents for p in inside):
-        hidden.append(str(home))
-    return hidden
-
-
 def _device(device: str) -> str:
     if device not in ("auto", "cpu", "cuda"):
         raise _core.InvalidArgumentError(f"device: '{device}' is not one of auto, cpu, cuda")
@@ -196,6 +182,7 @@ def run_attempt(
     guides_root: str | os.PathLike | None = None,
     model_options: dict[str, Any] | None = None,
     sandbox: dict[str, Any] | None = None,
+    dsl_site_dirs: dict[str, list[str]] | None = None,
     prices: dict[str, dict[str, float]] | None = None,
     on_event: Callable[[str, _core.Message], None] | None = None,
     attempt_id: str = "",
@@ -214,24 +201,16 @@ def run_attempt(
     `device`: the judge's device, 'auto' (CUDA when torch sees one), 'cpu' or 'cuda'.
     `workspace`: an empty or new folder (default: a fresh temporary one; it is kept).
     `sandbox`: shell options (require_isolation=False runs commands unisolated where bubblewrap
-    cannot start). `on_event(kind, message)`: live reports, kind 'trajectory', 'submission' or
-    'usage'.
+    cannot start; read_only / hidden_paths add to the shell's view, docs/agent.md).
+    `dsl_site_dirs`: dsl -> site folders (default: the installed toolchains); the shell sees
+    only the variant's. `on_event(kind, message)`: live reports, kind 'trajectory',
+    'submission' or 'usage'.
 
     Blocks for the whole attempt -- model calls, shell commands and evaluations -- without the
     GIL (a Python model and `on_event` take it when called)."""
     if workspace is None:
         workspace = tempfile.mkdtemp(prefix="mkb-attempt-")
     python = python or sys.executable
-    sandbox_options = dict(sandbox or {})
-    sandbox_options["hidden_paths"] = [
-        *sandbox_options.get("hidden_paths", []),
-        *_hidden_paths(suite_root, python, Path(workspace)),
-    ]
-    sandbox_options.setdefault("environment", [])
-    sandbox_options["environment"] = [
-        f"PATH={Path(python).parent}:/usr/local/bin:/usr/bin:/bin",
-        *sandbox_options["environment"],
-    ]
     options: dict[str, Any] = {
         "attempt_id": attempt_id,
         "experiment": experiment,
@@ -246,7 +225,8 @@ def run_attempt(
         "workload": workload or "",
         "judge_config": judge_config,
         "target": target,
-        "sandbox": sandbox_options,
+        "sandbox": sandbox,
+        "dsl_site_dirs": dsl_site_dirs if dsl_site_dirs is not None else _installed_toolchains(),
         "model_options": _model_options(model_options),
         "prices": json.dumps(prices) if prices else "",
     }
@@ -257,7 +237,8 @@ def run_attempt(
 
 class AgentTrialExecutor:
     """Runs protocol trials (TrialSpec) as attempts; the C++ object is ``.core``, which the
-    protocol takes as its executor.
+    protocol takes as its executor. `store_path`: the results store, hidden from the agent's
+    shell wherever its view would hold it (the view is an allow-list: docs/agent.md).
 
     `models`: None for the built-in clients, or a callable(model_id) returning an object with
     ``chat`` (or None to fall back to the built-in client for that id)."""
@@ -272,6 +253,7 @@ class AgentTrialExecutor:
         evaluation_slots: int = 1,
         guides_root: str | os.PathLike | None = None,
         dsl_site_dirs: dict[str, list[str]] | None = None,
+        store_path: str | os.PathLike | None = None,
         judge_config: dict[str, Any] | None = None,
         model_options: dict[str, Any] | None = None,
         sandbox: dict[str, Any] | None = None,
@@ -289,6 +271,7 @@ class AgentTrialExecutor:
             "evaluation_slots": evaluation_slots,
             "guides_root": str(guides_root) if guides_root is not None else _default_guides_root(),
             "dsl_site_dirs": dsl_site_dirs if dsl_site_dirs is not None else _installed_toolchains(),
+            "store_path": str(store_path) if store_path is not None else "",
             "judge_config": judge_config,
             "model_options": _model_options(model_options),
             "sandbox": sandbox,

@@ -1,4 +1,4 @@
-"""Define and run experiments of the transfer protocol (SPEC §5) from Python.
+"""Define and run experiments of the transfer protocol (docs/protocol.md) from Python.
 
     import metakernelbench as mkb
 
@@ -96,8 +96,9 @@ class Arm:
 
 
 def standard_arms(*, control: bool = False) -> list[Arm]:
-    """solo_cutedsl, solo_tirx, cutedsl2tirx_skill, tirx2cutedsl_skill (SPEC §1); with
-    control=True also solo_tirx_control and solo_cutedsl_control (second solos, SPEC §6)."""
+    """solo_cutedsl, solo_tirx, cutedsl2tirx_skill, tirx2cutedsl_skill (README.md); with
+    control=True also solo_tirx_control and solo_cutedsl_control (second solos: the
+    regression-to-the-mean control, docs/statistics.md)."""
     arms = [
         Arm("solo_cutedsl", "cutedsl"),
         Arm("solo_tirx", "tirx"),
@@ -242,13 +243,15 @@ def plan(
     same executor would do given the store (action: run, reuse, rerun_failed,
     rerun_interrupted, stale, rerun_stale, check_skill, blocked), why, and what the trial waits
     for (depends_on). The executor matters only through its fingerprint salt (None: the
-    agent's). Reads the store only; a store that does not exist is not created."""
+    agent's). frame.attrs["outside_plan"] lists the experiment's stored trials that the plan no
+    longer holds (a run retires them). Reads the store only; a store that does not exist is not
+    created."""
     import pandas
 
     if store is None or isinstance(store, Store):
         s = store
     else:
-        s = Store(store, create=False) if Path(store).exists() else None
+        s = Store(store, read_only=True) if Path(store).exists() else None
     result = _core.protocol.plan(
         _spec(experiment),
         _suite(suite),
@@ -272,12 +275,15 @@ def plan(
         "stored_try",
         "task_fingerprint",
     ]
-    return pandas.DataFrame(result["entries"], columns=columns)
+    frame = pandas.DataFrame(result["entries"], columns=columns)
+    frame.attrs["outside_plan"] = list(result["outside_plan"])
+    return frame
 
 
 @dataclass
 class RunResult:
-    """What a run did (progress totals), what is left (failed, blocked), and the store."""
+    """What a run did (progress totals), what is left (failed, blocked), the trials it retired
+    (stored trials outside its plan: their tries archived, out of the statistics), and the store."""
 
     experiment: str
     store: Store
@@ -287,6 +293,7 @@ class RunResult:
     stale_kept: list[str]
     warnings: list[str]
     complete: bool
+    retired: list[str] = field(default_factory=list)
 
     @property
     def trials(self) -> pd.DataFrame:
@@ -386,6 +393,7 @@ def run(
             suite=suite,
             device=spec.get("device", "auto"),
             workspace_root=Path(s.path).with_suffix("").as_posix() + "-workspaces",
+            store_path=s.path,
         )
     fingerprint_salt = _salt(executor, fingerprint_salt)
     executor = _core_executor(executor)
@@ -401,6 +409,7 @@ def run(
         stale_kept=list(summary["stale_kept"]),
         warnings=list(summary["warnings"]),
         complete=bool(summary["complete"]),
+        retired=list(summary["retired"]),
     )
 
 

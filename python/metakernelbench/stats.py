@@ -1,4 +1,4 @@
-"""The statistics of SPEC §6 as pandas DataFrames.
+"""The statistics of the benchmark (docs/statistics.md) as pandas DataFrames.
 
     import metakernelbench as mkb
     report = mkb.stats.compute(cells)          # cells: a DataFrame or a list of dicts
@@ -22,10 +22,14 @@ either nested:
 
 or flat, one column per role and field (the form of a DataFrame): ``source_passed``,
 ``base_speedup``, ``skill_skipped``, ``skill_cost_usd``, ``control_resolved``, ... (fields:
-arm, resolved, passed, speedup, skipped and the usage fields input_tokens, cached_input_tokens,
-output_tokens, cost_usd, agent_seconds). A role whose columns are all missing / NaN is absent.
-An arm without ``resolved`` counts as resolved here (the C++ default is False); a speedup that
-is NaN or missing makes a passed attempt count as failed.
+arm, resolved, passed, speedup, skipped, state, the usage fields input_tokens,
+cached_input_tokens, output_tokens, cost_usd, agent_seconds, and interrupted_tries with the
+same usage fields prefixed ``interrupted_``). A role whose columns are all missing / NaN is
+absent. An arm without ``resolved`` counts as resolved here (the C++ default is False) unless
+its ``state`` says otherwise ("blocked", "failed", "pending", "running"); a speedup that is NaN
+or missing makes a passed attempt count as failed. Nested arms may also carry
+``kernel_samples_ms`` and ``eager_samples_ms`` (the final regrade's timing samples: measurement
+noise, docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -45,8 +49,10 @@ if TYPE_CHECKING:
 _c = _core.stats
 
 ROLES = ("source", "base", "skill", "control")
-ARM_FIELDS = ("arm", "resolved", "passed", "speedup", "skipped")
+ARM_FIELDS = ("arm", "resolved", "passed", "speedup", "skipped", "state", "interrupted_tries")
 USAGE_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "cost_usd", "agent_seconds")
+#: States of an arm that is resolved; any other state given makes `resolved` default to False.
+RESOLVED_STATES = ("finished", "skipped")
 CELL_FIELDS = ("model", "direction", "problem_slug", "family", "replicate")
 
 # Sub-messages of report rows that become prefixed columns ("delta_gm_bca_low"), per row type.
@@ -58,9 +64,10 @@ _NESTED = {
         "wilcoxon": "WilcoxonResult",
         "sign": "SignTestResult",
         "mcnemar": "McNemarResult",
+        "s_lift": "Estimate",
     },
 }
-_INT_FIELDS = {"input_tokens", "cached_input_tokens", "output_tokens", "replicate"}
+_INT_FIELDS = {"input_tokens", "cached_input_tokens", "output_tokens", "replicate", "interrupted_tries"}
 _BOOL_FIELDS = {"resolved", "passed", "skipped"}
 
 
@@ -117,17 +124,28 @@ def _arm(value: Any) -> Any:
     out: dict[str, Any] = {}
     for key, raw in value.items():
         item = _native(raw)
-        if key == "usage" and isinstance(item, Mapping):
+        if key in ("usage", "interrupted_usage") and isinstance(item, Mapping):
             usage = {k: _typed(k, _native(v)) for k, v in item.items() if _native(v) is not None}
             out[key] = usage
+        elif key in ("kernel_samples_ms", "eager_samples_ms") and item is not None:
+            out[key] = [float(_native(x)) for x in item]
         elif item is not None:
             out[key] = _typed(key, item)
-    out.setdefault("resolved", True)
+    _default_resolved(out)
     return out
+
+
+def _default_resolved(arm: dict[str, Any]) -> None:
+    """resolved defaults to True, unless a state that is not resolved is given."""
+    state = arm.get("state")
+    arm.setdefault("resolved", state is None or str(state).lower() in RESOLVED_STATES)
 
 
 def _is_flat(row: Mapping[str, Any]) -> bool:
     return any(f"{role}_{field}" in row for role in ROLES for field in ARM_FIELDS + USAGE_FIELDS)
+
+
+_INTERRUPTED = tuple(f"interrupted_{field}" for field in USAGE_FIELDS)
 
 
 def _from_flat(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,12 +167,19 @@ def _from_flat(row: Mapping[str, Any]) -> dict[str, Any]:
             value = _native(row.get(f"{role}_{field}"))
             if not _missing(value):
                 usage[field] = _typed(field, value)
-        present = any(k != "speedup" for k in arm) or usage or not _missing(arm.get("speedup"))
+        interrupted: dict[str, Any] = {}
+        for field, column in zip(USAGE_FIELDS, _INTERRUPTED, strict=True):
+            value = _native(row.get(f"{role}_{column}"))
+            if not _missing(value):
+                interrupted[field] = _typed(field, value)
+        present = any(k != "speedup" for k in arm) or usage or interrupted or not _missing(arm.get("speedup"))
         if not present:
             continue
         if usage:
             arm["usage"] = usage
-        arm.setdefault("resolved", True)
+        if interrupted:
+            arm["interrupted_usage"] = interrupted
+        _default_resolved(arm)
         cell[role] = arm
     return cell
 
@@ -195,11 +220,19 @@ def validate_cells(cells: pd.DataFrame | Iterable[Mapping[str, Any]]) -> None:
 # Output
 
 
-def _flatten(row: Mapping[str, Any], type_name: str) -> dict[str, Any]:
+def _flatten(row: Mapping[str, Any], type_name: str, thresholds: Sequence[float] = ()) -> dict[str, Any]:
     nested = _NESTED.get(type_name, {})
     out: dict[str, Any] = {}
     for key, value in row.items():
-        if key in nested:
+        if key == "r_at_lift":  # one Estimate per threshold: "R@1_lift", "R@1_lift_bca_low", ...
+            empty = _core.message("Estimate").to_dict()
+            estimates = list(value or [])
+            for i, t in enumerate(thresholds):
+                sub = estimates[i] if i < len(estimates) else {k: None for k in empty}
+                for sub_key, sub_value in sub.items():
+                    name = f"{_threshold_name(t)}_lift"
+                    out[name if sub_key == "value" else f"{name}_{sub_key}"] = sub_value
+        elif key in nested:
             sub = value if value is not None else _core.message(nested[key]).to_dict()
             for sub_key, sub_value in sub.items():
                 out[key if sub_key == "value" else f"{key}_{sub_key}"] = sub_value
@@ -256,20 +289,32 @@ class StatsReport:
 
     def _frame(self, key: str, type_name: str, rows: list[dict[str, Any]] | None = None) -> pd.DataFrame:
         rows = self._dict[key] if rows is None else rows
-        columns = list(_flatten(_core.message(type_name).to_dict(), type_name).keys())
-        return _pandas().DataFrame([_flatten(r, type_name) for r in rows], columns=columns)
+        t = self.thresholds
+        columns = list(_flatten(_core.message(type_name).to_dict(), type_name, t).keys())
+        return _pandas().DataFrame([_flatten(r, type_name, t) for r in rows], columns=columns)
+
+    @property
+    def measurement_noise(self) -> dict[str, Any]:
+        """Whether the intervals carry the judge's timing noise: included, passed_attempts,
+        with_samples, timing_resamples, and a note saying what does and does not."""
+        return dict(self._dict["measurement_noise"])
 
     @cached_property
     def aggregates(self) -> pd.DataFrame:
-        """The harness aggregates: model, split, group, arm, n, R@<t> per threshold, S."""
+        """The harness aggregates: model, split, group, arm, n, R@<t> per threshold, S, and the
+        group's n_cell_replicates, source_coverage and skill_coverage. Splits: all,
+        with_skill, by_source_verdict, by_direction, by_family and by_cell ("<problem>/<direction>")."""
         names = [_threshold_name(t) for t in self.thresholds]
+        extra = ["n_cell_replicates", "source_coverage", "skill_coverage"]
         rows = []
         for row in self._dict["aggregates"]:
             out = {k: row[k] for k in ("model", "split", "group", "arm", "n")}
             out.update(zip(names, row["r_at"], strict=True))
             out["S"] = row["s"]
+            out.update({k: row[k] for k in extra})
             rows.append(out)
-        return _pandas().DataFrame(rows, columns=["model", "split", "group", "arm", "n", *names, "S"])
+        columns = ["model", "split", "group", "arm", "n", *names, "S", *extra]
+        return _pandas().DataFrame(rows, columns=columns)
 
     @cached_property
     def usage(self) -> pd.DataFrame:
@@ -295,8 +340,9 @@ class StatsReport:
 
     @cached_property
     def lift(self) -> pd.DataFrame:
-        """Paired lift per level, group and arm: ΔGM, T, H with percentile and BCa intervals, and the
-        Wilcoxon, sign and McNemar tests with adjusted p-values."""
+        """Paired lift per level, group and arm: ΔGM, T, H with percentile and BCa intervals, the
+        Wilcoxon, sign and McNemar tests with adjusted p-values, and the R@t and S lifts with
+        their intervals (columns "R@1_lift", "R@1_lift_bca_low", ..., "s_lift", ...)."""
         return self._frame("lift", "LiftRow")
 
     @cached_property
@@ -343,7 +389,7 @@ def compute(
     levels: Sequence[str] | None = None,
     confidence: float = 0.95,
 ) -> StatsReport:
-    """Computes every statistic of SPEC §6.
+    """Computes every statistic of docs/statistics.md.
 
     config: StatsConfig fields (clip_low, clip_high, failure_floor, tau, bootstrap_resamples, seed,
     thresholds); omitted or zero ones take the paper's values. levels: grouping levels of the

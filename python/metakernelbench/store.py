@@ -50,12 +50,14 @@ def _frame(table: dict[str, Any]) -> pd.DataFrame:
 
 class Store:
     """A results store: one SQLite file written by experiment runs (mkb run, mkb demo,
-    metakernelbench.experiments.run). Opening creates it unless create=False. Reads are
-    consistent snapshots; a run may be writing at the same time."""
+    metakernelbench.experiments.run). Opening creates it unless create=False; read_only=True
+    opens an existing store without ever writing the file (what mkb stats, report and export
+    do), and refuses a file that is not a store. Reads are consistent snapshots; a run may be
+    writing at the same time."""
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, read_only: bool = False):
         self._path = Path(path)
-        self._core = _core.store.ResultStore(str(self._path), create)
+        self._core = _core.store.ResultStore(str(self._path), create and not read_only, read_only)
 
     @property
     def path(self) -> Path:
@@ -191,8 +193,8 @@ def export(
     tables: Sequence[str] | None = None,
     experiment: str | None = None,
 ) -> list[Path]:
-    """Exports an existing store (see Store.export)."""
-    return Store(store, create=False).export(out, format, tables=tables, experiment=experiment)
+    """Exports an existing store (see Store.export), opened read-only."""
+    return Store(store, read_only=True).export(out, format, tables=tables, experiment=experiment)
 
 
 __all__ = ["FORMATS", "TABLES", "Store", "export"]

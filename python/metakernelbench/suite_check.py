@@ -4,13 +4,15 @@ For every problem: it loads; its reference runs on the small workload with outpu
 the metadata, are finite, deterministic for a seed and different across seeds, and leave the
 inputs alone (except `in_place` ones); and the trivial candidates — zeros, a constant, random
 values, an input passed through, the reference at low precision where that misses the
-allowance — all fail the judge's correctness rule (the C++ comparison the judge uses). On a GPU
-it also runs the full workload: peak memory against the estimate, and the eager time.
+allowance — all fail the judge's correctness rule (the C++ comparison the judge uses). Where
+reference.py defines a faster correctness_reference, the published reference must agree with it.
+On a GPU it also runs the full workload: peak memory against the estimate, and the eager time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -42,9 +44,14 @@ class ProblemReport:
         return all(c.ok for c in self.checks)
 
     def to_dict(self) -> dict:
+        """As strict JSON holds it: an infinite factor is null, and the candidates whose factor is
+        infinite (an exact output differs, a NaN, a wrong shape or dtype) are listed, unbounded."""
+        factors = {k: (v if math.isfinite(v) else None) for k, v in self.worst_factor.items()}
+        unbounded = [k for k, v in self.worst_factor.items() if math.isinf(v)]
         return {"number": self.number, "slug": self.slug, "family": self.family, "ok": self.ok,
                 "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks],
-                "trivial_candidate_factor": self.worst_factor, "full_workload": self.full}
+                "trivial_candidate_factor": factors, "trivial_candidate_unbounded": unbounded,
+                "full_workload": self.full}
 
 
 def _outputs(problem: Problem, out) -> list:
@@ -88,7 +95,7 @@ def _scalar_problems(x, spec) -> list[str]:
     return []
 
 
-def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float:
+def factor_over_allowance(problem: Problem, outs: list, expected: list, anchor: list) -> float:
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
     tolerance = problem.message.tolerance
@@ -120,6 +127,38 @@ def _candidates(problem: Problem, inputs: list, expected: list) -> dict:
         passthrough.append(match.clone() if match is not None else torch.zeros_like(e))
     if matched:
         out["passthrough"] = passthrough
+    return out
+
+
+# How closely the float64 results of the two formulations of a slow reference must agree, relative
+# to the largest magnitude of the output: the same computation differs only by float64 rounding.
+FORMULATION_AGREEMENT = 1e-9
+
+
+def _formulations_disagree(problem: Problem, draw: list, expected: list, anchor: list,
+                           seed: int) -> list[str]:
+    """Where a problem's published `reference` and its faster `correctness_reference` differ on a
+    draw: the published one, taken as a candidate, must pass the judge's rule against the other's
+    expected outputs and anchors, and the two float64 runs must agree to FORMULATION_AGREEMENT."""
+    out = []
+    published = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
+    factor = factor_over_allowance(problem, published, expected, anchor)
+    if factor > 1:
+        out.append(f"seed {seed}: reference misses the allowance of correctness_reference by {factor:.3g}x")
+    wide = _outputs(problem, problem.reference(*values.upcast(draw)))
+    for spec, a, b in zip(problem.message.outputs, wide, anchor):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            out.append(f"seed {seed}: {spec.name}: float64 runs return {a.dtype}{tuple(a.shape)} and "
+                       f"{b.dtype}{tuple(b.shape)}")
+        elif not a.is_floating_point():
+            if not torch.equal(a, b):
+                out.append(f"seed {seed}: {spec.name}: float64 runs differ")
+        else:
+            scale = max(float(b.abs().max()), 1e-30) if b.numel() else 1.0
+            gap = float((a.double() - b.double()).abs().max()) if b.numel() else 0.0
+            if not gap <= FORMULATION_AGREEMENT * scale:
+                out.append(f"seed {seed}: {spec.name}: float64 runs differ by {gap:.3g} "
+                           f"(allowed {FORMULATION_AGREEMENT:g} x {scale:.3g})")
     return out
 
 
@@ -180,16 +219,21 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     add(Check("inputs untouched", not touched, ", ".join(touched)))
 
     factors: dict[str, list[float]] = {}
+    disagreements = []
     for seed in seeds:
         draw = problem.make_inputs("small", device=device, seed=seed)
-        expected = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-        anchor = _outputs(problem, problem.reference(*values.upcast(draw)))
+        expected = _outputs(problem, problem.correctness_reference(*[values.clone(x) for x in draw]))
+        anchor = _outputs(problem, problem.correctness_reference(*values.upcast(draw)))
         torch.manual_seed(seed + 1000)
         for name, candidate in _candidates(problem, draw, expected).items():
-            factors.setdefault(name, []).append(_factor(problem, candidate, expected, anchor))
+            factors.setdefault(name, []).append(factor_over_allowance(problem, candidate, expected, anchor))
         with _no_upcast():
-            low = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-        factors.setdefault("low_precision", []).append(_factor(problem, low, expected, anchor))
+            low = _outputs(problem, problem.correctness_reference(*[values.clone(x) for x in draw]))
+        factors.setdefault("low_precision", []).append(factor_over_allowance(problem, low, expected, anchor))
+        if problem.has_correctness_reference:
+            disagreements += _formulations_disagree(problem, draw, expected, anchor, seed)
+    if problem.has_correctness_reference:
+        add(Check("correctness_reference agrees with reference", not disagreements, "; ".join(disagreements)))
     report.worst_factor = {name: min(f) for name, f in factors.items()}
     for name, f in factors.items():
         if name == "low_precision":
@@ -215,8 +259,8 @@ def _full_workload(problem: Problem) -> dict:
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     inputs = problem.make_inputs("full", device="cuda", seed=5)
-    problem.reference(*[values.clone(x) for x in inputs])
-    problem.reference(*values.upcast(inputs))
+    problem.correctness_reference(*[values.clone(x) for x in inputs])
+    problem.correctness_reference(*values.upcast(inputs))
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - base
     times = []

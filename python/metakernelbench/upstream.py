@@ -650,6 +650,7 @@ class ImportResult:
     skipped_problems: list[str]  # problems of the tree not in the suite (with skip_missing_problems)
     stored: dict[str, Any]  # the protocol's totals (planned, reused, finished, skipped, failed, blocked, ...)
     warnings: list[str]
+    retired: list[str] = field(default_factory=list)  # trials of an earlier import the tree no longer has
 
 
 def _match_suite(
@@ -706,21 +707,29 @@ def experiment_for(results: ModelResults, slugs: list[str], name: str | None = N
     return exp.to_spec()
 
 
-def import_model_results(
+@dataclass
+class PreparedImport:
+    """One model tree, read, checked and matched to the suite: everything an import needs, before
+    the store is touched."""
+
+    results: ModelResults
+    slugs: list[str]
+    missing: list[str]
+    warnings: list[str]
+    replay: Replay
+    spec: dict[str, Any]
+    suite: Any
+
+
+def prepare_model_import(
     path: str | os.PathLike,
-    store: Any,
     *,
     suite: Any = None,
     experiment: str | None = None,
     skip_missing_problems: bool = False,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-) -> ImportResult:
-    """Imports one model's results tree into `store` (a Store or a path) as one experiment
-    (default name: 'upstream-<folder name>'). Importing the same tree again changes nothing;
-    a changed tree (any record.json) replaces the experiment's trials, archiving the earlier
-    tries."""
-    from . import experiments
-    from .store import Store
+) -> PreparedImport:
+    """Reads and checks one model's results tree and matches it to the suite, raising on anything
+    malformed (naming the file and the field). Touches no store."""
     from .suite import Suite, load_suite
 
     results = read_model_results(path)
@@ -733,30 +742,62 @@ def import_model_results(
         raise _core.FailedPreconditionError(
             f"{results.root}: none of its problems is in the suite at {suite.root}"
         )
-    target = store if isinstance(store, Store) else Store(store)
     replay = Replay(results)
     spec = experiment_for(results, slugs, experiment)
+    return PreparedImport(results, slugs, missing, warnings, replay, spec, suite)
+
+
+def store_model_import(
+    prepared: PreparedImport, store: Any, *, progress: Callable[[dict[str, Any]], None] | None = None
+) -> ImportResult:
+    """Stores a prepared model tree as one experiment (see import_model_results)."""
+    from . import experiments
+    from .store import Store
+
+    target = store if isinstance(store, Store) else Store(store)
+    results = prepared.results
     run = experiments.run(
-        spec,
+        prepared.spec,
         target,
-        executor=replay,
-        suite=suite,
+        executor=prepared.replay,
+        suite=prepared.suite,
         rerun_stale=True,
         progress=progress,
         retry_delay_s=0.0,
-        fingerprint_salt=replay.fingerprint_salt,
+        fingerprint_salt=prepared.replay.fingerprint_salt,
     )
     return ImportResult(
-        experiment=spec["name"],
+        experiment=prepared.spec["name"],
         model=results.model,
         root=results.root,
-        problems=len(slugs),
+        problems=len(prepared.slugs),
         replicates=results.replicates,
         counts=results.counts(),
-        skipped_problems=missing,
+        skipped_problems=prepared.missing,
         stored=dict(run.progress),
-        warnings=results.warnings + warnings + list(run.warnings),
+        warnings=results.warnings + prepared.warnings + list(run.warnings),
+        retired=list(run.retired),
     )
+
+
+def import_model_results(
+    path: str | os.PathLike,
+    store: Any,
+    *,
+    suite: Any = None,
+    experiment: str | None = None,
+    skip_missing_problems: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> ImportResult:
+    """Imports one model's results tree into `store` (a Store or a path) as one experiment
+    (default name: 'upstream-<folder name>'). Importing the same tree again changes nothing;
+    a changed tree (any record.json) replaces the experiment's trials, archiving the earlier
+    tries; trials the newer tree no longer has (problems, replicates) are retired: archived and
+    left out of the statistics, whose cells are the newer tree's."""
+    prepared = prepare_model_import(
+        path, suite=suite, experiment=experiment, skip_missing_problems=skip_missing_problems
+    )
+    return store_model_import(prepared, store, progress=progress)
 
 
 def import_results(
@@ -768,18 +809,32 @@ def import_results(
     skip_missing_problems: bool = False,
 ) -> list[ImportResult]:
     """Imports every model tree at `path` (the harness's `results/`, or one `results/<model>/`)
-    into `store`. `experiment` names the experiment when there is one model tree."""
+    into `store`. `experiment` names the experiment when there is one model tree. All or nothing:
+    every tree is read and checked before the store is touched, so a malformed one stops the
+    import, naming its file, with nothing stored."""
     trees = model_trees(path)
     if experiment is not None and len(trees) > 1:
         raise _core.InvalidArgumentError(
             f"experiment: one name for {len(trees)} model trees; import them one by one to name each"
         )
-    return [
-        import_model_results(
-            tree, store, suite=suite, experiment=experiment, skip_missing_problems=skip_missing_problems
+    if suite is None or isinstance(suite, (str, os.PathLike)):
+        from .suite import load_suite
+
+        suite = load_suite(suite)
+    prepared = [
+        prepare_model_import(
+            tree, suite=suite, experiment=experiment, skip_missing_problems=skip_missing_problems
         )
         for tree in trees
     ]
+    names = [p.spec["name"] for p in prepared]
+    for name in names:
+        if names.count(name) > 1:
+            clashing = [str(p.results.root) for p in prepared if p.spec["name"] == name]
+            raise _core.InvalidArgumentError(
+                f"{path}: model trees {', '.join(clashing)} would both be experiment '{name}'"
+            )
+    return [store_model_import(p, store) for p in prepared]
 
 
 __all__ = [
@@ -787,6 +842,7 @@ __all__ = [
     "ImportResult",
     "ModelResults",
     "Record",
+    "PreparedImport",
     "Replay",
     "Trial",
     "Usage",
@@ -795,6 +851,8 @@ __all__ = [
     "import_results",
     "is_model_tree",
     "model_trees",
+    "prepare_model_import",
     "read_model_results",
+    "store_model_import",
     "read_record",
 ]

@@ -11,8 +11,10 @@ steady call's). Results are appended to a JSON file as they come, so a killed ru
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,10 +44,15 @@ class SolutionRow:
     floor_ms: float | None = None
     floor_pct: float | None = None  # floor / span
     compile_s: float | None = None
+    wall_s: float | None = None  # the whole evaluation, as the caller waited for it
     message: str = ""
     detail: str = ""  # for a failure: the worker's traceback / stderr tail
     kernels: list[str] | None = None
     dsl_versions: dict[str, str] | None = None
+    # What was judged: the problem's fingerprint and the solution file's SHA-256. A row whose
+    # problem or solution has changed since is stale (not resumed from, not cited).
+    problem_fingerprint: str | None = None
+    solution_sha256: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,10 +80,20 @@ def floor_ms(problem: Problem, workload: str, bandwidth: float, gpu_name: str) -
     return max(parts) if parts else None
 
 
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def is_current(row: dict, problem: Problem, path: Path) -> bool:
+    """Whether a table row judged this problem's current definition and this solution file."""
+    return row.get("problem_fingerprint") == problem.fingerprint and row.get("solution_sha256") == file_sha256(path)
+
+
 def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth: float) -> SolutionRow:
     status = verdict.status if isinstance(verdict.status, str) else str(verdict.status)
     row = SolutionRow(problem.number, problem.slug, dsl, str(path), status.lower(), bool(verdict.passed),
-                      message=verdict.message)
+                      message=verdict.message, problem_fingerprint=problem.fingerprint,
+                      solution_sha256=file_sha256(path))
     if verdict.has("speedup_vs_eager"):
         row.speedup_vs_eager = verdict.speedup_vs_eager
     if verdict.has("speedup_span"):
@@ -133,15 +150,17 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
     table["rows"] = [r for key, r in previous.items() if key not in chosen]
     for i, (problem, dsl, path) in enumerate(todo, 1):
         key = (problem.slug, dsl)
-        if key in previous and previous[key].get("status") != "infra_error":
+        if key in previous and previous[key].get("status") != "infra_error" and is_current(previous[key], problem, path):
             table["rows"].append(previous[key])
             progress(f"[{i}/{len(todo)}] {problem.number:02d} {dsl}: kept from {out.name}")
             continue
         progress(f"[{i}/{len(todo)}] {problem.number:02d} {problem.slug} ({dsl}) ...")
         sites = toolchains.site_dirs(dsl, required=True)
+        started = time.perf_counter()
         verdict = evaluate(problem, dsl, path=path, device=device,
                            config=dict(config or {}, dsl_site_dirs=sites))
         row = row_from_verdict(problem, dsl, path, verdict, bandwidth)
+        row.wall_s = time.perf_counter() - started
         env = verdict.environment
         if env is not None:
             table["environment"] = {"gpu": env.gpu_name, "arch": env.gpu_arch, "driver": env.driver_version,
@@ -149,6 +168,9 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
                                     "python": env.python_version}
         table["rows"].append(row.to_dict())
         table["rows"].sort(key=lambda r: (r["number"], r["dsl"]))
+        walls = [r["wall_s"] for r in table["rows"] if r.get("wall_s")]
+        if walls:
+            table["evaluations_per_gpu_hour"] = 3600.0 / statistics.median(walls)
         speedup = f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else ""
         progress(f"    {row.status}" + speedup
                  + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")

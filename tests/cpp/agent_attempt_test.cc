@@ -19,6 +19,7 @@
 #include "libmkb/agent/scripted_model.h"
 #include "libmkb/agent/skill.h"
 #include "libmkb/agent/workspace.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/protocol/trial_observer.h"
 #include "libmkb/suite/suite.h"
 
@@ -192,8 +193,11 @@ TEST_CASE("an attempt counts only submissions that reach evaluation") {
   CHECK(attempt->submissions(3).counted());
   CHECK(attempt->best_submission() == 3);
   CHECK(attempt->final().status() == mkb::v1::PASSED);
-  CHECK(judge.requests.size() == 5);  // four submissions (the judge calls the empty one invalid)
-                                      // and the final regrade
+  // Three submissions and the final regrade: the empty kernel fails the judge's submission
+  // checks before the judge is called.
+  CHECK(judge.requests.size() == 4);
+  CHECK(attempt->submissions(0).verdict().message() ==
+        "invalid submission: kernel.py is empty (not counted)");
   CHECK(judge.requests.back().workload() == "small");
   CHECK(judge.requests.back().config().max_kernel_bytes() == 300000);
   // The report the model read after the last submission.
@@ -447,4 +451,50 @@ TEST_CASE("the trial executor runs trials in their own workspaces, reporting liv
   bad_model.set_model("nobody/model");
   CHECK(absl::IsInvalidArgument((*executor)->Run(bad_model).status()));
   CHECK(mkb::TrialFolder("a/../b c/r0") == "a/_/b_c/r0");
+}
+
+TEST_CASE("a kernel.py that is not UTF-8, or is a link, is invalid; the judge never sees it") {
+  Scratch scratch;
+  std::ofstream(scratch.path("outside.py")) << "def solve(*x): return 'PASS 9'\n";
+  ReplayModel model({
+      // Not UTF-8 by the judge's own check: its message.
+      ReplayModel::Call("bash", "printf 'def solve(*x):\\n    return \"\\xff\"\\n' > kernel.py"),
+      ReplayModel::Call("submit"),
+      // A UTF-8-encoded surrogate on line 2: neither protobuf's strings nor Python's parser take
+      // it, and neither does the judge's strict UTF-8 check.
+      ReplayModel::Call("bash", "printf '# PASS 3\\nx = \"\\xed\\xa0\\x80\"\\n' > kernel.py"),
+      ReplayModel::Call("submit"),
+      // A link to a file the shell cannot see but this process can.
+      ReplayModel::Call("bash", absl::StrCat("ln -sf ", scratch.path("outside.py"), " kernel.py")),
+      ReplayModel::Call("submit"),
+      ReplayModel::Call("finish"),
+  });
+  FakeEvaluator judge;
+  auto attempt = mkb::RunAttempt(Problem("28"), model, judge, Config(scratch));
+  REQUIRE(attempt.ok());
+  CHECK(attempt->state() == mkb::v1::ATTEMPT_FINISHED);
+  CHECK(judge.requests.empty());
+  REQUIRE(attempt->submissions_size() == 3);
+  for (const mkb::v1::Submission& s : attempt->submissions()) {
+    CHECK(s.verdict().status() == mkb::v1::INVALID_SUBMISSION);
+    CHECK_FALSE(s.counted());
+    CHECK_FALSE(mkb::FirstInvalidUtf8(s.kernel_source()).has_value());  // storable
+  }
+  CHECK(attempt->submissions(0).verdict().message() ==
+        "invalid submission: kernel.py is not UTF-8 text (not counted)");
+  CHECK(attempt->submissions(0).kernel_bytes() == 30);  // the bytes as submitted
+  CHECK(attempt->submissions(1).verdict().message() ==
+        "invalid submission: kernel.py is not UTF-8 text (not counted)");
+  CHECK(absl::StrContains(attempt->submissions(2).verdict().message(),
+                          "kernel.py is a symbolic link"));
+  // The agent read each refusal as the submit call's result.
+  int refusals_read = 0;
+  for (const mkb::ChatMessage& m : model.last_request.messages) {
+    if (m.role == mkb::ChatRole::kTool && absl::StrContains(m.text, "invalid submission") &&
+        absl::StrContains(m.text, "was NOT counted")) {
+      ++refusals_read;
+    }
+  }
+  CHECK(refusals_read == 3);
+  CHECK(attempt->final().status() == mkb::v1::INVALID_SUBMISSION);
 }

@@ -7,11 +7,15 @@
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "libmkb/agent/shell_sandbox.h"
+#include "libmkb/agent/shell_view.h"
+#include "libmkb/core/utf8.h"
+#include "libmkb/suite/suite.h"
 
 namespace fs = std::filesystem;
 
@@ -92,15 +96,104 @@ TEST_CASE("commands run in the workspace, which they may write", "[sandbox]") {
 
 TEST_CASE("writes outside the workspace are refused", "[sandbox]") {
   Scratch scratch;
-  auto sandbox = Sandbox(scratch);
+  mkb::ShellSandboxOptions options;
+  options.read_only = {{scratch.path("outside"), ""}};
+  auto sandbox = Sandbox(scratch, options);
   const std::string outside = scratch.path("outside") + "/escaped.txt";
   auto r = Run(sandbox, absl::StrCat("echo x > ", outside,
-                                     "; echo rc=$?; touch /etc/mkb_escape; "
-                                     "echo rc=$?"));
+                                     "; echo rc=$?; touch /etc/mkb_escape; echo rc=$?; "
+                                     "mkdir /mkb_escape; echo rc=$?"));
   CHECK(r.output.find("Read-only file system") != std::string::npos);
   CHECK(r.output.find("rc=0") == std::string::npos);
   CHECK_FALSE(fs::exists(outside));
   CHECK_FALSE(fs::exists("/etc/mkb_escape"));
+}
+
+TEST_CASE("the shell sees an allow-list of the host: what is mounted, and nothing else",
+          "[sandbox]") {
+  Scratch scratch;
+  const fs::path shown = scratch.path("shown");
+  fs::create_directories(shown / "private");
+  fs::create_directories(shown / "sub");
+  std::ofstream(shown / "sub" / "tool.txt") << "a tool";
+  std::ofstream(shown / "private" / "key.txt") << "hidden key";
+  std::ofstream(shown / "store.db") << "every attempt's kernels";
+  mkb::ShellSandboxOptions options;
+  options.read_only = {{shown.string(), ""}, {(shown / "sub").string(), "/mkb/elsewhere"}};
+  options.hidden_paths = {(shown / "private").string(), (shown / "store.db").string(),
+                          scratch.path("hidden")};  // not mounted: invisible anyway
+  auto sandbox = Sandbox(scratch, options);
+  const char* home = std::getenv("HOME");
+  const std::string host_home = home != nullptr && std::string(home) != "/" ? home : "/root";
+  auto r = Run(sandbox,
+               absl::StrCat("cat ", (shown / "sub" / "tool.txt").string(),
+                            " /mkb/elsewhere/tool.txt; echo; ls -A ", (shown / "private").string(),
+                            "; cat ", (shown / "store.db").string(), "; ls ",
+                            scratch.path("outside"), " ", scratch.path("hidden"), " ", host_home,
+                            "/* /sys /var /opt /etc/shadow; ls /etc/passwd"));
+  INFO(r.output);
+  CHECK(r.output.find("a toola tool") != std::string::npos);
+  CHECK(r.output.find("key.txt") == std::string::npos);
+  CHECK(r.output.find("hidden key") == std::string::npos);
+  CHECK(r.output.find("every attempt's kernels") == std::string::npos);
+  for (const std::string& absent :
+       {scratch.path("outside"), scratch.path("hidden"), std::string("/sys"), std::string("/var"),
+        std::string("/opt"), std::string("/etc/shadow")}) {
+    INFO(absent << " in:\n" << r.output);
+    CHECK(r.output.find(absl::StrCat("cannot access '", absent, "'")) != std::string::npos);
+  }
+  CHECK(r.output.find("/etc/passwd\n") != std::string::npos);
+}
+
+TEST_CASE("a folder under /tmp is seen when mounted, despite the private /tmp", "[sandbox]") {
+  Scratch scratch;
+  // A checkout (or a venv, a DSL) that lives under /tmp.
+  char pattern[] = "/tmp/mkb-sandbox-test-XXXXXX";
+  REQUIRE(::mkdtemp(pattern) != nullptr);
+  const fs::path checkout = pattern;
+  const fs::path unlisted = checkout.string() + "-unlisted";
+  fs::create_directories(unlisted);
+  std::ofstream(checkout / "python") << "#!/bin/sh\necho \"the checkout's python\"\n";
+  fs::permissions(checkout / "python", fs::perms::owner_all);
+  std::ofstream(unlisted / "other.txt") << "not mounted";
+  mkb::ShellSandboxOptions options;
+  options.read_only = {{checkout.string(), ""}};
+  auto sandbox = Sandbox(scratch, options);
+  auto r = Run(sandbox, absl::StrCat((checkout / "python").string(), "; cat ",
+                                     (unlisted / "other.txt").string()));
+  fs::remove_all(checkout);
+  fs::remove_all(unlisted);
+  INFO(r.output);
+  CHECK(r.output.find("the checkout's python") != std::string::npos);
+  CHECK(r.output.find("not mounted") == std::string::npos);
+}
+
+TEST_CASE("the environment never carries a secret", "[sandbox]") {
+  CHECK(mkb::IsSecretName("OPENAI_API_KEY"));
+  CHECK(mkb::IsSecretName("hf_token"));
+  CHECK(mkb::IsSecretName("AWS_SECRET_ACCESS_KEY"));
+  CHECK(mkb::IsSecretName("DB_PASSWORD"));
+  CHECK_FALSE(mkb::IsSecretName("PYTHONPATH"));
+  CHECK_FALSE(mkb::IsSecretName("MKB_TARGET_ARCH"));
+  Scratch scratch;
+  mkb::ShellSandboxOptions options;
+  options.workspace = scratch.path("ws");
+  options.require_isolation = false;  // refused before bubblewrap is even tried
+  options.environment = {"MKB_DSL=cutedsl", "ANTHROPIC_API_KEY=sk-ant-must-not-leak"};
+  auto refused = mkb::ShellSandbox::Create(options);
+  REQUIRE(absl::IsInvalidArgument(refused.status()));
+  CHECK(refused.status().message().find("environment: 'ANTHROPIC_API_KEY'") != std::string::npos);
+}
+
+TEST_CASE("what the agent reads of a command's output is valid UTF-8", "[sandbox]") {
+  Scratch scratch;
+  auto sandbox = Sandbox(scratch);
+  auto r = Run(sandbox, "printf 'bad \\xff\\xed\\xa0\\x80 end \\xe2\\x82\\xac'");
+  CHECK(r.output == "bad \xff\xed\xa0\x80 end \xe2\x82\xac");  // the bytes as printed
+  const std::string observation = r.Observation();
+  CHECK_FALSE(mkb::FirstInvalidUtf8(observation).has_value());
+  // As Python's errors="replace": one U+FFFD for 0xFF, one each for ED, A0, 80 (a surrogate).
+  CHECK(observation == "bad \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end \xe2\x82\xac\n");
 }
 
 TEST_CASE("the network is unreachable, even the host's loopback", "[sandbox]") {
@@ -197,4 +290,88 @@ TEST_CASE("without bubblewrap the sandbox refuses, or runs unisolated when allow
   REQUIRE(r.ok());
   CHECK(r->timed_out);
   CHECK(r->output.find(scratch.path("ws")) != std::string::npos);
+}
+
+TEST_CASE("an attempt's view: the judge's Python, the variant's DSL, the problem; no more",
+          "[sandbox]") {
+  Scratch scratch;
+  // A Python installation with the package in it: the judge's internals and a shipped suite
+  // copy (with reference solutions) must not show; a results store inside it neither.
+  const fs::path py = scratch.path("py");
+  const fs::path package = py / "site" / "metakernelbench";
+  fs::create_directories(package / "judge" / "__pycache__");
+  fs::create_directories(package / "problems" / "mlp_norm" / "28_x" / "solutions");
+  std::ofstream(package / "judge" / "__init__.py") << "# the judge's API\n";
+  std::ofstream(package / "judge" / "host.py") << "SEEDS = 'the host internals'\n";
+  std::ofstream(package / "problems" / "mlp_norm" / "28_x" / "solutions" / "cutedsl.py")
+      << "the reference solution\n";
+  std::ofstream(py / "results.db") << "every attempt's kernels";
+  const fs::path dsl = scratch.path("dsl");
+  fs::create_directories(dsl / "cutedsl" / "pkgs");
+  fs::create_directories(dsl / "tirx");
+  std::ofstream(dsl / "cutedsl" / "marker.txt") << "cute here";
+  std::ofstream(dsl / "tirx" / "marker.txt") << "tvm here";
+
+  mkb::ShellView view;
+  view.python = mkb::PythonLayout{"/usr/bin/python3", {py.string()}, {package.string()}};
+  view.dsl_site_dirs = {(dsl / "cutedsl").string(), (dsl / "cutedsl" / "pkgs").string()};
+  view.other_dsl_site_dirs = {(dsl / "tirx").string()};
+  view.private_paths = {(py / "results.db").string()};
+  const mkb::Suite suite = *mkb::Suite::Load(std::string(MKB_SOURCE_DIR) + "/problems");
+  const mkb::v1::Problem& problem = **suite.Find("28");
+  mkb::ShellSandboxOptions options;
+  mkb::AddShellView(view, problem, mkb::v1::CUTEDSL, "NVIDIA H200 (sm_90a)", /*isolated=*/true,
+                    &options);
+  auto sandbox = Sandbox(scratch, options);
+  const std::string problem_inside = absl::StrCat(
+      mkb::kShellSuiteRoot, "/", fs::path(problem.directory()).parent_path().filename().string(),
+      "/", fs::path(problem.directory()).filename().string());
+  auto r = Run(
+      sandbox,
+      absl::StrCat("ls -A ", problem_inside, " ", (package / "judge").string(), " ",
+                   (package / "problems").string(), "; cat ",
+                   (package / "judge" / "host.py").string(), " ", (py / "results.db").string(), " ",
+                   (dsl / "tirx/marker.txt").string(), " /mkb/dsl/cutedsl/marker.txt; echo; ls ",
+                   problem.directory(), "; ls /mkb/dsl; env"));
+  INFO(r.output);
+  // The problem's two files, nothing else of its folder or of the suite.
+  CHECK(r.output.find("problem.textproto\nreference.py\n") != std::string::npos);
+  CHECK(r.output.find("solutions") == std::string::npos);
+  CHECK(r.output.find(absl::StrCat("cannot access '", problem.directory(), "'")) !=
+        std::string::npos);
+  CHECK(r.output.find("the host internals") == std::string::npos);
+  CHECK(r.output.find("the reference solution") == std::string::npos);
+  CHECK(r.output.find("every attempt's kernels") == std::string::npos);
+  CHECK(r.output.find("tvm here") == std::string::npos);
+  CHECK(r.output.find("cute here") != std::string::npos);
+  CHECK(r.output.find("__pycache__") == std::string::npos);
+  CHECK(r.output.find("PYTHONPATH=/mkb/dsl/cutedsl:/mkb/dsl/cutedsl/pkgs\n") != std::string::npos);
+  CHECK(r.output.find("MKB_DSL_HOME=/mkb/dsl\n") != std::string::npos);
+  CHECK(r.output.find("MKB_SUITE=/mkb/suite\n") != std::string::npos);
+  CHECK(r.output.find("MKB_DSL=cutedsl\n") != std::string::npos);
+  CHECK(r.output.find("MKB_TARGET_ARCH=sm_90a\n") != std::string::npos);
+  CHECK(r.output.find("PATH=/usr/bin:") != std::string::npos);
+}
+
+TEST_CASE("the judge's Python says where it lives") {
+  CHECK(absl::IsNotFound(mkb::ProbePython("/nonexistent/python3").status()));
+  CHECK(absl::IsNotFound(mkb::ProbePython("no-such-python-anywhere").status()));
+  auto system = mkb::ProbePython("python3");
+  REQUIRE(system.ok());
+  CHECK(system->interpreter.rfind('/') != std::string::npos);
+  for (const std::string& root : system->roots) CHECK(root.rfind("/usr/", 0) != 0);
+  // The development checkout's virtual environment: its prefix, and the package in it.
+  const fs::path venv = fs::path(MKB_SOURCE_DIR) / ".venv";
+  if (!fs::exists(venv / "bin" / "python")) SKIP("no .venv in the checkout");
+  auto layout = mkb::ProbePython((venv / "bin" / "python").string());
+  REQUIRE(layout.ok());
+  CHECK(layout->interpreter == (venv / "bin" / "python").string());
+  CHECK(std::find(layout->roots.begin(), layout->roots.end(), venv.string()) !=
+        layout->roots.end());
+  CHECK_FALSE(layout->package_dirs.empty());
+  for (size_t i = 0; i < layout->roots.size(); ++i) {
+    for (size_t j = 0; j < layout->roots.size(); ++j) {
+      if (i != j) CHECK(layout->roots[i].rfind(layout->roots[j] + "/", 0) != 0);
+    }
+  }
 }

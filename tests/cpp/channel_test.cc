@@ -95,3 +95,40 @@ TEST_CASE("timing summaries: median, spread and an order-statistic interval") {
   CHECK(s.ci95_high_ms() - s.ci95_low_ms() < 30);
   CHECK(s.p10_ms() == 11);
 }
+
+TEST_CASE("an authenticated channel refuses messages its peer's channel code did not write") {
+  auto pair = mkb::Channel::CreatePair();
+  REQUIRE(pair.ok());
+  mkb::Channel& host = pair->first;
+  mkb::Channel& worker = pair->second;
+  const std::string key(32, 'k');
+  REQUIRE(host.Send(key).ok());
+  REQUIRE(worker.AcceptKey(absl::Now() + absl::Seconds(5), 'W', 'H').ok());
+  host.Authenticate(key, 'H', 'W');
+  CHECK(worker.authenticated());
+
+  // Tagged messages cross both ways, in sequence.
+  REQUIRE(host.Send("request 1").ok());
+  auto r = worker.Receive(absl::Now() + absl::Seconds(5));
+  REQUIRE(r.ok());
+  CHECK(r->bytes == "request 1");
+  REQUIRE(worker.Send("reply 1").ok());
+  auto reply = host.Receive(absl::Now() + absl::Seconds(5));
+  REQUIRE(reply.ok());
+  CHECK(reply->bytes == "reply 1");
+
+  // Raw bytes written to the worker's socket by other code in its process (the kernel): refused.
+  const char forged[] = "\x10\x01\x18\x01";
+  REQUIRE(::write(worker.fd(), forged, sizeof(forged) - 1) > 0);
+  auto refused = host.Receive(absl::Now() + absl::Seconds(5));
+  CHECK(refused.status().code() == absl::StatusCode::kPermissionDenied);
+
+  // A replayed message (the host's own, sent back) fails too: the direction is in the tag.
+  auto pair2 = mkb::Channel::CreatePair();
+  REQUIRE(pair2.ok());
+  pair2->first.Authenticate(key, 'H', 'W');
+  pair2->second.Authenticate(key, 'H', 'W');  // tags as the host would
+  REQUIRE(pair2->second.Send("looks like the host").ok());
+  CHECK(pair2->first.Receive(absl::Now() + absl::Seconds(5)).status().code() ==
+        absl::StatusCode::kPermissionDenied);
+}

@@ -250,6 +250,40 @@ TEST_CASE("a task fingerprint changes with the problem, budget, workload, model 
   CHECK(base != mkb::TaskFingerprint(changed, plan.spec, arm, ""));
 }
 
+TEST_CASE("a narrower plan retires the trials it no longer holds; a wider one restores them") {
+  ScratchDir dir;
+  mkb::ResultStore store = OpenStore(dir / "results.db");
+  FakeExecutor executor;
+  REQUIRE(mkb::RunExperiment(Spec("exp", 2), TheSuite(), store, executor, FastOptions()).ok());
+  CHECK(mkb::CellReplicatesFromStore(store, "exp")->size() == 3 * 2 * 2);
+
+  v1::ExperimentSpec narrower = Spec("exp", 1);
+  narrower.clear_problems();
+  narrower.add_problems("02");
+  narrower.add_problems("25");
+  auto plan = mkb::PlanExperiment(narrower, TheSuite(), &store);
+  REQUIRE(plan.ok());
+  CHECK(plan->outside_plan.size() == 4 * 4);  // problem 28, and replicate 1 of 02 and 25
+  CHECK(plan->Count(mkb::PlanAction::kReuse) == 8);
+  auto summary = mkb::RunExperiment(narrower, TheSuite(), store, executor, FastOptions());
+  REQUIRE(summary.ok());
+  CHECK(summary->retired == plan->outside_plan);
+  // The statistics see the plan: 2 problems x 2 directions x 1 replicate.
+  auto cells = mkb::CellReplicatesFromStore(store, "exp");
+  REQUIRE(cells.ok());
+  CHECK(cells->size() == 2 * 2);
+  for (const v1::CellReplicate& cell : *cells) CHECK(cell.replicate() == 0);
+  CHECK(store.CheckIntegrity().ok());
+
+  // Planned again, the retired trials come back as they were, without running again.
+  const size_t calls = executor.calls().size();
+  auto again = mkb::RunExperiment(Spec("exp", 2), TheSuite(), store, executor, FastOptions());
+  REQUIRE(again.ok());
+  CHECK(again->progress.reused == 24);
+  CHECK(executor.calls().size() == calls);
+  CHECK(mkb::CellReplicatesFromStore(store, "exp")->size() == 3 * 2 * 2);
+}
+
 TEST_CASE("a run end to end: every trial stored, skills handed over, statistics computable") {
   ScratchDir dir;
   mkb::ResultStore store = OpenStore(dir / "results.db");
@@ -382,7 +416,8 @@ TEST_CASE("transient failures are archived and retried up to max_tries; then the
   CHECK(store.ArchivedTries(dead)->size() == 3);
   const mkb::TrialRecord blocked = *store.GetTrial(
       mkb::TrialId("exp", "gqa_paged_decode_h5_kv1_d128_ps1_bf16", "cutedsl2tirx_skill", 0));
-  CHECK(blocked.state == v1::ATTEMPT_PENDING);
+  CHECK(blocked.state == v1::ATTEMPT_BLOCKED);  // never started: told apart from failed
+  CHECK(absl::StrContains(blocked.error, "failed"));
   CHECK(blocked.try_number == 0);
   CHECK(store.CheckIntegrity().ok());
 }

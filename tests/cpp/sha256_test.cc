@@ -20,3 +20,26 @@ TEST_CASE("SHA-256 is the same however the input is split") {
   for (size_t i = 0; i < text.size(); i += 7) pieces.Update(text.substr(i, 7));
   CHECK(pieces.HexDigest() == mkb::Sha256Hex(text));
 }
+
+namespace {
+std::string Hex(const std::array<uint8_t, 32>& d) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : d) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("HMAC-SHA256 matches RFC 2104 / Python's hmac", "[sha256]") {
+  CHECK(Hex(mkb::HmacSha256("key", "The quick brown fox jumps over the lazy dog")) ==
+        "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
+  // A key longer than the block is hashed first.
+  CHECK(Hex(mkb::HmacSha256(std::string(100, 'k'), "msg")) ==
+        "bd56a1782c2830e8abc6ed866a57a1230661e650b84c62f7ee3accc5fa5af491");
+  CHECK(mkb::ConstantTimeEqual("abc", "abc"));
+  CHECK_FALSE(mkb::ConstantTimeEqual("abc", "abd"));
+  CHECK_FALSE(mkb::ConstantTimeEqual("abc", "ab"));
+}

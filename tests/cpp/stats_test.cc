@@ -1,5 +1,6 @@
 // mkb::stats on small cases whose every number is worked out by hand in the comments.
 // tests/python/test_stats.py cross-checks the same code against scipy and statsmodels.
+#include <algorithm>
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "libmkb/stats/detail/distributions.h"
 #include "libmkb/stats/grouping.h"
 #include "libmkb/stats/hypothesis_tests.h"
+#include "libmkb/stats/measurement_noise.h"
 #include "libmkb/stats/multiple_comparisons.h"
 #include "libmkb/stats/outcome.h"
 #include "libmkb/stats/proportions.h"
@@ -714,4 +716,225 @@ TEST_CASE("JSON has every key, NaN as null, enums by name") {
   CHECK(json.find("\"tau\":{\"tau\":") != std::string::npos);
   CHECK(json.find("NaN") == std::string::npos);
   CHECK(json.find("\"bca_fallback\":true") != std::string::npos);  // one problem
+}
+
+namespace {
+
+const v1::UsageRow& FindUsage(const v1::StatsReport& report, const std::string& model,
+                              const std::string& arm) {
+  for (const v1::UsageRow& row : report.usage()) {
+    if (row.model() == model && row.arm() == arm) return row;
+  }
+  FAIL("no usage row " << model << "/" << arm);
+  return report.usage(0);
+}
+
+v1::ArmResult WithState(v1::ArmResult arm, v1::AttemptState state) {
+  arm.set_state(state);
+  return arm;
+}
+
+v1::ArmResult WithCost(v1::ArmResult arm, double cost) {
+  arm.mutable_usage()->set_cost_usd(cost);
+  return arm;
+}
+
+}  // namespace
+
+TEST_CASE("usage per arm counts the attempts that ran") {
+  // Three skill arms of tirx2cutedsl: one finished (cost 1), one blocked (its source failed:
+  // never ran), one failed after spending 0.5 before it was killed. Means are over the two
+  // that ran, not the three (the bug: 1.5 / 3 instead of 1.5 / 2).
+  v1::ArmResult source_failed = WithState(v1::ArmResult(), v1::ATTEMPT_FAILED);
+  v1::ArmResult killed = WithState(v1::ArmResult(), v1::ATTEMPT_FAILED);
+  killed.mutable_interrupted_usage()->set_cost_usd(0.5);
+  killed.mutable_interrupted_usage()->set_input_tokens(100);
+  killed.set_interrupted_tries(1);
+  v1::ArmResult retried = WithCost(Passed(1.2), 1.0);
+  retried.mutable_interrupted_usage()->set_cost_usd(0.25);
+  retried.set_interrupted_tries(2);
+  const std::vector<v1::CellReplicate> cells = {
+      Cell("m", "tirx2cutedsl", "p1", v1::MOE, 0, WithCost(Passed(1.0), 2), Passed(1.0), retried),
+      Cell("m", "tirx2cutedsl", "p2", v1::MOE, 0, source_failed, Passed(1.0),
+           WithState(v1::ArmResult(), v1::ATTEMPT_BLOCKED)),
+      Cell("m", "tirx2cutedsl", "p3", v1::MOE, 0, WithCost(Passed(1.0), 2), Passed(1.0), killed),
+      // An unresolved arm without state or usage (given by hand): it did not run either.
+      Cell("m", "tirx2cutedsl", "p4", v1::MOE, 0, WithCost(Passed(1.0), 2), Passed(1.0),
+           Unresolved()),
+  };
+  auto report = stats::ComputeStatsReport(cells, FastConfig());
+  REQUIRE(report.ok());
+  const v1::UsageRow& skill = FindUsage(*report, "m", "tirx2cutedsl_skill");
+  CHECK(skill.attempts() == 2);
+  CHECK(skill.unresolved() == 1);
+  CHECK(skill.not_run() == 2);
+  CHECK(skill.blocked() == 1);
+  CHECK(skill.skipped() == 0);
+  CHECK(skill.cost_usd() == Approx(1.75));  // 1 + 0.25 (two retries) + 0.5 (killed)
+  CHECK(skill.interrupted_tries() == 3);
+  CHECK(skill.interrupted_cost_usd() == Approx(0.75));
+  CHECK(skill.mean_cost_usd() == Approx(1.75 / 2));
+  const v1::UsageRow& source = FindUsage(*report, "m", "solo_tirx");
+  CHECK(source.attempts() == 3);  // the failed one has no usage: it never got as far
+  CHECK(source.not_run() == 1);
+  CHECK(source.blocked() == 0);
+
+  SECTION("a state that contradicts resolved is an error naming the field") {
+    std::vector<v1::CellReplicate> bad = cells;
+    bad[0].mutable_skill()->set_state(v1::ATTEMPT_BLOCKED);
+    auto status = stats::ValidateCellReplicates(bad);
+    CHECK(FieldPath(status) == "cells[0].skill.state");
+    bad = cells;
+    bad[1].mutable_skill()->set_state(v1::ATTEMPT_FINISHED);
+    CHECK(FieldPath(stats::ValidateCellReplicates(bad)) == "cells[1].skill.state");
+    bad = cells;
+    bad[2].mutable_skill()->mutable_interrupted_usage()->set_cost_usd(-1);
+    CHECK(FieldPath(stats::ValidateCellReplicates(bad)) ==
+          "cells[2].skill.interrupted_usage.cost_usd");
+  }
+}
+
+TEST_CASE("cell-replicates, coverage and R@t per cell, as the published harness reports them") {
+  // p1, replicate 0: solo_cutedsl passed 1.0, solo_tirx passed 0.9; replicate 1: solo_cutedsl
+  // pending, solo_tirx failed. So p1 cutedsl2tirx has two comparisons (the second with its
+  // source unresolved) and p1 tirx2cutedsl one of two cell-replicates. p2 cutedsl2tirx: the
+  // source failed, the skill arm skipped.
+  const std::vector<v1::CellReplicate> cells = {
+      Cell("m", "cutedsl2tirx", "p1", v1::MOE, 0, Passed(1.0), Passed(0.9), Passed(2.5)),
+      Cell("m", "cutedsl2tirx", "p1", v1::MOE, 1, Unresolved(), Failed(), Passed(0.6)),
+      Cell("m", "tirx2cutedsl", "p1", v1::MOE, 0, Passed(0.9), Passed(1.0), Failed()),
+      Cell("m", "tirx2cutedsl", "p1", v1::MOE, 1, Failed(), Unresolved(), Passed(1.0)),
+      Cell("m", "cutedsl2tirx", "p2", v1::ATTENTION, 0, Failed(), Passed(1.3), Skipped()),
+  };
+  auto report = stats::ComputeStatsReport(cells, FastConfig());
+  REQUIRE(report.ok());
+  const v1::AggregateRow& all = FindAggregate(*report, "*", "all", "all", "lift");
+  CHECK(all.n_cell_replicates() == 5);
+  CHECK(all.n() == 4);
+  CHECK(all.source_coverage() == Approx(2.0 / 4));
+  CHECK(all.skill_coverage() == Approx(3.0 / 4));
+  const v1::AggregateRow& cell = FindAggregate(*report, "*", "by_cell", "p1/tirx2cutedsl", "base");
+  CHECK(cell.n_cell_replicates() == 2);
+  CHECK(cell.n() == 1);
+  CHECK(cell.r_at(0) == 1.0);
+  const v1::AggregateRow& c2t = FindAggregate(*report, "m", "by_cell", "p1/cutedsl2tirx", "skill");
+  CHECK(c2t.n() == 2);
+  CHECK(c2t.r_at(0) == 1.0);  // both passed
+  CHECK(c2t.r_at(2) == 0.5);  // R@1: 2.5 only
+  CHECK(c2t.s() == Approx(100 * (1 + 1 + 0.5 + 0.5 + 0) / 5));
+  // A cell without comparisons is still listed (the harness lists every cell).
+  const std::vector<v1::CellReplicate> pending = {
+      Cell("m", "cutedsl2tirx", "p3", v1::MOE, 0, Passed(1.0), Unresolved(), Passed(2.0))};
+  auto empty = stats::ComputeStatsReport(pending, FastConfig());
+  REQUIRE(empty.ok());
+  const v1::AggregateRow& none = FindAggregate(*empty, "*", "by_cell", "p3/cutedsl2tirx", "lift");
+  CHECK(none.n() == 0);
+  CHECK(none.n_cell_replicates() == 1);
+  CHECK(std::isnan(none.s()));
+  CHECK(std::isnan(none.source_coverage()));
+  // Groups defined by outcomes count their comparisons.
+  CHECK(FindAggregate(*report, "*", "with_skill", "with_skill", "base").n_cell_replicates() == 3);
+}
+
+TEST_CASE("the R@t and S lifts carry bootstrap intervals; the standing table a ΔGM interval") {
+  std::vector<v1::CellReplicate> cells;
+  const double base[] = {0.8, 1.2, 0.9, 2.1, 1.0, 0.7};
+  const double skill[] = {1.3, 1.1, 2.2, 2.5, 0.9, 1.6};
+  for (int i = 0; i < 6; ++i) {
+    cells.push_back(Cell("m", "cutedsl2tirx", "p" + std::to_string(i), v1::MOE, 0,
+                         Passed(i % 2 ? 3.0 : 0.5), Passed(base[i]), Passed(skill[i])));
+  }
+  auto report = stats::ComputeStatsReport(cells, FastConfig());
+  REQUIRE(report.ok());
+  const v1::LiftRow& lift = FindLift(*report, "overall", "*", "*");
+  const v1::AggregateRow& harness = FindAggregate(*report, "*", "all", "all", "lift");
+  REQUIRE(lift.r_at_lift_size() == 5);
+  for (int t = 0; t < 5; ++t) {
+    CHECK(lift.r_at_lift(t).value() == Approx(harness.r_at(t)).margin(1e-12));
+    CHECK(lift.r_at_lift(t).percentile_low() <= lift.r_at_lift(t).value());
+    CHECK(lift.r_at_lift(t).percentile_high() >= lift.r_at_lift(t).value());
+  }
+  CHECK(lift.s_lift().value() == Approx(harness.s()));
+  CHECK(lift.s_lift().percentile_low() < lift.s_lift().percentile_high());
+  // R@1 lift: base clears 1 on p1, p3, p4 (3); skill on p0, p1, p2, p3, p5 (5): +2/6.
+  CHECK(lift.r_at_lift(2).value() == Approx(2.0 / 6));
+  const v1::StandingRow& above = FindStanding(*report, "skill", "above");
+  CHECK(above.n_problems() == above.n());
+  CHECK(above.delta_gm_low() <= above.delta_gm());
+  CHECK(above.delta_gm_high() >= above.delta_gm());
+  CHECK(above.delta_gm_low() < above.delta_gm_high());
+}
+
+TEST_CASE("measurement noise: speedup replicates from timing samples") {
+  const std::vector<double> kernel = {1.0, 1.1, 0.9, 1.05, 0.95, 1.2, 0.8};
+  const std::vector<double> eager = {2.0, 2.2, 1.8, 2.1, 1.9, 2.4, 1.6};
+  const std::vector<double> a = stats::SpeedupReplicates(2.0, kernel, eager, 300, 7);
+  REQUIRE(a.size() == 300);
+  CHECK(a == stats::SpeedupReplicates(2.0, kernel, eager, 300, 7));  // reproducible
+  double low = a[0], high = a[0], mean = 0;
+  for (double s : a) {
+    low = std::min(low, s);
+    high = std::max(high, s);
+    mean += s / a.size();
+  }
+  CHECK(low < 2.0);
+  CHECK(high > 2.0);
+  CHECK(mean == Approx(2.0).epsilon(0.05));
+  // Constant samples: no noise, every replicate is the point.
+  const std::vector<double> flat(9, 1.0);
+  for (double s : stats::SpeedupReplicates(1.7, flat, flat, 50, 3)) CHECK(s == 1.7);
+  // Too few samples, or a zero median: none.
+  CHECK(stats::SpeedupReplicates(1.0, {1.0}, eager, 10, 1).empty());
+  CHECK(stats::SpeedupReplicates(1.0, {0.0, 0.0, 0.0}, eager, 10, 1).empty());
+  CHECK(stats::SpeedupReplicates(kNaN, kernel, eager, 10, 1).empty());
+}
+
+TEST_CASE("measurement noise widens the intervals where timing samples exist, and says so") {
+  // Speedups whose timing is pure noise around 1: each arm's kernel and eager samples come
+  // from the same spread. Without the samples, the intervals see only the sampling of
+  // problems; with them, the judge's timing noise too.
+  std::vector<v1::CellReplicate> cells;
+  const auto noisy = [](double speedup, int seed) {
+    v1::ArmResult arm = Passed(speedup);
+    for (int i = 0; i < 15; ++i) {
+      const double jitter = 0.3 * std::sin(1.7 * i + seed);
+      arm.add_kernel_samples_ms(1.0 + jitter);
+      arm.add_eager_samples_ms(1.0 - 0.8 * jitter * std::cos(seed + i));
+    }
+    return arm;
+  };
+  for (int p = 0; p < 8; ++p) {
+    cells.push_back(Cell("m", "cutedsl2tirx", "p" + std::to_string(p), v1::MOE, 0, Passed(1.0),
+                         noisy(1.0 + 0.02 * p, p), noisy(1.0 + 0.03 * (p % 3), 100 + p)));
+  }
+  v1::StatsConfig config = FastConfig();
+  auto with_noise = stats::ComputeStatsReport(cells, config);
+  config.set_point_speedups_only(true);
+  auto without = stats::ComputeStatsReport(cells, config);
+  REQUIRE(with_noise.ok());
+  REQUIRE(without.ok());
+  CHECK(with_noise->measurement_noise().included());
+  CHECK(with_noise->measurement_noise().with_samples() == 16);
+  CHECK(with_noise->measurement_noise().passed_attempts() == 24);
+  CHECK(with_noise->measurement_noise().note().find("16 of 24 passed attempts") !=
+        std::string::npos);
+  CHECK_FALSE(without->measurement_noise().included());
+  CHECK(without->measurement_noise().note().find("not included") != std::string::npos);
+  const v1::Estimate& noisy_gm = FindLift(*with_noise, "overall", "*", "*").delta_gm();
+  const v1::Estimate& point_gm = FindLift(*without, "overall", "*", "*").delta_gm();
+  CHECK(noisy_gm.value() == point_gm.value());  // the estimate itself is the same
+  CHECK(noisy_gm.percentile_high() - noisy_gm.percentile_low() >
+        1.5 * (point_gm.percentile_high() - point_gm.percentile_low()));
+  // Without any samples at all, the report says the intervals carry no measurement noise.
+  for (v1::CellReplicate& cell : cells) {
+    cell.mutable_base()->clear_kernel_samples_ms();
+    cell.mutable_skill()->clear_eager_samples_ms();
+  }
+  auto bare = stats::ComputeStatsReport(cells, FastConfig());
+  REQUIRE(bare.ok());
+  CHECK_FALSE(bare->measurement_noise().included());
+  CHECK(bare->measurement_noise().note().find("none of the 24 passed attempts") !=
+        std::string::npos);
+  CHECK(FindLift(*bare, "overall", "*", "*").delta_gm().percentile_low() ==
+        point_gm.percentile_low());
 }

@@ -160,6 +160,207 @@ TEST_CASE("a file that is not a store is refused, naming it") {
   CHECK(absl::StrContains(store.status().message(), "not a MetaKernelBench results store"));
 }
 
+mkb::StoreOptions ReadOnly() {
+  mkb::StoreOptions options;
+  options.read_only = true;
+  return options;
+}
+
+TEST_CASE("a file that is not a store is refused before anything is written to it") {
+  ScratchDir dir;
+  const std::string foreign = dir / "foreign.db";
+  RawSql(foreign, "CREATE TABLE notes(x); INSERT INTO notes VALUES (1)");
+  const std::string empty = dir / "empty.db";
+  { std::ofstream touch(empty); }
+  const std::string text = dir / "notes.txt";
+  { std::ofstream(text) << "not a database at all, just some text that is long enough\n"; }
+  const std::string foreign_bytes = *mkb::ReadFile(foreign);
+  // Read-only: each is refused, and no file is changed or created beside it.
+  for (const auto& [path, words] :
+       {std::pair<std::string, std::string>{foreign, "an SQLite database of something else"},
+        {empty, "an empty file"},
+        {text, "not an SQLite database"}}) {
+    const std::string before = *mkb::ReadFile(path);
+    auto store = mkb::ResultStore::Open(path, ReadOnly());
+    REQUIRE(absl::IsFailedPrecondition(store.status()));
+    CHECK(absl::StrContains(store.status().message(), path));
+    CHECK(absl::StrContains(store.status().message(), words));
+    CHECK(*mkb::ReadFile(path) == before);
+    CHECK_FALSE(fs::exists(path + "-wal"));
+  }
+  // Writing opens refuse a foreign database without switching it to WAL.
+  CHECK(absl::IsFailedPrecondition(mkb::ResultStore::Open(foreign).status()));
+  CHECK(*mkb::ReadFile(foreign) == foreign_bytes);
+  // A missing file is not created by a read-only open.
+  CHECK(absl::IsNotFound(mkb::ResultStore::Open(dir / "missing.db", ReadOnly()).status()));
+  CHECK_FALSE(fs::exists(dir / "missing.db"));
+}
+
+TEST_CASE("a store opened read-only reads, and refuses writes") {
+  ScratchDir dir;
+  const std::string path = dir / "results.db";
+  {
+    mkb::ResultStore store = *mkb::ResultStore::Open(path);
+    REQUIRE(store.PutExperiment(Experiment()).ok());
+  }
+  mkb::ResultStore reader = *mkb::ResultStore::Open(path, ReadOnly());
+  CHECK(reader.ListExperiments()->size() == 1);
+  CHECK(reader.ReadTable("trials").ok());
+  CHECK_FALSE(reader.PutExperiment(Experiment("other")).ok());
+}
+
+// A store of schema version 1, as that version wrote it: blocked trials left pending.
+void DowngradeToVersion1(const std::string& path) {
+  RawSql(path,
+         "UPDATE trials SET state = 'pending', error = '' WHERE state = 'blocked'; "
+         "PRAGMA user_version = 1;");
+}
+
+TEST_CASE("a store of schema version 1 is migrated: trials that could not start are blocked") {
+  ScratchDir dir;
+  const std::string path = dir / "results.db";
+  const v1::TrialSpec source = Trial("solo_cutedsl");
+  const v1::TrialSpec skill = Trial("cutedsl2tirx_skill");
+  const v1::TrialSpec waiting = Trial("cutedsl2tirx_skill", "q");  // its source is pending
+  {
+    mkb::ResultStore store = *mkb::ResultStore::Open(path);
+    REQUIRE(store.PutExperiment(Experiment()).ok());
+    REQUIRE(store.PlanTrials({source, skill, Trial("solo_cutedsl", "q"), waiting}).ok());
+    Start(store, source, 1);
+    REQUIRE(store.FailTry(source.trial_id(), 1, "provider down").ok());
+  }
+  DowngradeToVersion1(path);
+  const std::string version1 = *mkb::ReadFile(path);
+
+  // Read-only: migrated in a copy in memory; the file keeps its bytes and its version.
+  {
+    mkb::ResultStore reader = *mkb::ResultStore::Open(path, ReadOnly());
+    const mkb::TrialRecord blocked = *reader.GetTrial(skill.trial_id());
+    CHECK(blocked.state == v1::ATTEMPT_BLOCKED);
+    CHECK(absl::StrContains(blocked.error, "its source exp/p/solo_cutedsl/r0 failed"));
+    CHECK(reader.GetTrial(waiting.trial_id())->state == v1::ATTEMPT_PENDING);
+  }
+  CHECK(*mkb::ReadFile(path) == version1);
+
+  // A writing open migrates the file itself, once.
+  {
+    mkb::ResultStore store = *mkb::ResultStore::Open(path);
+    CHECK(store.GetTrial(skill.trial_id())->state == v1::ATTEMPT_BLOCKED);
+    CHECK(store.GetTrial(waiting.trial_id())->state == v1::ATTEMPT_PENDING);
+    CHECK(store.CheckIntegrity().ok());
+  }
+  RawSql(path, "PRAGMA user_version = 99");
+  auto newer = mkb::ResultStore::Open(path);
+  REQUIRE(absl::IsFailedPrecondition(newer.status()));
+  CHECK(absl::StrContains(newer.status().message(), "schema version 99"));
+}
+
+TEST_CASE("blocked trials: recorded with why, and startable once their source resolves") {
+  ScratchDir dir;
+  mkb::ResultStore store = *mkb::ResultStore::Open(dir / "results.db");
+  REQUIRE(store.PutExperiment(Experiment()).ok());
+  const v1::TrialSpec skill = Trial("cutedsl2tirx_skill");
+  REQUIRE(store.PlanTrials({skill}).ok());
+  REQUIRE(store.BlockTrial(skill.trial_id(), "its source failed").ok());
+  REQUIRE(store.BlockTrial(skill.trial_id(), "its source is still failing").ok());
+  const mkb::TrialRecord blocked = *store.GetTrial(skill.trial_id());
+  CHECK(blocked.state == v1::ATTEMPT_BLOCKED);
+  CHECK(blocked.error == "its source is still failing");
+  CHECK_FALSE(blocked.resolved());
+  CHECK(absl::IsFailedPrecondition(store.ArchiveTry(skill.trial_id(), 0, "failed", "")));
+  REQUIRE(store.FinishTry(Ended(Start(store, skill, 1))).ok());
+  CHECK(absl::IsFailedPrecondition(store.BlockTrial(skill.trial_id(), "late")));
+  CHECK(store.CheckIntegrity().ok());
+}
+
+TEST_CASE("trials outside the plan are retired, and get their try back when planned again") {
+  ScratchDir dir;
+  mkb::ResultStore store = *mkb::ResultStore::Open(dir / "results.db");
+  REQUIRE(store.PutExperiment(Experiment()).ok());
+  const v1::TrialSpec kept = Trial("solo_tirx", "p");
+  const v1::TrialSpec finished = Trial("solo_tirx", "q");
+  const v1::TrialSpec failed = Trial("solo_cutedsl", "q");
+  const v1::TrialSpec never = Trial("solo_tirx", "r");
+  REQUIRE(store.PlanTrials({kept, finished, failed, never}).ok());
+  REQUIRE(store.FinishTry(Ended(Start(store, kept, 1))).ok());
+  REQUIRE(store.FinishTry(Ended(Start(store, finished, 1))).ok());
+  Start(store, failed, 1);
+  REQUIRE(store.FailTry(failed.trial_id(), 1, "boom").ok());
+
+  auto retired = store.RetireTrialsOutside("exp", {kept.trial_id()});
+  REQUIRE(retired.ok());
+  CHECK(*retired ==
+        std::vector<std::string>{failed.trial_id(), finished.trial_id(), never.trial_id()});
+  CHECK(store.RetireTrialsOutside("exp", {kept.trial_id()})->empty());  // already retired
+  for (const v1::TrialSpec& spec : {finished, failed, never}) {
+    CHECK(store.GetTrial(spec.trial_id())->state == v1::ATTEMPT_RETIRED);
+  }
+  auto archived = *store.ArchivedTries(finished.trial_id());
+  REQUIRE(archived.size() == 1);
+  CHECK(archived[0].reason == mkb::kArchiveOutsidePlan);
+  CHECK(store.ListPlannedTrials("exp")->size() == 1);
+  CHECK(store.ListTrials("exp")->size() == 4);
+  CHECK(store.CheckIntegrity().ok());
+  CHECK(store.RestorableTry(finished.trial_id())->has_value());
+  CHECK_FALSE(store.RestorableTry(failed.trial_id())->has_value());  // failed: it reruns
+
+  // Planned again: the finished try comes back as it was; the others are pending again.
+  REQUIRE(store.PlanTrials({kept, finished, failed, never}).ok());
+  const mkb::TrialRecord back = *store.GetTrial(finished.trial_id());
+  CHECK(back.state == v1::ATTEMPT_FINISHED);
+  CHECK(back.try_number == 1);
+  REQUIRE(back.attempt.has_value());
+  CHECK(back.attempt->final().speedup_vs_eager() == 1.5);
+  CHECK(store.ArchivedTries(finished.trial_id())->empty());
+  CHECK(store.GetTrial(failed.trial_id())->state == v1::ATTEMPT_PENDING);
+  CHECK(store.GetTrial(never.trial_id())->state == v1::ATTEMPT_PENDING);
+  CHECK(store.ListPlannedTrials("exp")->size() == 4);
+  CHECK(store.CheckIntegrity().ok());
+}
+
+TEST_CASE("usage of a trial's tries: the current one, and those ended without a result") {
+  ScratchDir dir;
+  mkb::ResultStore store = *mkb::ResultStore::Open(dir / "results.db");
+  REQUIRE(store.PutExperiment(Experiment()).ok());
+  const v1::TrialSpec spec = Trial("solo_tirx");
+  const v1::TrialSpec stale = Trial("solo_cutedsl");
+  REQUIRE(store.PlanTrials({spec, stale}).ok());
+  v1::Usage live;
+  live.set_input_tokens(500);
+  live.set_cost_usd(0.25);
+  for (int attempt = 1; attempt <= 2; ++attempt) {  // killed, then retried after a 529
+    Start(store, spec, attempt);
+    REQUIRE(store.RecordLiveUsage(spec.trial_id(), attempt, live).ok());
+    REQUIRE(store
+                .ArchiveTry(spec.trial_id(), attempt,
+                            attempt == 1 ? mkb::kArchiveInterrupted : mkb::kArchiveTransient, "")
+                .ok());
+  }
+  REQUIRE(store.FinishTry(Ended(Start(store, spec, 3))).ok());
+  REQUIRE(store.FinishTry(Ended(Start(store, stale, 1))).ok());
+  REQUIRE(store.ArchiveTry(stale.trial_id(), 1, mkb::kArchiveStale, "changed").ok());
+
+  auto usage = store.UsageOfTrials("exp");
+  REQUIRE(usage.ok());
+  const mkb::TrialUsage& u = usage->at(spec.trial_id());
+  REQUIRE(u.current.has_value());
+  CHECK(u.current->input_tokens() == 1200);
+  CHECK(u.interrupted_tries == 2);
+  CHECK(u.interrupted.input_tokens() == 1000);
+  CHECK(u.interrupted.cost_usd() == 0.5);
+  CHECK(usage->count(stale.trial_id()) == 0);  // a stale try is another result, not this one's
+
+  auto cells = mkb::CellReplicatesFromStore(store, "exp");
+  REQUIRE(cells.ok());
+  REQUIRE(cells->size() == 2);  // cutedsl2tirx (its base: solo_tirx) and tirx2cutedsl
+  const v1::ArmResult& base = (*cells)[0].base();
+  CHECK(base.state() == v1::ATTEMPT_FINISHED);
+  CHECK(base.usage().input_tokens() == 1200);
+  CHECK(base.interrupted_tries() == 2);
+  CHECK(base.interrupted_usage().cost_usd() == 0.5);
+  CHECK((*cells)[0].source().state() == v1::ATTEMPT_PENDING);
+}
+
 TEST_CASE("the trial lifecycle: planned once, started once, ended once") {
   ScratchDir dir;
   mkb::ResultStore store = *mkb::ResultStore::Open(dir / "results.db");
@@ -352,7 +553,7 @@ TEST_CASE("the statistics' input: one cell per skill arm, problem and replicate"
   CHECK_FALSE(t2c.skill().resolved());
   CHECK(mkb::stats::ValidateCellReplicates(*cells).ok());
   const mkb::Table table = mkb::CellReplicateTable(*cells);
-  CHECK(table.columns.size() == 5 + 4 * 10);
+  CHECK(table.columns.size() == 5 + 4 * 17);
   CHECK(table.rows.size() == 2);
   CHECK(std::holds_alternative<std::monostate>(table.rows[0][table.ColumnIndex("control_arm")]));
   CHECK(std::get<bool>(table.rows[0][table.ColumnIndex("skill_resolved")]));

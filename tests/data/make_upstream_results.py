@@ -12,9 +12,10 @@ Two models on problems 02, 25 and 28 (one per family of the bundled suite):
   verdict.json and Harbor's result.json;
 - qwen3.8-flash (dashscope/qwen3.8-flash), replicate 1, every trial clean.
 
-results.json is the harness's snapshot with its aggregates (R@t, S; base / skill / lift; with_skill,
-by_source_verdict, by_direction, by_category), computed here the way its results.py does, so that
-a test can check ours against them.
+results.json is the harness's snapshot with its aggregates (n_cell_replicates, n_resolved,
+source_coverage, skill_coverage; R@t, S; base / skill / lift; with_skill, by_source_verdict;
+usage per arm; for the whole tree, by_direction, by_category and each cell), computed here the
+way its results.py does, so that a test can check ours against them.
 """
 
 from __future__ import annotations
@@ -148,15 +149,54 @@ def contrast(reps: list[tuple[dict, dict, dict]]) -> dict:
     return {"base": base, "skill": skill, "lift": {k: skill[k] - base[k] for k in base}}
 
 
-def group(reps: list[tuple[dict, dict, dict]]) -> dict:
+def resolved(trio: tuple) -> bool:
+    return all(r is not None and r.get("error") is None for r in trio)
+
+
+def mean_or_none(values: list) -> float | None:
+    return statistics.mean(values) if values else None
+
+
+def total_or_none(values: list) -> float | None:
+    return sum(values) if values and None not in values else None
+
+
+def usage_by_arm(trials: dict) -> dict:
+    """The harness's _usage_by_arm: per arm, every trial holding a record with usage, once."""
+    out = {}
+    for arm in sorted({a for (_, _, a) in trials}):
+        usages = [r["usage"] for (_, _, a), r in trials.items() if a == arm and r and r.get("usage")]
+        out[arm] = {
+            "n_trials": len(usages),
+            "cost_usd": total_or_none([u["cost_usd"] for u in usages]),
+            "n_input_tokens": total_or_none([u["n_input_tokens"] for u in usages]),
+            "n_cache_tokens": total_or_none([u["n_cache_tokens"] for u in usages]),
+            "n_output_tokens": total_or_none([u["n_output_tokens"] for u in usages]),
+            "agent_sec": mean_or_none([u["agent_sec"] for u in usages]),
+        }
+    return out
+
+
+def group(every: list[tuple[tuple, dict]]) -> dict:
+    """The harness's _group_metrics over cell-replicates ((problem, k, arms), trio), resolved or
+    not."""
+    reps = [trio for _, trio in every if resolved(trio)]
+    trials = {}
+    for (number, k, arms), trio in every:
+        for arm, record in zip(arms, trio, strict=True):
+            trials[(number, k, arm)] = record
     return {
+        "n_cell_replicates": len(every),
         "n_resolved": len(reps),
+        "source_coverage": mean_or_none([attains(r[0], 0.0) for r in reps]),
+        "skill_coverage": mean_or_none([not r[2].get("skipped") for r in reps]),
         **contrast(reps),
         "with_skill": contrast([r for r in reps if not r[2].get("skipped")]),
         "by_source_verdict": {
             "passed": contrast([r for r in reps if attains(r[0], 0.0)]),
             "failed": contrast([r for r in reps if not attains(r[0], 0.0)]),
         },
+        "usage": usage_by_arm(trials),
     }
 
 
@@ -170,8 +210,10 @@ def main() -> None:
             root / "store.json", {"model": model, "prefix": prefix, "created_at": "2026-05-02T10:00:00+08:00"}
         )
         records: dict[tuple[int, int, str], dict] = {}
+        folders: set[tuple[int, int]] = set()  # (problem, k) with any trial folder
         for key, outcome in sorted(trials.items()):
             number, k, arm = key
+            folders.add((number, k))
             problem = next(p for p in PROBLEMS if int(p[:2]) == number)
             trial_dir = root / "problems" / problem / f"{prefix}_p{number:02d}_r{k}_{arm}"
             trial_dir.mkdir(parents=True, exist_ok=True)
@@ -270,20 +312,16 @@ def main() -> None:
                     (trial_dir / "artifacts" / "app").mkdir(parents=True, exist_ok=True)
                     (trial_dir / "artifacts" / "app" / "SKILL.md").write_text(skill + "\n")
         # results.json: the harness's snapshot, from the records written above
-        cells, resolved_by_cell = [], {}
+        cells, by_cell = [], {}
         for problem, category in PROBLEMS.items():
             number = int(problem[:2])
             for direction, (src, dst) in DIRECTIONS.items():
+                arms = (f"solo_{src}", f"solo_{dst}", f"{direction}_skill")
                 reps = []
-                for k in sorted({kk for (n, kk, _) in records if n == number}):
-                    trio = (
-                        records.get((number, k, f"solo_{src}")),
-                        records.get((number, k, f"solo_{dst}")),
-                        records.get((number, k, f"{direction}_skill")),
-                    )
-                    if all(r is not None and r.get("error") is None for r in trio):
-                        reps.append(trio)
-                resolved_by_cell[(problem, category, direction)] = reps
+                for k in sorted(kk for (n, kk) in folders if n == number):
+                    trio = tuple(records.get((number, k, arm)) for arm in arms)
+                    reps.append(((number, k, arms), trio))
+                by_cell[(problem, category, direction)] = reps
                 cells.append(
                     {
                         "cell": {
@@ -296,16 +334,16 @@ def main() -> None:
                         **group(reps),
                     }
                 )
-        every = [r for reps in resolved_by_cell.values() for r in reps]
+        every = [r for reps in by_cell.values() for r in reps]
         overall = {
             "n_cells": len(cells),
             **group(every),
             "by_direction": {
-                d: group([r for (p, c, dd), reps in resolved_by_cell.items() if dd == d for r in reps])
+                d: group([r for (p, c, dd), reps in by_cell.items() if dd == d for r in reps])
                 for d in DIRECTIONS
             },
             "by_category": {
-                c: group([r for (p, cc, d), reps in resolved_by_cell.items() if cc == c for r in reps])
+                c: group([r for (p, cc, d), reps in by_cell.items() if cc == c for r in reps])
                 for c in sorted(set(PROBLEMS.values()))
             },
         }

@@ -284,7 +284,169 @@ def test_the_shell_sees_only_its_own_dsl(tmp_path, sandbox_options, monkeypatch)
                             "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
     ws = Path(attempt.workspace_dir)
     assert (ws / "env.txt").read_text().split() == ["cutedsl", "sm_90a"]
-    assert (ws / "path.txt").read_text().strip() == str(cute)
+    # bubblewrap: the variant's site folder at the shell's MKB_DSL_HOME; unisolated: where it is.
+    assert (ws / "path.txt").read_text().strip() == ("/mkb/dsl/cutedsl" if not sandbox_options else str(cute))
     assert (ws / "docs.txt").read_text().split() == ["cutedsl", "cutedsl.md"]
-    if not sandbox_options:  # bubblewrap: the other DSL's directory is an empty tmpfs
-        assert "marker.txt" not in (ws / "other.txt").read_text()
+    if not sandbox_options:  # bubblewrap: the other DSL's directory is not there at all
+        assert "No such file or directory" in (ws / "other.txt").read_text()
+
+
+class StepsModel:
+    """Takes the given steps, one per turn ("submit", or a shell command), then finishes."""
+
+    def __init__(self, steps: list[str]):
+        self.steps = steps
+        self.results: list[str] = []
+
+    def chat(self, messages, tools):
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        if turn > 0:
+            self.results.append(messages[-1]["content"])
+        if turn >= len(self.steps):
+            return {"tool_calls": [{"name": "finish", "arguments": {}}]}
+        step = self.steps[turn]
+        if step == "submit":
+            return {"tool_calls": [{"name": "submit", "arguments": {}}]}
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": step}}]}
+
+
+def test_kernels_not_utf8_or_unparsable_are_invalid_never_judge_failures(tmp_path, sandbox_options):
+    """Adversarial (item 4): bytes that crashed the judge host (not UTF-8; a UTF-8-encoded
+    surrogate, which the judge's strict check refuses too) and a syntax error are invalid submissions the
+    agent reads, not counted, never retried as judge failures."""
+    model = StepsModel([
+        "printf 'def solve(*x):\\n    return \"\\xff\"\\n' > kernel.py", "submit",
+        "printf '# surrogate\\nx = \"\\xed\\xa0\\x80\"\\n' > kernel.py", "submit",
+        "printf 'def solve(*x:\\n    return x\\n' > kernel.py", "submit",
+        write("kernel.py", HONEST["28"]),
+    ])
+    attempt = agent.run_attempt("28", "cutedsl", model, device="cpu", workspace=tmp_path / "ws",
+                                sandbox=sandbox_options)
+    assert attempt.state == "finished"
+    assert [(s.verdict.status, s.counted) for s in attempt.submissions] == [("invalid_submission", False)] * 3
+    messages = [s.verdict.message for s in attempt.submissions]
+    assert messages[0] == "invalid submission: kernel.py is not UTF-8 text (not counted)"
+    assert messages[1] == "invalid submission: kernel.py is not UTF-8 text (not counted)"  # strict UTF-8
+    assert "kernel.py does not parse: line 1:" in messages[2]
+    assert not [e for e in attempt.trajectory if e.kind == "note" and "judge failure" in e.text]
+    submit_results = [r for r in model.results if "Counted submissions" in r]
+    assert len(submit_results) == 3 and all("was NOT counted" in r for r in submit_results)
+    assert attempt.final.status == "passed"
+
+
+def _needs_bubblewrap(sandbox_options):
+    if sandbox_options:
+        pytest.skip("bubblewrap cannot start here: the view is not in effect")
+
+
+def test_the_shell_sees_no_store_other_trial_judge_file_or_secret(tmp_path, sandbox_options, monkeypatch):
+    """Adversarial (item 5), measured from inside the shell: every private file carries a marker;
+    the shell lists the whole visible file system for their names and reads what it finds."""
+    _needs_bubblewrap(sandbox_options)
+    markers = {}
+
+    def private(path: Path, marker: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{marker} = 1\n")
+        markers[marker] = path
+        return path
+
+    workspaces = tmp_path / "results-workspaces"
+    private(workspaces / "e/28/solo_tirx/r0/try1/kernel.py", "SIBLING_TRIALS_KERNEL")
+    for suffix in ("", "-wal", "-shm"):
+        private(tmp_path / f"results.db{suffix}", f"STORE_BESIDE{suffix.replace('-', '_').upper()}")
+    # A store inside a folder the shell is shown (the variant's DSL site folder) stays hidden too.
+    cute, tvm = tmp_path / "dsl" / "cutedsl", tmp_path / "dsl" / "tirx"
+    private(tvm / "marker.py", "OTHER_DSL")
+    store = cute / "results.db"
+    for suffix in ("", "-wal", "-shm"):
+        private(Path(f"{store}{suffix}"), f"STORE_INSIDE{suffix.replace('-', '_').upper()}")
+    home = tmp_path / "home"
+    private(home / ".env", "OPENAI_API_KEY_FROM_DOTENV")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-MUST_NOT_LEAK")
+    monkeypatch.setenv("HF_TOKEN", "hf-MUST_NOT_LEAK_EITHER")
+    solution = (REPO / "problems/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16/solutions/cutedsl.py")
+    package_judge = Path(agent.__file__).parent / "judge"
+    names = " -o ".join(f"-name '{n}'" for n in ("results.db*", "kernel.py", "reference.py", "*.env",
+                                                 ".env", "solutions", "marker.py"))
+    model = StepsModel([
+        f"find / -path /proc -prune -o \\( {names} \\) -print 2>/dev/null > found.txt; "
+        "while read -r f; do [ -f \"$f\" ] && cat \"$f\"; done < found.txt > contents.txt 2>&1; "
+        f"env > env.txt; ls -A {package_judge} > judge.txt; "
+        "python -c 'import metakernelbench, torch; print(\"python ok\")' > python.txt 2>&1; true",
+    ])
+    executor = agent.AgentTrialExecutor(
+        workspaces, device="cpu", dsl_site_dirs={"cutedsl": [str(cute)], "tirx": [str(tvm)]},
+        store_path=store, models=lambda model_id: model,
+    )
+    attempt = executor.run({"experiment": "e", "trial_id": "e/28/solo_cutedsl/r0",
+                            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16", "arm": "solo_cutedsl",
+                            "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
+    ws = Path(attempt.workspace_dir)
+    seen = (ws / "contents.txt").read_text() + (ws / "env.txt").read_text()
+    leaked = [m for m in [*markers, "MUST_NOT_LEAK", solution.read_text().splitlines()[0]] if m in seen]
+    assert not leaked, (ws / "found.txt").read_text()
+    found = (ws / "found.txt").read_text().split()
+    assert f"{ws}/kernel.py" in found
+    assert not [f for f in found if f.endswith("/solutions")]
+    assert seen.count("def make_inputs(") == 1  # this problem's reference.py, as TASK.md shows it
+    assert (ws / "judge.txt").read_text().split() == ["__init__.py"]
+    assert "KEY" not in (ws / "env.txt").read_text() and "TOKEN" not in (ws / "env.txt").read_text()
+    assert (ws / "python.txt").read_text().strip() == "python ok"
+
+
+def _link_tree(source: Path, link: Path) -> Path:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(source, target_is_directory=True)
+    return link
+
+
+def test_mkb_check_and_the_dsl_work_in_the_shell_with_the_checkout_under_tmp(tmp_path, sandbox_options):
+    """The checkout (its venv and DSL site folders) under /tmp, which the shell's private /tmp
+    used to hide: the shell still has Python, its DSL only, and a working `mkb check`."""
+    _needs_bubblewrap(sandbox_options)
+    import sys
+
+    from metakernelbench import toolchains
+
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not running in a virtual environment")
+    if not toolchains.toolchain("cutedsl").installed:
+        pytest.skip("cutedsl toolchain not installed")
+    # The venv and the DSL site folders seen through paths under /tmp (tmp_path is there).
+    venv = _link_tree(Path(sys.prefix), tmp_path / "checkout" / ".venv")
+    sites = {}
+    for dsl in toolchains.DSLS:
+        tc = toolchains.toolchain(dsl)
+        if tc.installed:
+            site = _link_tree(tc.site.resolve(), tmp_path / "checkout" / ".dsl" / dsl)
+            entries = [Path(p).relative_to(tc.site.resolve()) for p in toolchains.python_path(dsl)]
+            sites[dsl] = [str(site / e) for e in entries]
+    solution = (REPO / "problems/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16/solutions/cutedsl.py")
+    model = StepsModel([
+        write("kernel.py", solution.read_text())
+        + "\nmkb check kernel.py --dsl $MKB_DSL -p fused_add_rmsnorm_h4096_llama31_8b_bf16 > check.txt 2>&1; "
+        "python -c 'import cutlass.cute, torch; print(\"cute ok\")' > cute.txt 2>&1; "
+        "python -c 'import tvm' > tvm.txt 2>&1; which python > which.txt; true",
+        write("kernel.py", HONEST["28"]),
+    ])
+    executor = agent.AgentTrialExecutor(
+        tmp_path / "results-workspaces",
+        device="cpu",
+        target="NVIDIA H200 (sm_90a)",
+        dsl_site_dirs=sites,
+        store_path=tmp_path / "results.db",
+        models=lambda model_id: model,
+        python=str(venv / "bin" / "python"),
+    )
+    attempt = executor.run({"experiment": "e", "trial_id": "e/28/solo_cutedsl/r0",
+                            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16", "arm": "solo_cutedsl",
+                            "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
+    ws = Path(attempt.workspace_dir)
+    assert (ws / "which.txt").read_text().strip() == str(venv / "bin" / "python")
+    assert (ws / "cute.txt").read_text().strip() == "cute ok"
+    assert "No module named 'tvm'" in (ws / "tvm.txt").read_text()
+    check = (ws / "check.txt").read_text()
+    assert "kernel.py: ok (cutedsl, sm_90a" in check, check
+    assert attempt.final.status == "passed"

@@ -11,6 +11,9 @@ from metakernelbench.cli import main
 
 
 class FakeExecutor:
+    """As the scripted model behaves: a solo submits a wrong kernel, then the right one; a
+    conditioned arm (but tirx2cutedsl, which fails) submits the right one at once."""
+
     def __init__(self):
         self.calls = 0
 
@@ -20,8 +23,11 @@ class FakeExecutor:
         final = {"status": "passed" if ok else "mismatch", "passed": ok}
         if ok:
             final["speedup_vs_eager"] = 1.5 if spec.arm.endswith("_skill") else 1.0
+        wrong = {"status": "mismatch", "passed": False}
+        verdicts = [final] if spec.arm.endswith("_skill") else [wrong, final]
         return {
-            "submissions": [{"index": 0, "counted": True, "verdict": final}],
+            "submissions": [{"index": i, "counted": True, "verdict": v} for i, v in enumerate(verdicts)]
+            + [{"index": len(verdicts), "counted": False, "verdict": {"status": "invalid_submission"}}],
             "final": final,
             "skill_out": {"text": f"what {spec.arm} learned"},
         }
@@ -37,6 +43,19 @@ def test_demo_runs_the_protocol_into_a_store_then_reuses_it(tmp_path, monkeypatc
     assert "12/12 trials done" in out and "0 trials reused" in out
     assert "final regrade per trial" in out and "paired lift" in out
     assert fake.calls == 12
+    # What the script is built to show: per arm, counted submissions and first-try passes.
+    flat = " ".join(out.split())
+    assert "counted submissions and first-try passes per arm" in flat
+    assert "┃ counted ┃ per attempt ┃ first try" in flat
+    assert "solo_cutedsl │ 3 │ 6 │ 2.0 │ 0 of 3" in flat
+    assert "cutedsl2tirx_skill │ 3 │ 3 │ 1.0 │ 3 of 3" in flat
+    assert "tirx2cutedsl_skill │ 3 │ 3 │ 1.0 │ 0 of 3" in flat  # it failed: not a first-try pass
+    assert (
+        "skill against solo: 1.0 counted submissions per attempt against 2.0; passed on the first "
+        "counted submission 3 of 6 against 0 of 6" in flat
+    )
+    # Its speedups are labelled as the CPU judge's timing noise.
+    assert flat.count("timing noise") >= 3 and "not an effect" in flat
     trials = mkb.Store(store).trials("demo")
     assert len(trials) == 12 and set(trials["state"]) == {"finished"}
     assert set(trials["problem_number"]) == {2, 25, 28}
@@ -64,3 +83,16 @@ def test_demo_with_the_scripted_model_on_the_cpu_judge(tmp_path, monkeypatch, ca
             assert s.attempt(row.trial_id).skill_in.text.strip()
     assert main(["demo", "--store", str(store)]) == 0
     assert "4 trials reused from the store, 0 run now" in capsys.readouterr().out
+
+
+def test_demo_output_fits_80_columns_without_cutting_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(demo_cli, "demo_executor", lambda suite, store: FakeExecutor())
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["demo", "--store", str(tmp_path / "demo.db")]) == 0
+    out = capsys.readouterr().out
+    # Tables fit (a wider one would be cut at the edge); plain lines are the terminal's to wrap.
+    tables = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert tables and max(len(line) for line in tables) <= 80
+    assert "…" not in out
+    for arm in ("solo_cutedsl", "solo_tirx", "cutedsl2tirx_skill", "tirx2cutedsl_skill"):
+        assert f"│ {arm} " in out  # whole, on one line, in the effort table

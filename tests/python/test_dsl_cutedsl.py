@@ -65,7 +65,7 @@ def _expected_line(path: Path) -> int:
 def test_syntax_error_sample():
     sample = SAMPLES / "syntax_error.py"
     result = check_kernel(sample, "cutedsl", 28, ARCH)
-    assert [(d.kind, d.line) for d in result.diagnostics] == [("syntax", _expected_line(sample))]
+    assert [(d.kind, d.line) for d in result.diagnostics] == [("invalid_submission", _expected_line(sample))]
 
 
 def test_type_error_sample_is_a_compile_error_at_its_line():

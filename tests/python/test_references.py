@@ -35,6 +35,7 @@ def test_reference_matches_metadata(problem):
             assert type(x) is SCALAR_TYPES[spec.dtype], spec.name
             assert spec.value is None or x == spec.value, spec.name
             continue
+        assert type(x) is torch.Tensor, spec.name
         assert x.dtype == DTYPES[spec.dtype], spec.name
         assert problem.shape_fits(x.shape, spec, "small"), (spec.name, tuple(x.shape))
     outs = _outputs(problem, problem.reference(*_fresh(inputs)))
@@ -80,8 +81,8 @@ def test_full_workload_runs_on_the_gpu_within_its_memory_estimate(problem):
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     inputs = problem.make_inputs("full", device="cuda", seed=11)
-    expected = _outputs(problem, problem.reference(*_fresh(inputs)))
-    anchor = _outputs(problem, problem.reference(*_upcast(inputs)))
+    expected = _outputs(problem, problem.correctness_reference(*_fresh(inputs)))
+    anchor = _outputs(problem, problem.correctness_reference(*_upcast(inputs)))
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - base
     estimate = problem.workload("full").peak_memory_bytes

@@ -44,6 +44,7 @@ JSON_KEYS = [
     "lift",
     "problems",
     "standing",
+    "measurement_noise",
 ]
 
 
@@ -117,8 +118,14 @@ def test_stats_prints_the_tables_of_the_demo_store(demo_store):
         "Paired lift of the skill over its solo",
         "Transfer by relative standing",
         "Usage and cost per arm",
+        "R@t and S per cell (problem × direction)",
+        "R@t and S lifts with intervals",
     ):
         assert title in out
+    flat = " ".join(out.split())
+    for column in ("cells", "src ok", "S lift [CI]", "R@1 lift [CI]", "ΔGM [CI]", "ran", "not run"):
+        assert column in flat, column
+    assert "measurement noise" in flat and "none of the 12 passed attempts has timing samples" in flat
     assert "scripted/demo · cutedsl2tirx" in out
     # the stand-in makes every cutedsl2tirx pair better and every tirx2cutedsl pair worse
     assert re.search(r"direction\s+│ cutedsl2tirx\s+│\s+3 │\s+3 │\s+\+\d+%", out)
@@ -183,6 +190,13 @@ def test_report_writes_html_markdown_figures_and_json(reports, demo_store):
         assert "<script" not in html and "http://" not in html and "https://" not in html  # self-contained
         for heading in ("Paired lift and tests", "Relative standing", "Usage and cost"):
             assert heading in html and heading in md
+        for title in (
+            "R@t and S per cell",
+            "R@t and S lifts with intervals",
+            "ΔGM [CI]",
+            "measurement noise",
+        ):
+            assert title in html and title in md, title
         document = json.loads((folder / "stats.json").read_text())
         assert list(document) == JSON_KEYS
     assert "Fewer than 10 problems" in (reports["demo"] / "report.html").read_text()

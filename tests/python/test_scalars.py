@@ -5,10 +5,9 @@ import json
 import subprocess
 import sys
 
+import metakernelbench as mkb
 import pytest
 import torch
-
-import metakernelbench as mkb
 from metakernelbench import _core
 from metakernelbench.judge import values
 
@@ -26,7 +25,9 @@ def solve(x, y, alpha, offset, negate):
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "metakernelbench.cli", *args], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metakernelbench.cli", *args], capture_output=True, text=True
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -41,7 +42,7 @@ def test_the_loader_keeps_scalar_specs(scalar_suite):
 
 def test_a_scalar_with_a_shape_is_refused_naming_the_field(scalar_suite):
     path = next(scalar_suite.glob("*/90_*/problem.textproto"))
-    path.write_text(path.read_text().replace('scalar: true value: 0.5', 'scalar: true value: 0.5 shape: "n"'))
+    path.write_text(path.read_text().replace("scalar: true value: 0.5", 'scalar: true value: 0.5 shape: "n"'))
     with pytest.raises(mkb.InvalidArgumentError, match=r"inputs\[2\]\.shape: a scalar input has no shape"):
         mkb.load_suite(scalar_suite)
 
@@ -72,15 +73,21 @@ def test_suite_validation_accepts_scalars(scalar_suite):
     assert report["ok"], report
 
 
-@pytest.mark.parametrize("drawn, message", [
-    ("torch.tensor(0.5)", "input alpha: a Tensor, metadata a Python float scalar"),
-    ("0.25", "input alpha: 0.25, metadata fixes it at 0.5"),
-    ("1", "input alpha: a int, metadata a Python float scalar"),
-])
+@pytest.mark.parametrize(
+    "drawn, message",
+    [
+        ("torch.tensor(0.5)", "input alpha: a Tensor, metadata a Python float scalar"),
+        ("0.25", "input alpha: 0.25, metadata fixes it at 0.5"),
+        ("1", "input alpha: a int, metadata a Python float scalar"),
+    ],
+)
 def test_suite_validation_checks_scalar_types_and_fixed_values(scalar_suite, drawn, message):
     path = next(scalar_suite.glob("*/90_*/reference.py"))
-    path.write_text(path.read_text().replace("return [x, y, 0.5, offset, negate]",
-                                             f"return [x, y, {drawn}, offset, negate]"))
+    path.write_text(
+        path.read_text().replace(
+            "return [x, y, 0.5, offset, negate]", f"return [x, y, {drawn}, offset, negate]"
+        )
+    )
     code, out, _ = run("--suite", str(scalar_suite), "suite", "validate", "--json")
     assert code == 1
     checks = {c["name"]: c for c in json.loads(out)[0]["checks"]}

@@ -207,28 +207,49 @@ def _r_at(passed: pd.Series, speedup: pd.Series) -> list[float]:
     return [float(((passed) & (speedup >= t)).mean()) for t in THRESHOLDS]
 
 
-def reference_aggregates(comp: pd.DataFrame) -> pd.DataFrame:
+def reference_aggregates(comp: pd.DataFrame, cells: list[dict]) -> pd.DataFrame:
+    """The harness's aggregates (its results.py _group_metrics): per group, n_cell_replicates
+    over every cell-replicate of the group, and over its resolved ones (comp) R@t, S,
+    source_coverage (source passed) and skill_coverage (skill arm not skipped)."""
     rows = []
+    every = pd.DataFrame([{k: c[k] for k in ("model", "direction", "problem_slug", "family")} for c in cells])
 
-    def add(model, split, group, sub):
-        if len(sub) == 0 and group != "all":
+    def add(model, split, group, sub, all_cells=None):
+        n_cells = len(sub) if all_cells is None else len(all_cells)
+        if n_cells == 0 and group != "all":
             return
         rb = _r_at(sub.base_passed, sub.base_speedup)
         rs = _r_at(sub.skill_passed, sub.skill_speedup)
+        n = len(sub)
+        coverage = {
+            "n_cell_replicates": n_cells,
+            "source_coverage": (sub.source_resolved & sub.source_passed).sum() / n if n else math.nan,
+            "skill_coverage": (~sub.skill_skipped).sum() / n if n else math.nan,
+        }
         for arm, r in (("base", rb), ("skill", rs), ("lift", [b - a for a, b in zip(rb, rs, strict=True)])):
-            rows.append(dict(model=model, split=split, group=group, arm=arm, n=len(sub), r=r))
+            rows.append(dict(model=model, split=split, group=group, arm=arm, n=n, r=r, **coverage))
 
-    for model in [*sorted(comp.model.unique()), "*"]:
+    for model in [*sorted(every.model.unique()), "*"]:
         sub = comp if model == "*" else comp[comp.model == model]
-        add(model, "all", "all", sub)
+        mine = every if model == "*" else every[every.model == model]
+        add(model, "all", "all", sub, mine)
         add(model, "with_skill", "with_skill", sub[~sub.skill_skipped])
         add(model, "by_source_verdict", "source_passed", sub[sub.source_resolved & sub.source_passed])
         add(model, "by_source_verdict", "source_failed", sub[sub.source_resolved & ~sub.source_passed])
         add(model, "by_source_verdict", "source_unresolved", sub[~sub.source_resolved])
-        for direction in sorted(comp.direction.unique()):
-            add(model, "by_direction", direction, sub[sub.direction == direction])
+        for direction in sorted(every.direction.unique()):
+            chosen = mine[mine.direction == direction]
+            add(model, "by_direction", direction, sub[sub.direction == direction], chosen)
         for family in FAMILIES:
-            add(model, "by_family", family, sub[sub.family == family])
+            add(model, "by_family", family, sub[sub.family == family], mine[mine.family == family])
+        for problem, direction in sorted(set(zip(every.problem_slug, every.direction, strict=True))):
+            add(
+                model,
+                "by_cell",
+                f"{problem}/{direction}",
+                sub[(sub.problem_slug == problem) & (sub.direction == direction)],
+                mine[(mine.problem_slug == problem) & (mine.direction == direction)],
+            )
     return pd.DataFrame(rows)
 
 
@@ -340,16 +361,27 @@ def test_tau_default_and_configured():
     assert (configured["tau"], configured["tau_source"]) == (0.2, "config")
 
 
-def test_aggregates_match_the_harness_formulas(report, reference):
-    expected = reference_aggregates(reference)
+def test_aggregates_match_the_harness_formulas(cells, report, reference):
+    expected = reference_aggregates(reference, cells)
     got = report.aggregates
     assert len(got) == len(expected)
     r_columns = [f"R@{t:g}" for t in THRESHOLDS]
-    assert list(got.columns) == ["model", "split", "group", "arm", "n", *r_columns, "S"]
+    coverage = ["n_cell_replicates", "source_coverage", "skill_coverage"]
+    assert list(got.columns) == ["model", "split", "group", "arm", "n", *r_columns, "S", *coverage]
     for (_, g), (_, e) in zip(got.iterrows(), expected.iterrows(), strict=True):
         assert (g.model, g.split, g.group, g.arm, g.n) == (e.model, e.split, e.group, e.arm, e.n)
         np.testing.assert_allclose(g[r_columns].astype(float), e.r, rtol=1e-12, atol=1e-15)
-        assert g.S == pytest.approx(100 * np.mean(e.r), abs=1e-12)
+        if not np.isnan(g.S):
+            assert g.S == pytest.approx(100 * np.mean(e.r), abs=1e-12)
+        assert g.n_cell_replicates == e.n_cell_replicates
+        np.testing.assert_allclose(
+            g[["source_coverage", "skill_coverage"]].astype(float),
+            [e.source_coverage, e.skill_coverage],
+            rtol=1e-12,
+            equal_nan=True,
+        )
+    # Some cell-replicates are unresolved, so the counts differ somewhere.
+    assert (got.n_cell_replicates > got.n).any()
 
 
 def test_usage_counts_each_attempt_once(cells, report):
@@ -985,6 +1017,7 @@ def test_json_keys_are_stable_and_documented(report):
         "lift",
         "problems",
         "standing",
+        "measurement_noise",
     ]
     assert "NaN" not in report.to_json()
     docs = (REPO / "docs" / "statistics.md").read_text()

@@ -3,6 +3,8 @@ trajectories, the statistics' input, export to JSON Lines, CSV and Parquet, and 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sqlite3
 
@@ -159,3 +161,82 @@ def test_errors_name_the_file(tmp_path):
     with pytest.raises(mkb.NotFoundError, match="no trial"):
         store.attempt("x/y")
     store.check_integrity()
+
+
+def _not_stores(tmp_path):
+    """An empty file, a foreign SQLite database and a text file."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE notes(x)")
+        db.execute("INSERT INTO notes VALUES ('keep me')")
+    text = tmp_path / "notes.txt"
+    text.write_text("a file that is no database at all, but long enough to look like one\n")
+    return [empty, foreign, text]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["stats"], ["stats", "--json"], ["report", "--out", "{out}"], ["export", "--out", "{out}"]],
+    ids=["stats", "stats-json", "report", "export"],
+)
+def test_reads_never_write_a_file_that_is_not_a_store(tmp_path, command):
+    from metakernelbench.cli import main
+
+    for path in _not_stores(tmp_path):
+        before = path.read_bytes()
+        out = tmp_path / f"out-{path.stem}"
+        args = [command[0], str(path), *[a.format(out=out) for a in command[1:]]]
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(args)
+        assert code == 2, (args, err.getvalue())
+        # Rich may wrap the long line; the words and the file name are there.
+        text = " ".join(err.getvalue().split())
+        assert "not a MetaKernelBench results store" in text and path.name in text, text
+        assert path.read_bytes() == before, path
+        assert not path.with_name(path.name + "-wal").exists()
+        assert not path.with_name(path.name + "-shm").exists()
+        assert not out.exists()
+    with pytest.raises(mkb.FailedPreconditionError, match="an empty file"):
+        mkb.Store(tmp_path / "empty.db", read_only=True)
+
+
+def test_reads_of_an_older_store_leave_it_as_it_was(filled, tmp_path):
+    """A store of schema version 1 (blocked trials left pending) is read through a migrated copy
+    in memory: mkb stats and export see version 2, the file keeps its bytes."""
+    from metakernelbench.cli import main
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(filled.path) as source, sqlite3.connect(path) as target:
+        source.backup(target)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE trials SET state = 'pending', error = '' WHERE state = 'blocked'")
+        db.execute("PRAGMA user_version = 1")
+        db.execute("PRAGMA journal_mode = DELETE")
+    before = path.read_bytes()
+    assert main(["stats", str(path), "--json", "--resamples", "20"]) == 0
+    assert main(["export", str(path), "--out", str(tmp_path / "x"), "--format", "csv"]) == 0
+    assert path.read_bytes() == before
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    mkb.Store(path)  # a writing open migrates it
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_a_narrower_plan_retires_trials_and_the_cells_follow_the_plan(filled, suite):
+    exp = ex.Experiment.standard(
+        "s", "fake/model", problems=["25"], replicates=1, workload="small", device="cpu"
+    )
+    plan = exp.plan(filled.path, suite=suite, executor=_attempt)
+    assert len(plan.attrs["outside_plan"]) == 4 and all(
+        "/fused_add_rmsnorm" in t for t in plan.attrs["outside_plan"]
+    )
+    result = exp.run(filled.path, executor=_attempt, suite=suite)
+    assert sorted(result.retired) == sorted(plan.attrs["outside_plan"])
+    assert {c.problem_slug for c in filled.cells("s")} == {"batched_kv_cache_block_copy_remap_uint8"}
+    trials = filled.trials("s").set_index("trial_id")
+    assert set(trials.loc[result.retired, "state"]) == {"retired"}
+    filled.check_integrity()

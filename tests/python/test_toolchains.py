@@ -64,10 +64,38 @@ def test_check_rejects_bad_arguments(tmp_path):
         check_arch("hopper")
     with pytest.raises(mkb.Error, match="no such file"):
         check_kernel(tmp_path / "missing.py", "cutedsl", 28, "sm_90a")
-    big = tmp_path / "big.py"
-    big.write_text("#" * 300_001)
-    with pytest.raises(mkb.Error, match="at most 300,000"):
-        check_kernel(big, "tirx", 28, "sm_90a")
+
+
+# (file bytes, the judge's message, the line): what a submission would get, not counted.
+REFUSED = {
+    "empty": (b"  \n", "invalid submission: kernel.py is empty (not counted)", None),
+    "oversized": (b"#" * 300_001, "invalid submission: kernel.py is 300001 bytes, over the limit of 300000 "
+                  "(not counted)", None),
+    "not UTF-8": (b"def solve(*x):\n    return '\xff'\n", "invalid submission: kernel.py is not UTF-8 "
+                  "text (not counted)", 2),
+    "a surrogate": (b"x = 1\ny = '\xed\xa0\x80'\n", "invalid submission: kernel.py is not UTF-8 text "
+                    "(not counted)", 2),
+    "NUL bytes": (b"x = 1\0\n", "invalid submission: kernel.py contains NUL bytes (not counted)", None),
+    "a syntax error": (b"import torch\n\ndef solve(x, r, w)\n    return x\n",
+                       "invalid submission: kernel.py does not parse: line 3: expected ':' (not counted)", 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_check_refuses_what_the_judge_refuses_with_its_words(tmp_path, case, monkeypatch):
+    """Adversarial (item 4): no toolchain is needed to learn that a submission would be
+    invalid; the check never crashes on the bytes."""
+    data, message, line = REFUSED[case]
+    kernel = tmp_path / "kernel.py"
+    kernel.write_bytes(data)
+    result = check_kernel(kernel, "tirx", 28, "sm_90a")
+    diagnostics = [(d.kind, d.message, d.line) for d in result.diagnostics]
+    assert diagnostics == [("invalid_submission", message, line)]
+    assert not result.ok
+    from metakernelbench.cli import main
+
+    monkeypatch.setenv("MKB_TARGET_ARCH", "sm_90a")
+    assert main(["check", str(kernel), "--dsl", "cutedsl", "-p", "28"]) == 1
 
 
 def test_check_reports_syntax_and_audit_errors_with_lines(tmp_path):
@@ -77,7 +105,7 @@ def test_check_reports_syntax_and_audit_errors_with_lines(tmp_path):
     bad.write_text("import cutlass\n\ndef solve(x, r, w)\n    return x\n")
     result = check_kernel(bad, "cutedsl", 28, "sm_90a")
     assert not result.ok
-    assert [(d.kind, d.line) for d in result.diagnostics] == [("syntax", 3)]
+    assert [(d.kind, d.line) for d in result.diagnostics] == [("invalid_submission", 3)]
     bad.write_text("import cutlass\nimport subprocess\n\ndef solve(x, r, w):\n    return x\n")
     result = check_kernel(bad, "cutedsl", 28, "sm_90a")
     audit = [d for d in result.diagnostics if d.kind == "audit"]
@@ -143,10 +171,10 @@ def test_verify_solutions_writes_rows_and_resumes(tmp_path, monkeypatch):
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "solutions"))
     (dst / "solutions").mkdir()
     (dst / "solutions" / "tirx.py").write_text(
-        "import torch\n\n\ndef solve(x, residual, weight):\n"
-        "    total = x.float() + residual.float()\n"
+        "import torch\n\n\ndef solve(hidden_states, residual, weight):\n"
+        "    total = hidden_states.float() + residual.float()\n"
         "    inv = torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + 1e-5)\n"
-        "    return (total * inv * weight.float()).to(x.dtype), total.to(residual.dtype)\n")
+        "    return (total * inv * weight.float()).to(hidden_states.dtype)\n")
     suite = mkb.load_suite(root)
     assert [(p.number, d) for p, d, _ in solutions(suite)] == [(28, "tirx")]
     monkeypatch.setenv("MKB_DSL_HOME", str(tmp_path / "dsl"))
@@ -160,3 +188,9 @@ def test_verify_solutions_writes_rows_and_resumes(tmp_path, monkeypatch):
     assert json.loads(out.read_text())["rows"][0]["slug"] == row["slug"]
     verify(suite, out, device="cpu", progress=seen.append)
     assert "kept from table.json" in seen[-1]
+    # A row records what it judged; once the solution changes, a rerun judges it again.
+    assert row["problem_fingerprint"] == suite.find(28).fingerprint and len(row["solution_sha256"]) == 64
+    solution = dst / "solutions" / "tirx.py"
+    solution.write_text(solution.read_text() + "\n# changed\n")
+    table = verify(suite, out, device="cpu", progress=seen.append)
+    assert "kept from" not in seen[-2] and table["rows"][0]["solution_sha256"] != row["solution_sha256"]

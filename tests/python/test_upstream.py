@@ -63,7 +63,8 @@ def test_import_stores_one_experiment_per_model_with_every_outcome(imported):
     assert state[f"{GLM}/{P25}/solo_tirx/r1"] == "failed"  # the harness recorded an error
     assert "RateLimitError" in trials.loc[f"{GLM}/{P25}/solo_tirx/r1", "error"]
     assert "record.json: error:" in trials.loc[f"{GLM}/{P25}/solo_tirx/r1", "error"]
-    assert state[f"{GLM}/{P25}/tirx2cutedsl_skill/r1"] == "pending"  # blocked: its source failed
+    assert state[f"{GLM}/{P25}/tirx2cutedsl_skill/r1"] == "blocked"  # its source failed: never ran
+    assert "failed" in trials.loc[f"{GLM}/{P25}/tirx2cutedsl_skill/r1", "error"]
     assert state[f"{GLM}/{P28}/tirx2cutedsl_skill/r1"] == "failed"  # folder without record.json
     assert "no record.json" in trials.loc[f"{GLM}/{P28}/tirx2cutedsl_skill/r1", "error"]
     finished = [t for t, s in state.items() if s == "finished"]
@@ -138,6 +139,96 @@ def test_our_aggregates_equal_the_harness_snapshot(imported):
             int(frame[(frame["split"] == "all") & (frame["arm"] == "base")]["n"].iloc[0])
             == snapshot["n_resolved"]
         )
+
+
+def test_usage_per_arm_counts_the_trials_that_ran_as_the_harness_does(imported):
+    """Usage per arm over the attempts that ran, the harness's n_trials: a conditioned trial whose
+    source failed (blocked: it never ran) and a trial without a record are not among them, so
+    they do not dilute the means (the published bug: 85 attempts counted instead of 77)."""
+    store = mkb.Store(imported[0])
+    for experiment, folder in ((GLM, "glm-5.3"), (QWEN, "qwen3.8-flash")):
+        report = store.stats(experiment, {"bootstrap_resamples": 1}, levels=["overall"])
+        usage = report.usage[report.usage["model"] == "*"].set_index("arm")
+        harness = json.loads((DATA / folder / "results.json").read_text())["overall"]["usage"]
+        for arm, expected in harness.items():
+            row = usage.loc[arm]
+            assert row.attempts == expected["n_trials"], (experiment, arm)
+            assert row.input_tokens == expected["n_input_tokens"], (experiment, arm)
+            assert row.cached_input_tokens == expected["n_cache_tokens"], (experiment, arm)
+            assert row.output_tokens == expected["n_output_tokens"], (experiment, arm)
+            assert row.mean_agent_seconds == pytest.approx(expected["agent_sec"], rel=1e-12)
+            if expected["cost_usd"] is not None:  # the harness's sum is null when a cost is
+                assert row.cost_usd == pytest.approx(expected["cost_usd"], rel=1e-12)
+                assert row.mean_cost_usd == pytest.approx(expected["cost_usd"] / expected["n_trials"])
+    glm = store.stats(GLM, {"bootstrap_resamples": 1}, levels=["overall"]).usage
+    skill = glm[(glm["model"] == "*") & (glm["arm"] == "tirx2cutedsl_skill")].iloc[0]
+    # 6 cell-replicates: 4 ran, 1 blocked (its source failed), 1 without a record.
+    assert (skill.attempts, skill.not_run, skill.blocked, skill.skipped) == (4, 2, 1, 0)
+    assert skill.mean_cost_usd == pytest.approx(skill.cost_usd / 4)
+    assert skill.mean_cost_usd > skill.cost_usd / 6  # not diluted by the trials that never ran
+
+
+def test_cell_replicates_coverage_and_per_cell_rates_match_the_harness(imported):
+    """n_cell_replicates, n_resolved, source_coverage and skill_coverage per group, and R@t / S
+    per cell (problem x direction), against the harness's results.json."""
+    store = mkb.Store(imported[0])
+    for experiment, folder in ((GLM, "glm-5.3"), (QWEN, "qwen3.8-flash")):
+        frame = store.stats(experiment, {"bootstrap_resamples": 1}, levels=["overall"]).aggregates
+        frame = frame[frame["model"] == "*"]
+        snapshot = json.loads((DATA / folder / "results.json").read_text())
+        groups = [("all", "all", snapshot["overall"])]
+        groups += [("by_direction", k, v) for k, v in snapshot["overall"]["by_direction"].items()]
+        groups += [("by_family", k, v) for k, v in snapshot["overall"]["by_category"].items()]
+        for cell in snapshot["cells"]:
+            problem = cell["cell"]["problem"].split("_", 1)[1]  # our slug: the name without NN_
+            groups.append(("by_cell", f"{problem}/{cell['cell']['direction']}", cell))
+        checked = 0
+        for split, group, expected in groups:
+            rows = frame[(frame["split"] == split) & (frame["group"] == group)].set_index("arm")
+            assert not rows.empty, (experiment, split, group)
+            base = rows.loc["base"]
+            assert base.n_cell_replicates == expected["n_cell_replicates"], (experiment, group)
+            assert base.n == expected["n_resolved"], (experiment, group)
+            for key in ("source_coverage", "skill_coverage"):
+                if expected[key] is None:
+                    assert math.isnan(base[key])
+                else:
+                    assert base[key] == pytest.approx(expected[key], abs=1e-12), (experiment, group, key)
+            if split == "by_cell" and expected["base"] is not None:
+                for arm in ("base", "skill", "lift"):
+                    for key, value in expected[arm].items():
+                        assert rows.loc[arm, key] == pytest.approx(value, abs=1e-12), (group, arm, key)
+                        checked += 1
+        assert checked >= 36
+    glm = store.stats(GLM, {"bootstrap_resamples": 1}, levels=["overall"]).aggregates
+    overall = glm[(glm["model"] == "*") & (glm["split"] == "all")].iloc[0]
+    assert (overall.n_cell_replicates, overall.n) == (12, 9)
+
+
+def test_a_reimport_replaces_the_experiment_with_the_newer_tree(tmp_path, tree, suite):
+    """A newer tree with fewer replicates, imported over an older import: the cells are those of
+    the newer tree's plan (the published bug: the older trials stayed in every statistic, n_cells
+    192 instead of 128), and the older trials are archived, not lost."""
+    store = tmp_path / "r.db"
+    upstream.import_model_results(tree, store, suite=suite)
+    older = mkb.Store(store).stats(GLM, {"bootstrap_resamples": 1}, levels=["overall"])
+    assert older.counts["n_cells"] == 3 * 2 * 2
+    for problem in (tree / "problems").iterdir():  # the newer tree: replicate 1 only
+        for folder in problem.glob("*_r2_*"):
+            shutil.rmtree(folder)
+        for skill in problem.glob("skills/r2_*"):
+            skill.unlink()
+    result = upstream.import_model_results(tree, store, suite=suite)
+    assert result.replicates == 1
+    s = mkb.Store(store)
+    newer = s.stats(GLM, {"bootstrap_resamples": 1}, levels=["overall"])
+    assert newer.counts["n_cells"] == 3 * 2 * 1
+    assert set(newer.comparisons["replicate"]) == {0}
+    trials = s.trials(GLM).set_index("trial_id")
+    assert (trials.loc[trials.index.str.endswith("/r1"), "state"] == "retired").all()
+    archived = s.archived_tries(GLM)
+    assert set(archived[archived["trial_id"].str.endswith("/r1")]["reason"]) == {"outside_plan"}
+    s.check_integrity()
 
 
 def test_mkb_stats_on_the_imported_store(imported, capsys):
@@ -241,6 +332,30 @@ def test_malformed_trees_name_what_is_wrong(tmp_path, tree, capsys):
     (tmp_path / "empty").mkdir()
     with pytest.raises(mkb.NotFoundError, match="neither it nor a sub-folder holds store.json"):
         upstream.model_trees(tmp_path / "empty")
+
+
+def test_an_import_is_all_or_nothing(tmp_path, suite, capsys):
+    """results/ with a good tree (glm, imported first) and a malformed one (qwen): nothing is
+    stored, and the error names the bad file."""
+    results = tmp_path / "results"
+    shutil.copytree(DATA, results)
+    (bad,) = (results / "qwen3.8-flash" / "problems").glob("25_*/*_r1_solo_tirx/record.json")
+    record = json.loads(bad.read_text())
+    record["usage"]["n_output_tokens"] = -1
+    bad.write_text(json.dumps(record))
+    store = tmp_path / "r.db"
+    with pytest.raises(mkb.InvalidArgumentError, match=r"record\.json: usage\.n_output_tokens"):
+        upstream.import_results(results, store, suite=suite)
+    assert not store.exists()
+    assert main(["import", "upstream-results", str(results), "--store", str(store)]) == 2
+    assert str(bad) in capsys.readouterr().err
+    assert not store.exists()
+    # Into an existing store: it is left as it was.
+    upstream.import_model_results(results / "glm-5.3", store, suite=suite)
+    before = mkb.Store(store).trials()
+    assert main(["import", "upstream-results", str(results), "--store", str(store)]) == 2
+    assert mkb.Store(store).trials().equals(before)
+    assert mkb.Store(store).experiment_names() == [GLM]
 
 
 def test_a_skip_that_contradicts_the_sources_skill_is_an_error(tmp_path, tree, suite):

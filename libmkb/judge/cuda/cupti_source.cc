@@ -39,6 +39,7 @@ v1::ActivityRecord CopyRecord(const Record& m, v1::ActivityRecord::Kind kind) {
   r.set_stream(m.streamId);
   r.set_graph_id(m.graphId);
   r.set_bytes(m.bytes);
+  r.set_correlation_id(m.correlationId);
   return r;
 }
 
@@ -52,20 +53,9 @@ class CuptiSource final : public ActivitySource {
   absl::Status Load(const std::vector<std::string>& dirs) {
     absl::MutexLock lock(&mutex_);
     if (handle_ != nullptr) return absl::OkStatus();
-    std::vector<std::string> candidates;
-    for (const std::string& dir : dirs) {
-      candidates.push_back(absl::StrCat(dir, "/libcupti.so.13"));
-      candidates.push_back(absl::StrCat(dir, "/libcupti.so"));
-    }
-    for (const char* name : {"libcupti.so.13", "libcupti.so"}) candidates.push_back(name);
-    std::string tried;
-    for (const std::string& candidate : candidates) {
-      handle_ = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle_ != nullptr) break;
-      absl::StrAppend(&tried, "\n  ", candidate, ": ", ::dlerror());
-    }
-    if (handle_ == nullptr)
-      return absl::UnavailableError(absl::StrCat("cannot load libcupti:", tried));
+    absl::StatusOr<void*> handle = CuptiLibraryHandle(dirs);
+    if (!handle.ok()) return handle.status();
+    handle_ = *handle;
     bool ok = true;
     auto resolve = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle_, name));
@@ -183,6 +173,7 @@ class CuptiSource final : public ActivitySource {
           r.set_end_ns(k->end);
           r.set_stream(k->streamId);
           r.set_graph_id(k->graphId);
+          r.set_correlation_id(k->correlationId);
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY:
@@ -216,6 +207,26 @@ class CuptiSource final : public ActivitySource {
 };
 
 }  // namespace
+
+absl::StatusOr<void*> CuptiLibraryHandle(const std::vector<std::string>& library_dirs) {
+  static absl::Mutex mutex(absl::kConstInit);
+  static void* handle ABSL_GUARDED_BY(mutex) = nullptr;
+  absl::MutexLock lock(&mutex);
+  if (handle != nullptr) return handle;
+  std::vector<std::string> candidates;
+  for (const std::string& dir : library_dirs) {
+    candidates.push_back(absl::StrCat(dir, "/libcupti.so.13"));
+    candidates.push_back(absl::StrCat(dir, "/libcupti.so"));
+  }
+  for (const char* name : {"libcupti.so.13", "libcupti.so"}) candidates.push_back(name);
+  std::string tried;
+  for (const std::string& candidate : candidates) {
+    handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) return handle;
+    absl::StrAppend(&tried, "\n  ", candidate, ": ", ::dlerror());
+  }
+  return absl::UnavailableError(absl::StrCat("cannot load libcupti:", tried));
+}
 
 absl::StatusOr<ActivitySource*> CuptiActivitySource(const std::vector<std::string>& library_dirs) {
   CuptiSource& source = CuptiSource::Instance();

@@ -15,6 +15,9 @@ namespace mkb::cuda {
 // UnavailableError when libcupti cannot be loaded.
 absl::StatusOr<ActivitySource*> CuptiActivitySource(const std::vector<std::string>& library_dirs);
 
+// libcupti, loaded once for the process (the activity source and the launch monitor share it).
+absl::StatusOr<void*> CuptiLibraryHandle(const std::vector<std::string>& library_dirs);
+
 }  // namespace mkb::cuda
 
 #endif  // LIBMKB_JUDGE_CUDA_CUPTI_SOURCE_H_

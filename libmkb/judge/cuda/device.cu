@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <cub/block/block_reduce.cuh>
 #include <limits>
 
@@ -470,6 +471,47 @@ absl::StatusOr<uintptr_t> OpenIpc(const std::string& handle, int device) {
 absl::Status CloseIpc(uintptr_t base) {
   MKB_CUDA_CALL(cudaIpcCloseMemHandle(reinterpret_cast<void*>(base)));
   return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(int64_t bytes, int device) {
+  if (bytes <= 0) return absl::InvalidArgumentError("a device buffer needs at least one byte");
+  MKB_CUDA_CALL(cudaSetDevice(device));
+  void* ptr = nullptr;
+  MKB_CUDA_CALL(cudaMalloc(&ptr, static_cast<size_t>(bytes)));
+  return DeviceBuffer(ptr, bytes, device);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      device_(other.device_) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    Free();
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() { Free(); }
+
+void DeviceBuffer::Free() {
+  if (ptr_ == nullptr) return;
+  int current = 0;
+  cudaGetDevice(&current);
+  cudaSetDevice(device_);
+  cudaFree(ptr_);  // a destructor cannot report; a failure here leaves the memory to the context
+  cudaSetDevice(current);
+  ptr_ = nullptr;
+}
+
+absl::StatusOr<std::string> DeviceBuffer::IpcHandle() const {
+  cudaIpcMemHandle_t handle;
+  MKB_CUDA_CALL(cudaIpcGetMemHandle(&handle, ptr_));
+  return std::string(reinterpret_cast<const char*>(&handle), sizeof(handle));
 }
 
 std::string DriverCudaVersion() {

@@ -31,6 +31,33 @@ absl::StatusOr<IpcExport> ExportIpc(uintptr_t ptr);
 absl::StatusOr<uintptr_t> OpenIpc(const std::string& handle, int device);
 absl::Status CloseIpc(uintptr_t base);
 
+// Device memory in an allocation of its own (cudaMalloc, outside any caching allocator), so
+// that its IPC handle maps nothing but this buffer into another process: what the host hands
+// the worker. Move-only; frees the memory on destruction.
+class DeviceBuffer {
+ public:
+  static absl::StatusOr<DeviceBuffer> Allocate(int64_t bytes, int device);
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  uintptr_t ptr() const { return reinterpret_cast<uintptr_t>(ptr_); }
+  int64_t bytes() const { return bytes_; }
+  int device() const { return device_; }
+  // The 64-byte cudaIpcMemHandle_t of the buffer (its offset in the allocation is 0).
+  absl::StatusOr<std::string> IpcHandle() const;
+
+ private:
+  DeviceBuffer(void* ptr, int64_t bytes, int device) : ptr_(ptr), bytes_(bytes), device_(device) {}
+  void Free();
+
+  void* ptr_ = nullptr;
+  int64_t bytes_ = 0;
+  int device_ = 0;
+};
+
 // "13.0" for the driver's CUDA version.
 std::string DriverCudaVersion();
 

@@ -142,11 +142,13 @@ std::string SqliteStatement::ColumnText(int column) const {
 // SqliteDatabase
 
 absl::StatusOr<SqliteDatabase> SqliteDatabase::Open(const std::string& path, bool create,
-                                                    int busy_timeout_ms) {
+                                                    int busy_timeout_ms, bool read_only) {
   SqliteDatabase db;
   db.path_ = std::make_unique<std::string>(path);
   // NOMUTEX: the store serialises use of its connection itself.
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
+  const int flags = (read_only ? SQLITE_OPEN_READONLY
+                               : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) |
+                    SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db.db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db.db_ != nullptr ? sqlite3_errmsg(db.db_) : sqlite3_errstr(rc);
@@ -155,6 +157,33 @@ absl::StatusOr<SqliteDatabase> SqliteDatabase::Open(const std::string& path, boo
   sqlite3_extended_result_codes(db.db_, 1);
   sqlite3_busy_timeout(db.db_, busy_timeout_ms);
   return db;
+}
+
+absl::StatusOr<SqliteDatabase> SqliteDatabase::CopyToMemory() const {
+  SqliteDatabase copy;
+  copy.path_ = std::make_unique<std::string>(*path_);
+  const int rc =
+      sqlite3_open_v2(":memory:", &copy.db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    return absl::Status(
+        CodeOf(rc), absl::StrCat(*path_, ": cannot open a copy in memory: ", sqlite3_errstr(rc)));
+  }
+  sqlite3_extended_result_codes(copy.db_, 1);
+  sqlite3_backup* backup = sqlite3_backup_init(copy.db_, "main", db_, "main");
+  if (backup == nullptr) {
+    return absl::Status(
+        CodeOf(sqlite3_errcode(copy.db_)),
+        absl::StrCat(*path_, ": cannot copy into memory: ", sqlite3_errmsg(copy.db_)));
+  }
+  const int step = sqlite3_backup_step(backup, -1);
+  const int finish = sqlite3_backup_finish(backup);
+  if (step != SQLITE_DONE || finish != SQLITE_OK) {
+    const int code = step != SQLITE_DONE ? step : finish;
+    return absl::Status(CodeOf(code),
+                        absl::StrCat(*path_, ": cannot copy into memory: ", sqlite3_errstr(code)));
+  }
+  return copy;
 }
 
 SqliteDatabase& SqliteDatabase::operator=(SqliteDatabase&& other) noexcept {

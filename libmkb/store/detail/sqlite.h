@@ -88,10 +88,15 @@ class SqliteStatement {
 
 class SqliteDatabase {
  public:
-  // Opens (creating when asked) the database at `path`. Sets a busy timeout so that another
-  // process's transaction is waited for, up to `busy_timeout_ms`.
+  // Opens (creating when asked) the database at `path`, for reading and writing or, with
+  // `read_only`, for reading only (`create` is then ignored). Sets a busy timeout so that
+  // another process's transaction is waited for, up to `busy_timeout_ms`.
   static absl::StatusOr<SqliteDatabase> Open(const std::string& path, bool create,
-                                             int busy_timeout_ms);
+                                             int busy_timeout_ms, bool read_only = false);
+
+  // A copy of the whole database in memory (SQLite's online backup), writable, named after
+  // this one's path in error messages.
+  absl::StatusOr<SqliteDatabase> CopyToMemory() const;
 
   SqliteDatabase() = default;
   SqliteDatabase(SqliteDatabase&& other) noexcept { *this = std::move(other); }

@@ -12,7 +12,7 @@ class TrialExecutor:
     """
 def plan(spec: typing.Any, suite: metakernelbench._core.Suite, store: metakernelbench._core.store.ResultStore = None, rerun_stale: bool = False, fingerprint_salt: str = '') -> dict:
     """
-    The dry run: {'spec': the ExperimentSpec with defaults, 'entries': [one dict per trial, in start order: trial_id, arm, replicate, depends_on, action ('run', 'reuse', 'rerun_failed', 'rerun_interrupted', 'stale', 'rerun_stale', 'check_skill', 'blocked'), reason, ...]}. Reads the store only.
+    The dry run: {'spec': the ExperimentSpec with defaults, 'entries': [one dict per trial, in start order: trial_id, arm, replicate, depends_on, action ('run', 'reuse', 'rerun_failed', 'rerun_interrupted', 'stale', 'rerun_stale', 'check_skill', 'blocked'), reason, ...], 'outside_plan': [ids of the experiment's stored trials that the plan no longer holds: a run retires them]}. Reads the store only.
     """
 def run(spec: typing.Any, suite: metakernelbench._core.Suite, store: metakernelbench._core.store.ResultStore, executor: typing.Any, rerun_stale: bool = False, fingerprint_salt: str = '', retry_delay_s: typing.SupportsFloat | typing.SupportsIndex = 5.0, progress: typing.Any = None, cancel: typing.Any = None) -> dict:
     """

@@ -10,9 +10,9 @@ class ResultStore:
     """
     A results store: one SQLite file (WAL). Thread-safe; every call blocks on SQLite I/O with the GIL released.
     """
-    def __init__(self, path: str, create: bool = True) -> None:
+    def __init__(self, path: str, create: bool = True, read_only: bool = False) -> None:
         """
-        Opens (creating unless create=False) the store at `path`. NotFoundError, or FailedPreconditionError for a file that is not a store.
+        Opens (creating unless create=False) the store at `path`; read_only=True never writes the file (an older schema is migrated in a copy in memory). NotFoundError, or FailedPreconditionError for a file that is not a store.
         """
     def archived_tries(self, trial_id: str) -> list:
         """

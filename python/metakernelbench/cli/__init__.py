@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -20,31 +22,66 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"metakernelbench {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _options(
-    suite: Optional[Path] = typer.Option(
-        None, "--suite", envvar="MKB_SUITE", help="Problem suite folder (default: the bundled suite)."
+    suite: Optional[Path] = typer.Option(None, "--suite", envvar="MKB_SUITE", help=_state.SUITE_HELP),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit (mkb version: with the build and the environment).",
     ),
 ) -> None:
     _state.suite_root = suite
 
 
+def unwrap(text: str | None) -> str | None:
+    """A docstring as help: paragraphs (separated by blank lines) joined into one line each, so
+    that the terminal wraps them at its own width instead of at the source's line breaks."""
+    if not text:
+        return text
+    paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(text))
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def _unwrap_help(typer_app: typer.Typer) -> None:
+    """Every command's help, unwrapped (unwrap), in `typer_app` and its sub-apps."""
+    for command in typer_app.registered_commands:
+        command.help = unwrap(command.help or inspect.getdoc(command.callback))
+    for group in typer_app.registered_groups:
+        group.help = unwrap(group.help)
+        sub = group.typer_instance
+        sub.info.help = unwrap(sub.info.help)
+        _unwrap_help(sub)
+
+
 def _register() -> None:
     from . import check, demo, docs, dsl, eval, export, import_, problems, report, run, stats, suite, version
 
+    with_suite = _state.with_suite_option
     app.add_typer(problems.app, name="problems")
     app.add_typer(suite.app, name="suite")
-    app.command("version")(version.version)
-    app.command("eval")(eval.eval_kernel)
-    app.command("demo")(demo.demo)
-    app.command("run")(run.run)
+    app.command("version")(with_suite(version.version))
+    app.command("eval")(with_suite(eval.eval_kernel))
+    app.command("demo")(with_suite(demo.demo))
+    app.command("run")(with_suite(run.run))
     app.command("export")(export.export)
     app.command("stats")(stats.stats)
     app.command("report")(report.report)
     app.add_typer(import_.app, name="import")
     app.add_typer(dsl.app, name="dsl")
-    app.command("check")(check.check)
+    app.command("check")(with_suite(check.check))
     app.add_typer(docs.app, name="docs")
+    _unwrap_help(app)
 
 
 _register()

@@ -1,14 +1,25 @@
-"""Options shared by every command (set by the top-level callback), and the console."""
+"""What every command shares: the suite option (accepted before or after the subcommand), the
+device option, the console, strict JSON, and escaping data for Rich markup. One definition each,
+so that every command says and means the same."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import json
+import math
+import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
+import typer
 from rich.console import Console
+from rich.markup import escape
 
-suite_root: Optional[Path] = None
+suite_root: Path | None = None
+
+SUITE_HELP = "Problem suite folder (default: the bundled suite; env MKB_SUITE)."
 
 
 def load_suite():
@@ -17,7 +28,91 @@ def load_suite():
     return _load(suite_root)
 
 
+def with_suite_option(command):
+    """Adds --suite to a command that reads the suite, so that `mkb problems list --suite DIR`
+    works as `mkb --suite DIR problems list` does (the later one wins)."""
+    signature = inspect.signature(command)
+    extra = inspect.Parameter(
+        "suite_folder",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=typer.Option(None, "--suite", help=SUITE_HELP),
+        annotation=Path | None,
+    )
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, suite_folder: Path | None = None, **kwargs: Any) -> Any:
+        global suite_root
+        if suite_folder is not None:
+            suite_root = suite_folder
+        return command(*args, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])
+    return wrapper
+
+
+DEVICES = ("auto", "cpu", "cuda")
+DEVICE_HELP = "Where kernels are judged: auto (cuda when a GPU is visible, else cpu), cpu or cuda."
+
+
+def _check_device(value: str) -> str:
+    if value not in DEVICES:
+        raise typer.BadParameter(f"'{value}' is not one of {', '.join(DEVICES)}")
+    return value
+
+
+def device_option() -> Any:
+    """The --device option of every command that judges kernels: one default, one meaning."""
+    return typer.Option("auto", "--device", help=DEVICE_HELP, callback=_check_device)
+
+
+def resolve_device(device: str) -> str:
+    """auto -> cuda when torch sees a GPU, else cpu."""
+    from ..experiments import resolve_device as resolve
+
+    return resolve(device)
+
+
 def console(stderr: bool = False) -> Console:
-    """A console that does not squeeze tables to 80 columns when output goes to a file or pipe."""
+    """A console of the terminal's width; when output goes to a file or pipe, of COLUMNS if set,
+    else 200 (tables are not squeezed to 80 columns in a log)."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 200)
+    width = None
+    if not stream.isatty():
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else 200
+    return Console(stderr=stderr, width=width)
+
+
+def name_width(names: Any, cap: int = 40) -> int:
+    """The min_width of a table column of names: the longest name, up to `cap` (longer ones fold
+    across lines rather than being cut)."""
+    return min(cap, max((len(str(n)) for n in names), default=1))
+
+
+def esc(value: Any) -> str:
+    """Data (names, messages, shapes such as [num_tokens, hidden]) as Rich markup that shows it
+    as it is."""
+    return escape(str(value))
+
+
+#: Said by the help of every --json option: what a null number means.
+JSON_NULLS = "Strict JSON: a number that is undefined (NaN) or infinite is null."
+
+
+def strict(value: Any) -> Any:
+    """`value` with every non-finite float (NaN, ±inf) replaced by None, so that it is strict JSON
+    (RFC 8259 has no NaN or Infinity); numpy scalars become Python ones."""
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return value
+
+
+def print_json(value: Any, indent: int = 2) -> None:
+    """Prints `value` as strict JSON (see strict) on stdout, and nothing else."""
+    print(json.dumps(strict(value), indent=indent, allow_nan=False, default=str))

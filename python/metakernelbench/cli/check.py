@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -14,11 +13,11 @@ from . import _state
 def check(
     kernel: Path = typer.Argument(..., help="The kernel.py to check."),
     dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
-    problem: str = typer.Option(..., "--problem", "-p", help="Problem slug or number."),
+    problem: str = typer.Option(..., "--problem", "--problems", "-p", help="Problem slug or number."),
     arch: Optional[str] = typer.Option(None, "--arch", help="Target, e.g. sm_90a (default: MKB_TARGET_ARCH, "
                                        "else this machine's GPU)."),
     timeout: float = typer.Option(600, "--timeout", help="Seconds before the check is stopped."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Parse, audit, import and compile kernel.py in its DSL's environment for the target
     architecture, with the problem's small workload, launching nothing. Errors name kernel.py's
@@ -34,16 +33,18 @@ def check(
     suite = _state.load_suite()
     result = check_kernel(kernel, dsl, suite.find(problem), arch, timeout_s=timeout)
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2))
+        _state.print_json(result.to_dict())
     else:
         console = _state.console()
         for d in result.diagnostics:
             style = "green" if not d.is_error else "red"
-            console.print(f"[{style}]{d.render(kernel.name)}[/]", highlight=False, soft_wrap=True)
+            line = _state.esc(d.render(kernel.name))
+            console.print(f"[{style}]{line}[/]", highlight=False, soft_wrap=True)
             if d.is_error and d.detail:
                 console.print(d.detail.rstrip()[-1500:], highlight=False, markup=False, soft_wrap=True)
         errors = sum(d.is_error for d in result.diagnostics)
         verdict = "[green]ok[/]" if result.ok else f"[red]{errors} error(s)[/]"
-        console.print(f"{kernel}: {verdict} ({result.dsl}, {result.arch}, {result.seconds:.1f} s)",
+        where = _state.esc(kernel)
+        console.print(f"{where}: {verdict} ({result.dsl}, {result.arch}, {result.seconds:.1f} s)",
                       highlight=False)
     raise typer.Exit(0 if result.ok else 1)

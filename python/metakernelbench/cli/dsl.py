@@ -28,7 +28,7 @@ def install(
                                        "space-separated (one DSL only)."),
     force: bool = typer.Option(False, "--force", help="Reinstall even when the same spec is installed."),
 ) -> None:
-    """Install the pinned DSL toolchains (SPEC §2) into their site directories (MKB_DSL_HOME, or
+    """Install the pinned DSL toolchains into their site directories (MKB_DSL_HOME, or
     .dsl/ of the checkout). Only what a DSL adds over the base environment goes there."""
     from .. import toolchains
 
@@ -43,14 +43,14 @@ def install(
 
 
 @app.command("info")
-def info(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def info(as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS)) -> None:
     """Where each DSL's toolchain is and what it holds."""
     from .. import toolchains
 
     chains = [toolchains.toolchain(d) for d in toolchains.DSLS]
     if as_json:
-        print(json.dumps([{"dsl": c.dsl, "site": str(c.site), "installed": c.installed, "spec": c.spec,
-                           "packages": c.packages, "python": c.python} for c in chains], indent=2))
+        _state.print_json([{"dsl": c.dsl, "site": str(c.site), "installed": c.installed, "spec": c.spec,
+                            "packages": c.packages, "python": c.python} for c in chains])
         return
     for c in chains:
         _state.console().print(c.describe(), highlight=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -24,11 +23,11 @@ def _parse_bytes(text: str) -> int:
 
 def eval_kernel(
     kernel: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="The kernel.py to judge."),
-    problem: str = typer.Option(..., "--problem", "-p", help="Problem slug or number."),
+    problem: str = typer.Option(..., "--problem", "--problems", "-p", help="Problem slug or number."),
     dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    device: str = _state.device_option(),
     workload: Optional[str] = typer.Option(None, "--workload", help="full or small (default: full on CUDA, small on CPU)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON. " + _state.JSON_NULLS),
     draws: Optional[int] = typer.Option(None, "--draws", help="Correctness draws (default 5)."),
     timing_draws: Optional[int] = typer.Option(None, "--timing-draws", help="Timing draws (default 50)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up calls (default 10)."),
@@ -46,8 +45,6 @@ def eval_kernel(
 
     if dsl not in ("cutedsl", "tirx"):
         raise typer.BadParameter(f"'{dsl}' is not one of cutedsl, tirx", param_hint="--dsl")
-    if device not in ("auto", "cpu", "cuda"):
-        raise typer.BadParameter(f"'{device}' is not one of auto, cpu, cuda", param_hint="--device")
     config: dict = {}
     for key, value in (("correctness_draws", draws), ("timing_draws", timing_draws), ("warmup_calls", warmup),
                        ("call_timeout_s", call_timeout)):
@@ -62,7 +59,7 @@ def eval_kernel(
     suite = _state.load_suite()
     verdict = evaluate(suite.find(problem), dsl, path=kernel, device=device, workload=workload, config=config)
     if as_json:
-        print(json.dumps(verdict.to_dict(), indent=2, default=str))
+        _state.print_json(verdict.to_dict())
     else:
         print(report(verdict), end="")
     ok = verdict.passed or (no_timing and verdict.correct)

@@ -29,7 +29,7 @@ def export(
 
         raise InvalidArgumentError(f"--format: '{format}' is not one of {', '.join(FORMATS)}")
     chosen = [t.strip() for value in tables or [] for t in value.split(",") if t.strip()]
-    written = Store(store, create=False).export(out, format, tables=chosen or None, experiment=experiment)
+    written = Store(store, read_only=True).export(out, format, tables=chosen or None, experiment=experiment)
     console = _state.console()
     for path in written:
         console.print(f"wrote {path}", highlight=False, soft_wrap=True)

@@ -166,15 +166,19 @@ class ProgressView:
         with self.lock:
             table = Table(title=self.title, title_justify="left", expand=False, box=None, padding=(0, 1))
             for column in ("attempt", "try", "submissions", "last verdict", "tokens", "elapsed"):
-                table.add_column(column, justify="left" if column in ("attempt", "last verdict") else "right")
+                table.add_column(
+                    column,
+                    justify="left" if column in ("attempt", "last verdict") else "right",
+                    overflow="fold",
+                )
             now = time.monotonic()
             for _, row in sorted(self.running.items(), key=lambda item: item[0]):
                 e = row["event"]
                 table.add_row(
-                    f"{e['problem_slug']} {e['arm']} r{e['replicate']}",
+                    Text(f"{e['problem_slug']} {e['arm']} r{e['replicate']}"),
                     str(e["try_number"]),
                     str(row["submissions"]),
-                    row["last"],
+                    Text(row["last"]),
                     _human(row["tokens"]),
                     f"{now - row['start']:.0f}s",
                 )
@@ -253,16 +257,18 @@ def run_with_progress(
 
 def plan_table(frame, title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for column, justify in (
+    widths = {"arm": _state.name_width(frame["arm"]), "action": _state.name_width(frame["action"])}
+    reasons = bool(frame["reason"].astype(bool).any()) if len(frame) else False
+    columns = [
         ("#", "right"),
         ("problem", "left"),
         ("arm", "left"),
         ("r", "right"),
         ("depends on", "left"),
         ("action", "left"),
-        ("why", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    ] + ([("why", "left")] if reasons else [])
+    for column, justify in columns:
+        table.add_column(column, justify=justify, overflow="fold", min_width=widths.get(column))  # type: ignore[arg-type]
     styles = {
         "run": "",
         "reuse": "dim",
@@ -279,12 +285,12 @@ def plan_table(frame, title: str) -> Table:
             depends = depends.rsplit("/", 2)[-2]
         table.add_row(
             f"{row.problem_number:02d}",
-            row.problem_slug,
-            row.arm,
+            Text(row.problem_slug),
+            Text(row.arm),
             str(row.replicate),
-            depends or "-",
+            Text(depends or "-"),
             Text(row.action, style=styles.get(row.action, "")),
-            row.reason,
+            *([Text(row.reason)] if reasons else []),
         )
     return table
 
@@ -294,9 +300,9 @@ def results_table(trials, title: str) -> Table:
     table = Table(title=title, title_justify="left")
     arms = list(dict.fromkeys(trials["arm"]))
     table.add_column("#", justify="right")
-    table.add_column("problem")
-    for arm in arms:
-        table.add_column(arm)
+    table.add_column("problem", overflow="fold")
+    for arm in arms:  # a long arm name folds in its header; the cells are short
+        table.add_column(Text(arm), overflow="fold")
     for (number, slug), rows in trials.groupby(["problem_number", "problem_slug"], sort=True):
         cells = []
         for arm in arms:
@@ -311,19 +317,26 @@ def results_table(trials, title: str) -> Table:
                 else:
                     parts.append(f"[red]{row.state}[/]")
             cells.append(" ".join(parts) or "-")
-        table.add_row(f"{int(number):02d}", slug, *cells)
+        table.add_row(f"{int(number):02d}", Text(slug), *cells)
     return table
 
 
 def print_summary(console, result) -> None:
     for line in result.failed:
-        console.print(f"[red]failed:[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[red]failed:[/] {_state.esc(line)}", highlight=False, soft_wrap=True)
     for line in result.blocked:
-        console.print(f"[red]blocked:[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[red]blocked:[/] {_state.esc(line)}", highlight=False, soft_wrap=True)
     for line in result.stale_kept:
-        console.print(f"[yellow]stale (kept):[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]stale (kept):[/] {_state.esc(line)}", highlight=False, soft_wrap=True)
     for line in result.warnings:
-        console.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]warning:[/] {_state.esc(line)}", highlight=False, soft_wrap=True)
+    if getattr(result, "retired", None):
+        console.print(
+            f"[yellow]retired:[/] {len(result.retired)} trials of the experiment outside this plan "
+            "(their tries archived; out of the statistics; a plan that holds them again restores them)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -338,9 +351,15 @@ def run(
         help="Model id: anthropic/<m>, openai/<m>, openai-compatible/<m>@<url>, scripted/demo.",
     ),
     problems: Optional[list[str]] = typer.Option(
-        None, "--problems", "-p", help="Problem globs, slugs or numbers (repeat or comma-separate)."
+        None,
+        "--problems",
+        "--problem",
+        "-p",
+        help="Problem globs, slugs or numbers (repeat or comma-separate).",
     ),
-    families: Optional[list[str]] = typer.Option(None, "--families", "-f", help="Only these families."),
+    families: Optional[list[str]] = typer.Option(
+        None, "--families", "--family", "-f", help="Only these families."
+    ),
     arms: Optional[list[str]] = typer.Option(
         None,
         "--arms",
@@ -360,7 +379,7 @@ def run(
     workload: Optional[str] = typer.Option(
         None, "--workload", "-w", help="small or full (default: full on CUDA, small on the CPU)."
     ),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda: where kernels are judged."),
+    device: str = _state.device_option(),
     executor: Optional[str] = typer.Option(
         None,
         "--executor",
@@ -368,15 +387,14 @@ def run(
         help="A Python executor instead of the agent (callable spec -> attempt).",
     ),
 ) -> None:
-    """Run the transfer protocol (SPEC §5): solos first, each skill arm after its own source,
-    transient failures retried, everything stored as it happens. Running the same command again
-    reuses finished trials and reruns failed ones.
+    """Run the transfer protocol (docs/protocol.md): solos first, each skill arm after its own
+    source, transient failures retried, everything stored as it happens. Running the same
+    command again reuses finished trials and reruns failed ones; trials of the experiment that
+    the plan no longer holds are retired (archived, out of the statistics).
 
     Exit status: 0 when every trial is resolved, 1 when some failed or are blocked, 2 on errors."""
     from ..experiments import Experiment, resolve_device
 
-    if device not in ("auto", "cpu", "cuda"):
-        raise _bad("--device", f"'{device}' is not one of auto, cpu, cuda")
     if workload not in (None, "small", "full"):
         raise _bad("--workload", f"'{workload}' is not one of small, full")
     console = _state.console()
@@ -410,13 +428,22 @@ def run(
         console.print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), highlight=False)
         if counts.get("stale") and not rerun_stale:
             console.print("[yellow]stale trials would stop the run: add --rerun-stale to rerun them[/]")
+        outside = frame.attrs.get("outside_plan", [])
+        if outside:
+            console.print(
+                f"[yellow]{len(outside)} stored trials of '{_state.esc(exp.name)}' are outside this plan: "
+                "a run would retire them (archive their tries; they leave the statistics)[/]",
+                highlight=False,
+                soft_wrap=True,
+            )
         return
 
     if runner is None:
         from ..experiments import agent_executor
 
         runner = agent_executor(
-            model, suite=suite, device=resolved_device, workspace_root=workspaces_for(store)
+            model, suite=suite, device=resolved_device, workspace_root=workspaces_for(store),
+            store_path=store,
         )
     console.print(
         f"[bold]mkb run[/] experiment '{exp.name}' · model {model} · {len(chosen)} problems x "

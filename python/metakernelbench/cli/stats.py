@@ -1,4 +1,4 @@
-"""`mkb stats`: the statistics of a store (SPEC §6) as tables, or as the JSON report."""
+"""`mkb stats`: the statistics of a store (docs/statistics.md) as tables, or as the JSON report."""
 
 from __future__ import annotations
 
@@ -59,7 +59,9 @@ def print_tables(console: Any, tables: list[Any]) -> None:
 
 def stats(
     store: Path = typer.Argument(..., help="The results store (SQLite file)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the JSON report (keys: docs/statistics.md)."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the JSON report (keys: docs/statistics.md). " + _state.JSON_NULLS
+    ),
     by: list[str] | None = typer.Option(None, "--by", "-b", help=BY_HELP),
     experiment: list[str] | None = typer.Option(
         None, "--experiment", "-e", help="Only these experiments (repeat; default: all, pooled)."
@@ -73,10 +75,12 @@ def stats(
 ) -> None:
     """Print the statistics of a store (or --json).
 
-    The statistics of STORE (SPEC §6): the published harness's R@t and S, the paired lift ΔGM
-    with help and harm rates, bootstrap intervals and tests, the relative-standing table and the
-    usage per arm, over every experiment in the store (each model's cells kept apart by model).
-    docs/statistics.md gives the formulas and the JSON keys."""
+    The statistics of STORE (docs/statistics.md): the published harness's R@t and S (with each
+    group's cell-replicates and coverage, and per cell), the R@t and S lifts and the paired lift
+    ΔGM with help and harm rates, with bootstrap intervals (measurement noise included where
+    timing samples are stored) and tests, the relative-standing table and the usage per arm, over
+    every experiment in the store (each model's cells kept apart by model). docs/statistics.md
+    gives the formulas and the JSON keys."""
     from ..reporting import normalize_levels, store_stats, tables
 
     if not 0 < confidence < 1:
@@ -99,7 +103,13 @@ def stats(
         per_model = tables.aggregates(result, "all_split")
         per_model.title = "R@t and S per model (split all)"
         shown.append(per_model)
-    shown += [tables.lift(result), tables.standing(result), tables.usage(result)]
+    shown += [
+        tables.cells(result),
+        tables.rt_lift(result, tuple(level for level in result.report.levels if "family" not in level)),
+        tables.lift(result),
+        tables.standing(result),
+        tables.usage(result),
+    ]
     print_tables(console, shown)
     if result.report.counts["n_resolved"] == 0:
         console.print("[yellow]no resolved comparison yet: every statistic is empty[/]")

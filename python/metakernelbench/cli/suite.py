@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -15,39 +14,49 @@ app = typer.Typer(help="Check the problem suite.", no_args_is_help=True)
 
 
 @app.command("validate")
+@_state.with_suite_option
 def validate(
-    device: str = typer.Option("cpu", "--device", help="cpu, or cuda to also run the full workloads."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    problems: Optional[list[str]] = typer.Option(None, "--problems", "-p", help="Slug globs or numbers."),
-    family: Optional[list[str]] = typer.Option(None, "--family", "-f", help="Only these families."),
+    device: str = _state.device_option(),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print JSON (an infinite factor is null, its candidate listed as unbounded). "
+        + _state.JSON_NULLS,
+    ),
+    problems: Optional[list[str]] = typer.Option(
+        None, "--problems", "--problem", "-p", help="Slug globs or numbers."
+    ),
+    family: Optional[list[str]] = typer.Option(
+        None, "--family", "--families", "-f", help="Only these families."
+    ),
 ) -> None:
     """Check that every problem is well posed: its reference behaves, and trivial candidates
-    (zeros, a constant, random values, an input passed through) all fail the judge's rule.
-    Exit status 1 when any check fails."""
+    (zeros, a constant, random values, an input passed through) all fail the judge's rule; on
+    cuda the full workloads run too. Exit status 1 when any check fails."""
     from ..suite_check import validate_problem
 
-    if device not in ("cpu", "cuda"):
-        raise typer.BadParameter(f"'{device}' is not one of cpu, cuda", param_hint="--device")
+    device = _state.resolve_device(device)
     suite = _state.load_suite()
     chosen = suite.select(globs=problems or (), families=family or ())
     console = _state.console()
     reports = []
     for p in chosen:
         if not as_json:
-            console.print(f"[dim]checking {p.number:02d} {p.slug}[/]", highlight=False)
+            console.print(f"[dim]checking {p.number:02d} {_state.esc(p.slug)}[/]", highlight=False)
         reports.append(validate_problem(p, device=device, full=device == "cuda"))
     if as_json:
-        print(json.dumps([r.to_dict() for r in reports], indent=2))
+        _state.print_json([r.to_dict() for r in reports])
     else:
         table = Table(title=f"suite validation ({device})", title_justify="left")
         for column in ("#", "slug", "result", "zeros", "const", "random", "passthrough", "low prec.", "problems"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")
         for r in reports:
             f = r.worst_factor
             cell = lambda k: "n/a" if k not in f else (f"{f[k]:.3g}x" if f[k] != float("inf") else "inf")  # noqa: E731
             failed = "; ".join(f"{c.name}: {c.detail}" for c in r.checks if not c.ok)
-            table.add_row(f"{r.number:02d}", r.slug, "[green]ok[/]" if r.ok else "[red]FAIL[/]", cell("zeros"),
-                          cell("constant"), cell("random"), cell("passthrough"), cell("low_precision"), failed)
+            table.add_row(f"{r.number:02d}", _state.esc(r.slug), "[green]ok[/]" if r.ok else "[red]FAIL[/]",
+                          cell("zeros"), cell("constant"), cell("random"), cell("passthrough"),
+                          cell("low_precision"), _state.esc(failed))
         console.print(table)
         console.print("Candidate columns: the least factor over the allowance across seeds (> 1: the candidate "
                       "fails, as it must; low precision may pass).")
@@ -55,21 +64,26 @@ def validate(
 
 
 @app.command("verify-solutions")
+@_state.with_suite_option
 def verify_solutions(
-    device: str = typer.Option("cuda", "--device", help="cuda (the real check) or cpu (small workload, "
-                               "for kernels that can run on the CPU only)."),
+    device: str = _state.device_option(),
     dsl: Optional[list[str]] = typer.Option(None, "--dsl", help="Only these DSLs (default: both)."),
-    problems: Optional[list[str]] = typer.Option(None, "--problems", "-p", help="Slug globs or numbers."),
+    problems: Optional[list[str]] = typer.Option(
+        None, "--problems", "--problem", "-p", help="Slug globs or numbers."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON table (default: benchmarks/results/"
                                        "solutions_<gpu>_<date>.json)."),
     fresh: bool = typer.Option(False, "--fresh", help="Do not reuse rows of an existing --out."),
     call_timeout: Optional[float] = typer.Option(None, "--call-timeout", help="Seconds one solve call may take "
                                                  "(default: the judge's, 300)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the table as JSON. " + _state.JSON_NULLS
+    ),
 ) -> None:
     """Judge every shipped solution (problems/*/*/solutions/<dsl>.py) like a submission and
     tabulate problem x DSL: verdict, speedup over eager, GPU span, % of the physical floor,
-    compile time. Rows are written as they finish; a rerun resumes. Exit status 1 when any
+    compile time. The real check runs on cuda; on the cpu the small workload runs, for kernels
+    that can run there. Rows are written as they finish; a rerun resumes. Exit status 1 when any
     solution fails or is not faster than eager."""
     import datetime as dt
 
@@ -77,8 +91,7 @@ def verify_solutions(
     from .._paths import repository_root
     from ..verify import solutions, verify
 
-    if device not in ("cpu", "cuda"):
-        raise typer.BadParameter(f"'{device}' is not one of cpu, cuda", param_hint="--device")
+    device = _state.resolve_device(device)
     dsls = tuple(toolchains.check_dsl(d) for d in dsl) if dsl else toolchains.DSLS
     suite = _state.load_suite()
     chosen = suite.select(globs=problems or ())
@@ -98,16 +111,17 @@ def verify_solutions(
                    progress=lambda m: console.print(m, highlight=False, markup=False) if not as_json else None)
     rows = table["rows"]
     if as_json:
-        print(json.dumps(table, indent=2))
+        _state.print_json(table)
     else:
         t = Table(title=f"shipped solutions ({device}; {table['environment'].get('gpu', '')})", title_justify="left")
         for column in ("#", "problem", "dsl", "verdict", "vs eager", "span", "span 95% CI", "% floor", "compile"):
-            t.add_column(column)
+            t.add_column(column, overflow="fold")
         for r in rows:
             ok = r["passed"] and (r["speedup_vs_eager"] or 0) > 1
             fmt = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
             ci = r.get("span_ci95")
-            t.add_row(f"{r['number']:02d}", r["slug"][:40], r["dsl"], ("[green]" if ok else "[red]") + r["status"] + "[/]",
+            t.add_row(f"{r['number']:02d}", _state.esc(r["slug"]), r["dsl"],
+                      ("[green]" if ok else "[red]") + r["status"] + "[/]",
                       fmt(r["speedup_vs_eager"], "{:.2f}x"), fmt(r["span_ms"] and r["span_ms"] * 1e3, "{:.1f} us"),
                       "-" if not ci else f"{ci[0] * 1e3:.1f}-{ci[1] * 1e3:.1f} us",
                       fmt(r["floor_pct"], "{:.0f}%"), fmt(r["compile_s"], "{:.1f} s"))
@@ -115,3 +129,51 @@ def verify_solutions(
         console.print(f"written to {out}", highlight=False)
     good = all(r["passed"] and (r["speedup_vs_eager"] or 0) > 1 for r in rows)
     raise typer.Exit(0 if good else 1)
+
+
+@app.command("compare-upstream")
+def compare_upstream(
+    checkout: Path = typer.Argument(..., help="A checkout of the published harness (holds problems/)."),
+    device: str = _state.device_option(),
+    seed: int = typer.Option(0, "--seed", help="The seed of the published draw."),
+    problems: Optional[list[int]] = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
+) -> None:
+    """Compare our problems with the published files of a checkout, problem for problem.
+
+    For each problem in both (by number): draws the published inputs, runs our reference and the
+    published one on them, and reports whether the signatures match (inputs, scalars, shapes,
+    dtypes, outputs, in-place updates on the full workload) and whether our output passes the
+    judge's correctness rule against the published output and its float64 anchor, and the other
+    way round. The published make_inputs() draw on CUDA: compare on a GPU. Exit status 1 when
+    any problem differs."""
+    from .. import upstream_problems as up
+
+    device = _state.resolve_device(device)
+    console = _state.console()
+    rows = up.compare_checkout(
+        _state.load_suite(), checkout, device=device, seed=seed, numbers=problems,
+        progress=None if as_json else lambda what: console.print(f"[dim]comparing {what}[/]",
+                                                                 highlight=False),
+    )
+    if as_json:
+        _state.print_json([r.to_dict() for r in rows])
+    else:
+        table = Table(title=f"ours vs {checkout} ({device}, seed {seed})", title_justify="left")
+        for column in ("#", "slug", "signature", "ours vs published", "published vs ours", "result"):
+            table.add_column(column)
+
+        def factor(f):
+            return "-" if f is None else ("inf" if f == float("inf") else f"{f:.3g}x")
+
+        for r in rows:
+            signature = r.error or ("match" if not r.signature else "; ".join(r.signature))
+            table.add_row(f"{r.number:02d}", r.slug, signature, factor(r.ours_vs_published),
+                          factor(r.published_vs_ours), "[green]match[/]" if r.matches else "[red]DIFFERS[/]")
+        console.print(table)
+        console.print("Factors: the largest error over the judge's allowance (<= 1 passes), ours judged "
+                      "against the published output and anchor, and the published output against ours.",
+                      soft_wrap=True)
+        if not rows:
+            console.print("[yellow]no problem of the suite is in the checkout[/]")
+    raise typer.Exit(0 if rows and all(r.matches for r in rows) else 1)

@@ -30,7 +30,7 @@ def _problem_dir(problem: Problem | str | int | _core.Message, suite_root: str |
 def evaluate(
     problem: Problem | str | int,
     dsl: str,
-    source: str | None = None,
+    source: str | bytes | None = None,
     *,
     path: str | os.PathLike | None = None,
     device: str = "auto",
@@ -50,7 +50,7 @@ def evaluate(
         raise _core.InvalidArgumentError("evaluate: give exactly one of source or path")
     if path is not None:
         try:
-            source = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+            source = Path(path).read_bytes()  # as it is: the judge tells a non-UTF-8 file
         except OSError as error:
             raise _core.NotFoundError(f"{path}: {error.strerror}") from None
     if device not in ("auto", "cpu", "cuda"):

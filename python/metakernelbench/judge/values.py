@@ -163,6 +163,11 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.numel() == 0 or torch.equal(a.view(torch.uint8), b.view(torch.uint8))
 
 
+def empty_like_meta(meta, device: str) -> torch.Tensor:
+    """A tensor shaped and typed like a TensorMeta (uninitialised)."""
+    return torch.empty(list(meta.shape), dtype=DTYPES[meta.dtype], device=device)
+
+
 def upcast(inputs: list) -> list:
     """The anchor's inputs: float32 / float16 / bfloat16 tensors as float64, others cloned."""
     return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in UPCAST else clone(x) for x in inputs]
@@ -215,7 +220,8 @@ class CpuTransport:
             out[i] = buffer[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t
         return out
 
-    def open(self, handles: list, fds: list[int], writable: bool, scalars: bool = False) -> tuple[list, object]:
+    def open(self, handles: list, fds: list[int], writable: bool,
+             scalars: bool = False) -> tuple[list, object]:
         """The values of `handles`: tensors mapped from the one segment in `fds`, and (with
         `scalars`, for inputs) Python scalars carried by value."""
         try:
@@ -249,6 +255,63 @@ class CpuTransport:
         return out, (segment, buffer)
 
 
+class CudaArena:
+    """CUDA tensors packed into device buffers of their own (cudaMalloc, not torch's caching
+    allocator) and exported by one IPC handle per buffer. The host packs each call's private
+    copies of the inputs into one, so that what the worker maps holds those copies and nothing
+    else of the host's memory; the worker packs a call's outputs into its own (its snapshot of
+    them), so that exporting them costs the same small, steady time on every call. Buffers are
+    reused while the data fits (the other side has read the last call's by the next request)
+    and kept until close() (the other side may still map an older one)."""
+
+    device = "cuda"
+
+    def __init__(self, device_index: int = 0):
+        self._cuda = _core.cuda
+        self._device = device_index
+        self._buffers = []  # every buffer handed out, newest last
+        self._handles = {}
+
+    def export(self, items: list) -> tuple[list[dict], list[int], object]:
+        """Handles of `items` (tensors packed into the arena, Python scalars by value) in order,
+        no descriptors, and the items as the other side will see them (arena views, scalars)."""
+        tensors, _ = _split(items)
+        offsets, total = [], 0
+        for t in tensors:
+            total = _core.align_tensor_offset(total)
+            offsets.append(total)
+            total += t.numel() * t.element_size()
+        buffer = self._buffer(max(total, 1))
+        raw = torch.from_dlpack(buffer.capsule())
+        handle = self._handles[id(buffer)]
+        handles, views = [], []
+        for t, offset in zip(tensors, offsets):
+            nbytes = t.numel() * t.element_size()
+            if nbytes:
+                raw[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
+            handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
+                            "nbytes": nbytes, "device_index": self._device})
+            views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
+        # The other side's stream knows nothing of this one: the copies are done before the
+        # handles leave (and before the host's clock starts on the call).
+        torch.cuda.synchronize(self._device)
+        view_iter = iter(views)
+        worker_view = [next(view_iter) if isinstance(x, torch.Tensor) else x for x in items]
+        return _merge(items, handles), [], worker_view
+
+    def _buffer(self, nbytes: int):
+        current = self._buffers[-1] if self._buffers else None
+        if current is None or current.bytes < nbytes:
+            current = self._cuda.DeviceBuffer(nbytes, self._device)
+            self._buffers.append(current)
+            self._handles[id(current)] = current.ipc_handle()
+        return current
+
+    def close(self) -> None:
+        self._buffers.clear()
+        self._handles.clear()
+
+
 class CudaTransport:
     """CUDA tensors cross by IPC handle: the receiver maps the sender's allocation, no copy."""
 
@@ -279,7 +342,8 @@ class CudaTransport:
                             "nbytes": nbytes, "device_index": c.device.index or 0})
         return _merge(items, handles), [], keep
 
-    def open(self, handles: list, fds: list[int], writable: bool, scalars: bool = False) -> tuple[list, object]:
+    def open(self, handles: list, fds: list[int], writable: bool,
+             scalars: bool = False) -> tuple[list, object]:
         """The values of `handles`: tensors mapped by IPC handle, and (with `scalars`, for
         inputs) Python scalars carried by value."""
         for fd in fds:

@@ -75,7 +75,7 @@ def store_stats(
         path = Path(store)
         if not path.exists():
             raise _core.NotFoundError(f"{path}: no such store")
-        s = Store(path, create=False)
+        s = Store(path, read_only=True)
     names = list(experiments) if experiments else s.experiment_names()
     known = set(s.experiment_names())
     for name in names:
@@ -121,3 +121,52 @@ def cells_stats(
     report = _compute(cells, config, list(levels) if levels else None, confidence)
     models = sorted(set(report.comparisons["model"])) if len(report.comparisons) else []
     return StoreStats(report, None, [], models, report.counts["n_cells"])
+
+
+def submission_effort(store: Any, experiment: str) -> Any:
+    """Per arm of an experiment, over its trials' current tries that ran: attempts, counted
+    submissions (total and per attempt) and how many attempts passed on their first counted
+    submission. What a skill changes before any speedup does: the demo's script is built to show
+    it (its solos submit a wrong kernel first; given the skill, the conditioned arm does not).
+    Columns: arm, conditioned (a skill arm), attempts, counted_submissions,
+    counted_per_attempt, first_try_passes."""
+    import pandas
+
+    from ..store import Store
+
+    s = store if isinstance(store, Store) else Store(store, read_only=True)
+    trials = s.trials(experiment)
+    spec = s.experiment(experiment)
+    conditioned = {a.name for a in spec.arms if str(a.skill.kind or "").lower() not in ("", "none")}
+    submissions = s.submissions(experiment)
+    submissions = submissions[submissions["current"] & submissions["counted"]].sort_values(
+        ["trial_id", "index"]
+    )
+    first = submissions.groupby("trial_id")["passed"].first()
+    counted = submissions.groupby("trial_id").size()
+    rows = []
+    ran = trials[trials["state"].isin(["finished", "failed"])]
+    for arm in dict.fromkeys(a.name for a in spec.arms):
+        mine = ran[ran["arm"] == arm]["trial_id"]
+        if mine.empty:
+            continue
+        total = int(counted.reindex(mine).fillna(0).sum())
+        rows.append(
+            {
+                "arm": arm,
+                "conditioned": arm in conditioned,
+                "attempts": len(mine),
+                "counted_submissions": total,
+                "counted_per_attempt": total / len(mine),
+                "first_try_passes": int(first.reindex(mine).fillna(False).astype(bool).sum()),
+            }
+        )
+    columns = [
+        "arm",
+        "conditioned",
+        "attempts",
+        "counted_submissions",
+        "counted_per_attempt",
+        "first_try_passes",
+    ]
+    return pandas.DataFrame(rows, columns=columns)

@@ -87,6 +87,8 @@ def report_tables(stats: StoreStats) -> dict[str, t.DisplayTable]:
     out = {
         "overview": t.overview(stats),
         "aggregates": t.aggregates(stats, "pooled"),
+        "cells": t.cells(stats),
+        "rt_lift": t.rt_lift(stats),
         "lift": t.lift(stats),
         "standing": t.standing(stats),
         "usage": t.usage(stats),
@@ -104,6 +106,8 @@ def report_tables(stats: StoreStats) -> dict[str, t.DisplayTable]:
 _SECTIONS = (
     ("aggregates", "The published harness's aggregates", False),
     ("aggregates_by_model", "", True),
+    ("cells", "", True),
+    ("rt_lift", "", True),
     ("lift", "Paired lift and tests", False),
     ("standing", "Relative standing", False),
     ("problems", "", True),

@@ -116,6 +116,8 @@ def overview(stats: StoreStats) -> DisplayTable:
             f"resamples, seed {config['seed']}",
         ]
     )
+    noise = report.measurement_noise
+    rows.append(["measurement noise", noise.get("note") or "–"])
     return DisplayTable("overview", "Overview", ["", ""], rows, ["l", "l"], notes=list(stats.notes))
 
 
@@ -123,13 +125,24 @@ def aggregates(stats: StoreStats, models: str = "pooled") -> DisplayTable:
     """R@t and S (the published harness's aggregates). models: "pooled" (model *), "each"
     (every model, all splits) or "all_split" (every model and *, split all only)."""
     frame = stats.report.aggregates
+    frame = frame[frame["split"] != "by_cell"]  # the per-cell table (cells) shows those
     thresholds = [c for c in frame.columns if c.startswith("R@")]
     if models == "pooled":
         frame = frame[frame["model"] == "*"]
     elif models == "all_split":
         frame = frame[frame["split"] == "all"]
     show_model = models != "pooled"
-    columns = (["model"] if show_model else []) + ["split", "group", "arm", "n", *thresholds, "S"]
+    columns = (["model"] if show_model else []) + [
+        "split",
+        "group",
+        "arm",
+        "n",
+        *thresholds,
+        "S",
+        "cells",
+        "src ok",
+        "skill",
+    ]
     rows = []
     for row in frame.to_dict("records"):
         signed = row["arm"] == "lift"
@@ -142,13 +155,19 @@ def aggregates(stats: StoreStats, models: str = "pooled") -> DisplayTable:
         for t in thresholds:
             values.append("–" if _missing(row[t]) else (f"{row[t]:+.2f}" if signed else f"{row[t]:.2f}"))
         values.append("–" if _missing(row["S"]) else (f"{row['S']:+.1f}" if signed else f"{row['S']:.1f}"))
+        if row["arm"] == "base":  # the group's: said once
+            values += [str(row["n_cell_replicates"]), pct(row["source_coverage"]), pct(row["skill_coverage"])]
+        else:
+            values += ["", "", ""]
         rows.append(values)
     title = "R@t and S over resolved cell-replicates (the published harness's aggregates)"
     if models == "pooled":
         title += ", all models pooled"
     notes = [
         "R@t: share passed with speedup ≥ t; S = 100 × mean of the five; lift = skill − base; a skipped "
-        "skill arm counts as its base."
+        "skill arm counts as its base. cells: the group's cell-replicates, resolved or not (n: resolved); "
+        "src ok: share whose source passed (source coverage); skill: share whose source left a skill "
+        "(skill coverage)."
     ]
     return DisplayTable(
         "aggregates",
@@ -158,6 +177,107 @@ def aggregates(stats: StoreStats, models: str = "pooled") -> DisplayTable:
         ["l"] * (columns.index("n")) + ["r"] * (len(columns) - columns.index("n")),
         notes,
     )
+
+
+def cells(stats: StoreStats) -> DisplayTable:
+    """R@t and S per cell (problem x direction), all models pooled: the harness's per-cell rows."""
+    frame = stats.report.aggregates
+    frame = frame[(frame["split"] == "by_cell") & (frame["model"] == "*")]
+    thresholds = [c for c in frame.columns if c.startswith("R@")]
+    columns = [
+        "problem",
+        "direction",
+        "n",
+        "cells",
+        "S base",
+        "S skill",
+        "S lift",
+        *[f"{t} lift" for t in thresholds],
+    ]
+    rows = []
+    for group, sub in frame.groupby("group", sort=False):
+        by_arm = sub.set_index("arm")
+        problem, direction = group.rsplit("/", 1)
+        base, skill, lift_row = by_arm.loc["base"], by_arm.loc["skill"], by_arm.loc["lift"]
+        rows.append(
+            [
+                problem,
+                direction,
+                str(base["n"]),
+                str(base["n_cell_replicates"]),
+                num(base["S"], 1),
+                num(skill["S"], 1),
+                "–" if _missing(lift_row["S"]) else f"{lift_row['S']:+.1f}",
+                *["–" if _missing(lift_row[t]) else f"{lift_row[t]:+.2f}" for t in thresholds],
+            ]
+        )
+    notes = ["n: resolved cell-replicates of the cell; cells: all of them; lift = skill − base."]
+    return DisplayTable(
+        "cells",
+        "R@t and S per cell (problem × direction)",
+        columns,
+        rows,
+        ["l", "l"] + ["r"] * (len(columns) - 2),
+        notes,
+    )
+
+
+def rt_lift(
+    stats: StoreStats, levels: tuple[str, ...] = ("overall", "model", "direction", "model,direction")
+) -> DisplayTable:
+    """The harness's headline, R@t and S lifts, with cluster-bootstrap intervals over problems."""
+    frame = stats.report.lift
+    frame = frame[frame["level"].isin(levels) & (frame["arm"] == "skill")]
+    thresholds = [c[: -len("_lift")] for c in frame.columns if c.startswith("R@") and c.endswith("_lift")]
+    columns = ["level", "group", "problems", "S lift [CI]", *[f"{t} lift [CI]" for t in thresholds]]
+    rows = []
+    fallback = False
+    for row in frame.to_dict("records"):
+        values = [row["level"], group_label(_Row(row), row["level"]), str(row["n_problems"])]
+        s = row["s_lift"]
+        text = "–" if _missing(s) else f"{s:+.1f}"
+        if not _missing(row["s_lift_bca_low"]):
+            text += f" [{row['s_lift_bca_low']:+.1f}, {row['s_lift_bca_high']:+.1f}]"
+        values.append(text)
+        fallback |= bool(row["s_lift_bca_fallback"])
+        for t in thresholds:
+            name = f"{t}_lift"
+            values.append(
+                "–"
+                if _missing(row[name])
+                else f"{row[name]:+.2f}"
+                + (
+                    ""
+                    if _missing(row[f"{name}_bca_low"])
+                    else f" [{row[f'{name}_bca_low']:+.2f}, {row[f'{name}_bca_high']:+.2f}]"
+                )
+            )
+            fallback |= bool(row[f"{name}_bca_fallback"])
+        rows.append(values)
+    notes = [
+        "R@t(skill) − R@t(solo) and S(skill) − S(solo) over the group's comparisons, with BCa "
+        "intervals of the same problem bootstrap as ΔGM."
+    ]
+    if fallback:
+        notes.append(
+            "Where BCa is undefined (a constant bootstrap, fewer than two problems) the interval is "
+            "the percentile one."
+        )
+    return DisplayTable(
+        "rt_lift",
+        "R@t and S lifts with intervals",
+        columns,
+        rows,
+        ["l", "l"] + ["r"] * (len(columns) - 2),
+        notes,
+    )
+
+
+class _Row:
+    """A dict row read as attributes (for group_label)."""
+
+    def __init__(self, row: dict):
+        self.__dict__.update(row)
 
 
 def lift(
@@ -233,7 +353,7 @@ def standing(stats: StoreStats, levels: list[str] | None = None) -> DisplayTable
             "n",
             "helped [CI]",
             "harmed [CI]",
-            "ΔGM",
+            "ΔGM [CI]",
         ]
     )
     rows = []
@@ -245,11 +365,16 @@ def standing(stats: StoreStats, levels: list[str] | None = None) -> DisplayTable
         else:
             values.append(pct(row.help_rate) + interval(row.help_low, row.help_high, False))
             values.append(pct(row.harm_rate) + interval(row.harm_low, row.harm_high, False))
-            values.append(pct(row.delta_gm, True))
+            values.append(
+                pct(row.delta_gm, True)
+                + interval(row.delta_gm_low, row.delta_gm_high, True)
+                + (" †" if row.delta_gm_bca_fallback else "")
+            )
         rows.append(values)
     notes = [
         "Source stood above / level / below: the source attempt's tier against the target's solo tier "
-        "(tier = thresholds of R@t cleared). 95% Wilson intervals."
+        "(tier = thresholds of R@t cleared). Helped / harmed: Wilson intervals; ΔGM: problem bootstrap "
+        "(BCa; † percentile)."
     ]
     if has_control:
         notes.append(
@@ -271,7 +396,8 @@ def usage(stats: StoreStats) -> DisplayTable:
     columns = [
         "model",
         "arm",
-        "attempts",
+        "ran",
+        "not run",
         "skipped",
         "input tok",
         "cached",
@@ -289,12 +415,18 @@ def usage(stats: StoreStats) -> DisplayTable:
             [
                 row.model if len(stats.models) > 1 else (stats.models[0] if stats.models else "*"),
                 row.arm,
-                str(row.attempts),
+                str(row.attempts) + (f" ({row.unresolved} unresolved)" if row.unresolved else ""),
+                str(row.not_run) + (f" ({row.blocked} blocked)" if row.blocked else ""),
                 str(row.skipped),
                 human(row.input_tokens),
                 human(row.cached_input_tokens),
                 human(row.output_tokens),
-                num(row.cost_usd, 2),
+                num(row.cost_usd, 2)
+                + (
+                    f" ({num(row.interrupted_cost_usd, 2)} in {row.interrupted_tries} interrupted)"
+                    if row.interrupted_tries
+                    else ""
+                ),
                 human(row.agent_seconds),
                 human(row.mean_input_tokens),
                 human(row.mean_output_tokens),
@@ -303,10 +435,13 @@ def usage(stats: StoreStats) -> DisplayTable:
             ]
         )
     notes = [
-        "Each attempt counted once (a solo is the source of one direction and the base of the other); "
+        "Each attempt counted once (a solo is the source of one direction and the base of the other). "
+        "ran: attempts that ran (finished, or unresolved after spending tokens); not run: blocked by a "
+        "failed or missing source, pending, or failed before any usage — in no total or mean. Totals "
+        "include the usage of interrupted tries (killed, retried or failed), said in the cost column; "
         "means over attempts that ran."
     ]
-    return DisplayTable("usage", "Usage and cost per arm", columns, rows, ["l", "l"] + ["r"] * 11, notes)
+    return DisplayTable("usage", "Usage and cost per arm", columns, rows, ["l", "l"] + ["r"] * 12, notes)
 
 
 def tiers(stats: StoreStats) -> DisplayTable:

@@ -1,0 +1,261 @@
+"""Parity of the judge's speedup with the published harness's method, side by side on one GPU.
+
+For every row (a shipped solution, or an eager-only kernel), on the same files and problems:
+  * the published method, implemented plainly here (`published_method_run`): 10 warm-up calls,
+    then for each of 50 draws the inputs drawn under the reference numerics with a seeded
+    generator, then synchronise, start event, solve, synchronise, end event, synchronise; the
+    median; the eager baseline the same way on the reference under the reference numerics. Run
+    `--published-runs` times, each in a fresh process (one per DSL: a process holds one DSL);
+  * the judge (`mkb.evaluate`), `--judge-runs` times;
+  * optionally the published grader itself, unchanged, on the problems whose signatures match
+    (`--upstream DIR`: a checkout of the published harness; see docs/gpu-device.md).
+It reports each method's median speedup with its run-to-run spread, and judge / published.
+
+    python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
+    python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ADVERSARIAL = ROOT / "tests" / "adversarial" / "kernels"
+
+# Eager-only rows (the DSL rule waived): kernels from a few microseconds to milliseconds.
+EAGER_ROWS = [
+    ("36", "small", ADVERSARIAL / "honest_bf16_products.py"),      # ~3-10 us
+    ("36", "full", ADVERSARIAL / "honest_bf16_products.py"),       # ~0.1-0.3 ms
+    ("36", "full", ADVERSARIAL / "honest_cached_inplace.py"),      # ~1 ms (float32 chain)
+    ("02", "full", ADVERSARIAL / "honest_paged_decode.py"),        # ~ms
+]
+
+
+def _rows(args) -> list[dict]:
+    import metakernelbench as mkb
+
+    suite = mkb.load_suite()
+    rows = []
+    for problem in suite.problems:
+        for dsl in ("cutedsl", "tirx"):
+            path = Path(problem.directory) / "solutions" / f"{dsl}.py"
+            if path.is_file() and (not args.problems or problem.number in args.problems):
+                rows.append({"problem": problem.number, "slug": problem.slug, "dsl": dsl, "workload": "full",
+                             "kernel": str(path), "require_dsl": True, "dir": str(problem.directory)})
+    if not args.no_eager_rows:
+        for number, workload, kernel in EAGER_ROWS:
+            if kernel.is_file():
+                p = suite.find(number)
+                rows.append({"problem": p.number, "slug": p.slug, "dsl": "cutedsl", "workload": workload,
+                             "kernel": str(kernel), "require_dsl": False, "dir": str(p.directory)})
+    return rows
+
+
+# --- the published method, plainly --------------------------------------------------------------
+
+def _reference_numerics():
+    import contextlib
+
+    import torch
+
+    @contextlib.contextmanager
+    def numerics():
+        m = torch.backends.cuda.matmul
+        saved = (torch.backends.cudnn.allow_tf32, m.allow_bf16_reduced_precision_reduction,
+                 m.allow_fp16_reduced_precision_reduction, torch.get_float32_matmul_precision(),
+                 torch.get_default_dtype())
+        torch.backends.cudnn.allow_tf32 = False
+        m.allow_bf16_reduced_precision_reduction = False
+        m.allow_fp16_reduced_precision_reduction = False
+        torch.set_float32_matmul_precision("highest")
+        torch.set_default_dtype(torch.float32)
+        try:
+            yield
+        finally:
+            (torch.backends.cudnn.allow_tf32, m.allow_bf16_reduced_precision_reduction,
+             m.allow_fp16_reduced_precision_reduction) = saved[:3]
+            torch.set_float32_matmul_precision(saved[3])
+            torch.set_default_dtype(saved[4])
+
+    return numerics
+
+
+def _load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def published_method_run(rows: list[dict], seed: int) -> list[dict]:
+    """One run of the published method over `rows` (one process, one DSL)."""
+    import torch
+
+    numerics = _reference_numerics()
+    rng = random.Random(seed)
+    out = []
+    for k, row in enumerate(rows):
+        ref = _load(f"_parity_ref_{k}", os.path.join(row["dir"], "reference.py"))
+        kernel = _load(f"_parity_kernel_{k}", row["kernel"])
+
+        def draw(s):
+            with numerics(), torch.random.fork_rng():
+                torch.manual_seed(s)
+                return list(ref.make_inputs(workload=row["workload"], device="cuda"))
+
+        def median_ms(fn, warmup, timing):
+            for s in warmup:
+                fn(*draw(s))
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            times = []
+            for s in timing:
+                inputs = draw(s)
+                torch.cuda.synchronize()
+                start.record()
+                fn(*inputs)
+                torch.cuda.synchronize()
+                end.record()
+                torch.cuda.synchronize()
+                times.append(start.elapsed_time(end))
+            return statistics.median(times)
+
+        warmup = [rng.getrandbits(63) for _ in range(10)]
+        timing = [rng.getrandbits(63) for _ in range(50)]
+        kernel_ms = median_ms(kernel.solve, warmup, timing)
+        with numerics():
+            eager_ms = median_ms(ref.reference, warmup, timing)
+        out.append({**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms})
+        print(f"  published method: {row['slug'][:40]} {row['dsl']} {row['workload']}: "
+              f"{eager_ms / kernel_ms:.3f}x ({kernel_ms:.4f} vs {eager_ms:.4f} ms)", flush=True)
+    return out
+
+
+def _child(dsl: str, rows_path: str, seed: int) -> int:
+    rows = json.loads(Path(rows_path).read_text())
+    from metakernelbench import toolchains
+
+    if dsl in ("cutedsl", "tirx"):
+        toolchains.activate(toolchains.site_dirs(dsl))
+    print(json.dumps(published_method_run(rows, seed)))
+    return 0
+
+
+def _published_runs(rows: list[dict], runs: int, tmp: Path) -> dict[tuple, list[float]]:
+    results: dict[tuple, list[float]] = {}
+    for run in range(runs):
+        for dsl in ("cutedsl", "tirx"):
+            mine = [r for r in rows if r["dsl"] == dsl]
+            if not mine:
+                continue
+            path = tmp / f"rows-{dsl}.json"
+            path.write_text(json.dumps(mine))
+            done = subprocess.run([sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
+                                  capture_output=True, text=True)
+            lines = [l for l in done.stdout.splitlines() if l.startswith("[")]
+            if done.returncode != 0 or not lines:
+                print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
+                continue
+            for line in done.stdout.splitlines():
+                if line.startswith("  published"):
+                    print(line, flush=True)
+            for r in json.loads(lines[-1]):
+                results.setdefault(_key(r), []).append(r["speedup"])
+    return results
+
+
+def _key(row: dict) -> tuple:
+    return (row["problem"], row["dsl"], row["workload"], os.path.basename(row["kernel"]))
+
+
+# --- the judge ----------------------------------------------------------------------------------
+
+def _judge_runs(rows: list[dict], runs: int) -> dict[tuple, list[dict]]:
+    import metakernelbench as mkb
+
+    results: dict[tuple, list[dict]] = {}
+    for run in range(runs):
+        for row in rows:
+            config = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
+            t = time.perf_counter()
+            verdict = mkb.evaluate(row["problem"], row["dsl"], path=row["kernel"], device="cuda",
+                                   workload=row["workload"], config=config)
+            entry = {"status": verdict.status, "speedup": verdict.speedup_vs_eager,
+                     "kernel_ms": verdict.kernel_parity.median_ms, "eager_ms": verdict.eager_parity.median_ms,
+                     "speedup_span": verdict.speedup_span, "wall_s": time.perf_counter() - t,
+                     "message": verdict.message}
+            results.setdefault(_key(row), []).append(entry)
+            print(f"  judge run {run}: {row['slug'][:40]} {row['dsl']} {row['workload']}: {verdict.status} "
+                  f"{verdict.speedup_vs_eager}", flush=True)
+    return results
+
+
+def _spread(values: list[float]) -> dict:
+    if not values:
+        return {"median": None, "min": None, "max": None, "relative_spread": None, "runs": 0}
+    m = statistics.median(values)
+    return {"median": m, "min": min(values), "max": max(values),
+            "relative_spread": (max(values) - min(values)) / (2 * m) if m else None, "runs": len(values)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--published-runs", type=int, default=5)
+    parser.add_argument("--judge-runs", type=int, default=3)
+    parser.add_argument("--problems", type=int, nargs="*", default=[])
+    parser.add_argument("--no-eager-rows", action="store_true")
+    parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if args.child:
+        return _child(args.child[0], args.child[1], args.seed)
+    import tempfile
+
+    rows = _rows(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        published = _published_runs(rows, args.published_runs, Path(tmp))
+    judged = _judge_runs(rows, args.judge_runs)
+    table = []
+    for row in rows:
+        key = _key(row)
+        pub = _spread(published.get(key, []))
+        judge_values = [j["speedup"] for j in judged.get(key, []) if j["speedup"] is not None]
+        jud = _spread(judge_values)
+        ratio = jud["median"] / pub["median"] if jud["median"] and pub["median"] else None
+        table.append({"problem": row["problem"], "slug": row["slug"], "dsl": row["dsl"], "workload": row["workload"],
+                      "kernel": os.path.relpath(row["kernel"], ROOT), "require_dsl": row["require_dsl"],
+                      "published": pub, "published_runs": published.get(key, []),
+                      "judge": jud, "judge_runs": judged.get(key, []),
+                      "judge_over_published": ratio,
+                      "within_5_percent": ratio is not None and abs(ratio - 1) <= 0.05})
+        print(f"{row['problem']:02d} {row['dsl']:8s} {row['workload']:5s} {os.path.basename(row['kernel'])[:28]:28s} "
+              f"published {pub['median'] and round(pub['median'], 3)} (±{pub['relative_spread'] and round(100 * pub['relative_spread'], 1)}%) "
+              f"judge {jud['median'] and round(jud['median'], 3)} (±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
+              f"ratio {ratio and round(ratio, 3)}", flush=True)
+    result = {"benchmark": "parity", "date": date.today().isoformat(), "published_runs": args.published_runs,
+              "judge_runs": args.judge_runs, "rows": table}
+    try:
+        import torch
+
+        result["gpu"] = torch.cuda.get_device_name(0)
+        result["torch"] = torch.__version__
+    except Exception:
+        pass
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

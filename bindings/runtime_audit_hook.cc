@@ -1,0 +1,251 @@
+// The worker's runtime audit hook: a C audit hook (PySys_AddAuditHook), so that nothing written
+// in Python can reach, patch or remove it. For every event it finds the caller (the innermost
+// frame, and the innermost frame outside the standard library and the import system) and asks
+// libmkb's DecideAuditEvent (runtime_policy.h); a refusal raises PermissionError where the
+// event was raised and is recorded as a finding for the next reply.
+#include <Python.h>
+#include <frameobject.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "bindings/bindings.h"
+#include "libmkb/judge/runtime_policy.h"
+
+namespace mkb::python {
+namespace py = pybind11;
+namespace {
+
+struct HookState {
+  RuntimePolicyConfig config;
+  bool enforce = true;  // false: allow everything, record what would have been refused
+  std::string phase = "import";
+  std::vector<py::dict> findings;  // guarded by the GIL (the hook runs with it held)
+  std::vector<std::string> recorded;  // record mode: event | caller | library | arg
+  int64_t refused = 0;
+  std::string workspace;  // named <workspace> in what the agent reads
+};
+
+HookState* g_state = nullptr;
+thread_local int t_in_hook = 0;
+
+std::string Text(PyObject* value) {
+  if (value == nullptr) return "";
+  if (PyUnicode_Check(value)) {
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(value, &size);
+    if (data == nullptr) {
+      PyErr_Clear();
+      return "";
+    }
+    return std::string(data, static_cast<size_t>(size));
+  }
+  if (PyBytes_Check(value)) return std::string(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+  if (PyLong_Check(value)) {
+    const long n = PyLong_AsLong(value);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return absl::StrCat("fd:", n);
+  }
+  if (PyCode_Check(value)) return Text(reinterpret_cast<PyCodeObject*>(value)->co_filename);
+  if (value == Py_None) return "";
+  // A path-like object: its file system path.
+  PyObject* path = PyOS_FSPath(value);
+  if (path == nullptr) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string out = Text(path);
+  Py_DECREF(path);
+  return out;
+}
+
+bool InStdlib(const std::string& file) {
+  if (absl::StartsWith(file, "<frozen")) return true;
+  for (const std::string& root : g_state->config.stdlib_roots) {
+    if (!root.empty() && absl::StartsWith(file, absl::StrCat(root, "/")) &&
+        !absl::StrContains(file, "-packages/")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CodeEvent(const char* event) {
+  for (const char* e : {"exec", "compile", "code.__new__", "function.__new__", "types.CodeType"}) {
+    if (std::strcmp(event, e) == 0) return true;
+  }
+  return false;
+}
+
+// `import_chain` is filled for code events only (the walk then goes on to the module body).
+AuditCaller FindCaller(const char* event, int* kernel_line) {
+  AuditCaller caller;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  bool first = true;
+  bool chain_open = CodeEvent(event);
+  std::vector<std::string> chain;
+  bool previous_is_module_body = false;
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+    const std::string file = Text(code->co_filename);
+    const std::string function = Text(code->co_name);
+    if (first) {
+      caller.direct_file = file;
+      caller.direct_function = function;
+      first = false;
+    }
+    if (chain_open) {
+      if (absl::StartsWith(file, "<frozen importlib")) {
+        // The import system runs the module body just above: the chain ends there.
+        if (previous_is_module_body && !chain.empty()) caller.import_chain = std::move(chain);
+        chain_open = false;
+      } else if (chain.size() < 256) {
+        chain.push_back(file);
+        previous_is_module_body = function == "<module>";
+      } else {
+        chain_open = false;
+      }
+    }
+    if (file == g_state->config.kernel_path && *kernel_line == 0)
+      *kernel_line = PyFrame_GetLineNumber(frame);
+    if (caller.library_file.empty() && !InStdlib(file)) caller.library_file = file;
+    Py_DECREF(code);
+    if (!caller.library_file.empty() && *kernel_line != 0 && !chain_open) {
+      Py_DECREF(frame);
+      break;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return caller;
+}
+
+// The event's first two arguments as text; for object.__getattr__ the attribute's name.
+std::pair<std::string, std::string> Arguments(const char* event, PyObject* args) {
+  if (args == nullptr || !PyTuple_Check(args)) return {};
+  const Py_ssize_t n = PyTuple_GET_SIZE(args);
+  std::string a0 = n > 0 ? Text(PyTuple_GET_ITEM(args, 0)) : "";
+  std::string a1;
+  if (n > 1) {
+    PyObject* second = PyTuple_GET_ITEM(args, 1);
+    if (std::string(event) == "open" && n > 2 && second == Py_None) {
+      // os.open: (path, None, flags)
+      a1 = absl::StrCat("flags:", PyLong_AsLong(PyTuple_GET_ITEM(args, 2)));
+      if (PyErr_Occurred()) PyErr_Clear();
+    } else {
+      a1 = Text(second);
+    }
+  }
+  if (std::string(event) == "object.__getattr__") a0.clear();  // the object itself: not text
+  return {a0, a1};
+}
+
+// Agent-facing text: the workspace and the judge's own files are not named.
+std::string Redacted(std::string text) {
+  auto replace = [&text](const std::string& from, const std::string& to) {
+    if (from.empty() || from == "/") return;
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  replace(g_state->config.kernel_path, "kernel.py");
+  replace(g_state->workspace, "<workspace>");
+  for (const std::string& root : g_state->config.judge_roots) replace(root, "<judge>");
+  return text;
+}
+
+int Hook(const char* event, PyObject* args, void*) {
+  if (g_state == nullptr || t_in_hook > 0) return 0;
+  ++t_in_hook;
+  int kernel_line = 0;
+  const AuditCaller caller = FindCaller(event, &kernel_line);
+  const auto [arg0, arg1] = Arguments(event, args);
+  const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
+  int result = 0;
+  if (!decision.allow) {
+    const std::string evidence = Redacted(absl::StrCat(
+        kernel_line > 0 ? absl::StrCat("kernel.py:", kernel_line, ": ") : "", event, " from ",
+        caller.library_file.empty() ? caller.direct_file : caller.library_file));
+    if (!g_state->enforce) {
+      if (g_state->recorded.size() < 2000) {
+        g_state->recorded.push_back(absl::StrCat(event, " | direct=", caller.direct_file, ":",
+                                                 caller.direct_function, " | library=",
+                                                 caller.library_file, " | ", arg0.substr(0, 160),
+                                                 " | ", arg1.substr(0, 80), " | ", decision.code));
+      }
+    } else {
+      ++g_state->refused;
+      if (g_state->findings.size() < 64) {
+        py::dict f;
+        f["code"] = decision.code;
+        f["severity"] = "violation";
+        f["phase"] = g_state->phase;
+        f["message"] = Redacted(absl::StrCat("the worker refused '", event, "': ", decision.reason));
+        f["evidence"] = evidence;
+        g_state->findings.push_back(std::move(f));
+      }
+      PyErr_SetString(
+          PyExc_PermissionError,
+          Redacted(absl::StrCat("blocked by the judge: ", event, " (", decision.reason, ")"))
+              .c_str());
+      result = -1;
+    }
+  }
+  --t_in_hook;
+  return result;
+}
+
+}  // namespace
+
+void RegisterRuntimeAuditHook(py::module_& m) {
+  m.def(
+      "install_runtime_audit",
+      [](py::dict config, bool enforce) {
+        if (g_state != nullptr) throw py::value_error("the runtime audit is installed already");
+        auto* state = new HookState();  // lives as long as the interpreter's hooks do
+        RuntimePolicyConfig& c = state->config;
+        c.kernel_path = config["kernel_path"].cast<std::string>();
+        const std::string dsl = config["dsl"].cast<std::string>();
+        c.dsl = dsl == "cutedsl" ? v1::CUTEDSL : dsl == "tirx" ? v1::TIRX : v1::DSL_UNSPECIFIED;
+        auto list = [&](const char* key) {
+          return config.contains(key) ? config[key].cast<std::vector<std::string>>()
+                                      : std::vector<std::string>{};
+        };
+        c.stdlib_roots = list("stdlib_roots");
+        c.code_roots = list("code_roots");
+        c.dsl_roots = list("dsl_roots");
+        c.judge_roots = list("judge_roots");
+        c.writable_roots = list("writable_roots");
+        c.readable_paths = list("readable_paths");
+        if (config.contains("workspace")) state->workspace = config["workspace"].cast<std::string>();
+        state->enforce = enforce;
+        g_state = state;
+        if (PySys_AddAuditHook(&Hook, nullptr) != 0) throw py::error_already_set();
+      },
+      py::arg("config"), py::arg("enforce") = true,
+      "Installs the worker's runtime audit (once; it cannot be removed). With enforce=False it "
+      "refuses nothing and records what it would have refused (see runtime_audit_recorded).");
+  m.def(
+      "runtime_audit_phase", [](const std::string& phase) {
+        if (g_state != nullptr) g_state->phase = phase;
+      },
+      py::arg("phase"));
+  m.def("take_runtime_findings", [] {
+    py::list out;
+    if (g_state == nullptr) return out;
+    for (py::dict& f : g_state->findings) out.append(std::move(f));
+    g_state->findings.clear();
+    return out;
+  });
+  m.def("runtime_audit_recorded", [] {
+    return g_state != nullptr ? g_state->recorded : std::vector<std::string>{};
+  });
+  m.def("runtime_audit_codes", &RuntimeAuditCodes);
+}
+
+}  // namespace mkb::python

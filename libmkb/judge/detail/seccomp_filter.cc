@@ -1,0 +1,133 @@
+#include "libmkb/judge/detail/seccomp_filter.h"
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace mkb::detail {
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+#error "the worker's seccomp filter knows x86_64 and aarch64"
+#endif
+
+struct Denied {
+  int nr;
+  const char* name;
+  int error;  // errno returned
+};
+
+#define MKB_DENY(call) {__NR_##call, #call, EPERM}
+
+// Every entry exists on both architectures unless guarded.
+constexpr Denied kDenied[] = {
+    MKB_DENY(ptrace),
+    MKB_DENY(process_vm_readv),
+    MKB_DENY(process_vm_writev),
+    MKB_DENY(unshare),
+    MKB_DENY(setns),
+    MKB_DENY(mount),
+    MKB_DENY(umount2),
+    MKB_DENY(pivot_root),
+    MKB_DENY(chroot),
+    MKB_DENY(move_mount),
+    MKB_DENY(open_tree),
+    MKB_DENY(fsopen),
+    MKB_DENY(fsconfig),
+    MKB_DENY(fsmount),
+    MKB_DENY(fspick),
+    MKB_DENY(mount_setattr),
+    MKB_DENY(bpf),
+    MKB_DENY(perf_event_open),
+    MKB_DENY(keyctl),
+    MKB_DENY(add_key),
+    MKB_DENY(request_key),
+    MKB_DENY(userfaultfd),
+    MKB_DENY(io_uring_setup),
+    MKB_DENY(io_uring_enter),
+    MKB_DENY(io_uring_register),
+    MKB_DENY(init_module),
+    MKB_DENY(finit_module),
+    MKB_DENY(delete_module),
+    MKB_DENY(kexec_load),
+    MKB_DENY(kexec_file_load),
+    MKB_DENY(open_by_handle_at),
+    MKB_DENY(name_to_handle_at),
+    MKB_DENY(personality),
+    MKB_DENY(pidfd_getfd),
+    MKB_DENY(process_madvise),
+    MKB_DENY(reboot),
+    MKB_DENY(swapon),
+    MKB_DENY(swapoff),
+    MKB_DENY(syslog),
+    MKB_DENY(acct),
+    MKB_DENY(quotactl),
+    {__NR_clone3, "clone3", ENOSYS},
+};
+#undef MKB_DENY
+
+// clone's namespace flags (its first argument on both architectures).
+constexpr uint32_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |
+                                     CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+
+sock_filter Statement(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
+sock_filter Jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
+  return BPF_JUMP(code, k, jt, jf);
+}
+
+}  // namespace
+
+absl::Status InstallWorkerSeccompFilter() {
+  std::vector<sock_filter> program;
+  // Only the native ABI: another architecture's numbers would bypass the table.
+  program.push_back(Statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+  program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+  program.push_back(Statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+#if defined(__x86_64__)
+  // x32 calls carry bit 30.
+  program.push_back(Jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+#endif
+  for (const Denied& d : kDenied) {
+    program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(d.nr), 0, 1));
+    program.push_back(Statement(BPF_RET | BPF_K,
+                                SECCOMP_RET_ERRNO | (static_cast<uint32_t>(d.error) & 0xffff)));
+  }
+  // clone(flags, ...): refuse namespace flags (the low 32 bits of the first argument).
+  program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4));
+  program.push_back(Statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])));
+  program.push_back(Jump(BPF_JMP | BPF_JSET | BPF_K, kNamespaceFlags, 0, 1));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+
+  sock_fprog fprog = {static_cast<unsigned short>(program.size()), program.data()};
+  if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {
+    return absl::InternalError(
+        absl::StrCat("installing the syscall filter: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> WorkerSeccompDeniedNames() {
+  std::vector<std::string> names;
+  for (const Denied& d : kDenied) names.emplace_back(d.name);
+  names.emplace_back("clone (with CLONE_NEW* flags)");
+  return names;
+}
+
+}  // namespace mkb::detail

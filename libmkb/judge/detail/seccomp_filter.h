@@ -1,0 +1,26 @@
+// The worker's syscall filter (docs/judge.md, "Processes"): a classic-BPF seccomp program that
+// refuses what a kernel under test could use to reach other processes or leave its sandbox.
+#ifndef LIBMKB_JUDGE_DETAIL_SECCOMP_FILTER_H_
+#define LIBMKB_JUDGE_DETAIL_SECCOMP_FILTER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace mkb::detail {
+
+// Installs the filter on the calling thread (and threads it starts later). Requires
+// no_new_privs or CAP_SYS_ADMIN. Refused: ptrace, process_vm_readv/writev, namespace creation
+// and entry (unshare, setns, clone with CLONE_NEW* flags; clone3 answers ENOSYS so that libc
+// falls back to clone), mounts and root changes, BPF, perf events, kernel keyrings, io_uring,
+// userfaultfd, module loading, kexec, open_by_handle_at, personality; calls of another ABI
+// (x32, 32-bit) kill the process.
+absl::Status InstallWorkerSeccompFilter();
+
+// The refused system calls by name.
+std::vector<std::string> WorkerSeccompDeniedNames();
+
+}  // namespace mkb::detail
+
+#endif  // LIBMKB_JUDGE_DETAIL_SECCOMP_FILTER_H_

@@ -1,0 +1,195 @@
+#include "libmkb/judge/measurement_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "libmkb/judge/seeds.h"
+#include "libmkb/judge/timing_summary.h"
+#include "libmkb/model/defaults.h"
+
+namespace mkb {
+namespace {
+
+// A uniform integer in [0, n) from the OS entropy source (63-bit draws: the modulo bias is
+// below 2^-40 for any n the judge uses).
+absl::StatusOr<int> UniformBelow(int n) {
+  absl::StatusOr<std::vector<uint64_t>> draw = DrawSeeds(1);
+  if (!draw.ok()) return draw.status();
+  return static_cast<int>((*draw)[0] % static_cast<uint64_t>(n));
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return SortedQuantile(v, q);
+}
+
+bool Converged(const std::vector<double>& samples, double target) {
+  if (samples.size() < 10) return false;
+  const v1::TimingSummary s = SummarizeSamples(samples, "", {}, false);
+  return s.median_ms() > 0 && (s.ci95_high_ms() - s.ci95_low_ms()) / 2 <= target * s.median_ms();
+}
+
+}  // namespace
+
+v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
+  v1::JudgeConfig out = config;
+  if (out.correctness_draws() <= 0) out.set_correctness_draws(5);
+  if (out.warmup_calls() <= 0) out.set_warmup_calls(10);
+  if (out.timing_draws() <= 0) out.set_timing_draws(50);
+  if (out.recheck_draws() <= 0) out.set_recheck_draws(3);
+  out.set_recheck_draws(std::min(out.recheck_draws(), out.timing_draws()));
+  if (out.calibration_calls() <= 0) out.set_calibration_calls(30);
+  if (out.import_timeout_s() <= 0) out.set_import_timeout_s(300);
+  if (out.call_timeout_s() <= 0) out.set_call_timeout_s(300);
+  if (out.total_timeout_s() <= 0) out.set_total_timeout_s(1800);
+  if (out.memory_limit_bytes() <= 0) out.set_memory_limit_bytes(int64_t{32} << 30);
+  if (out.max_kernel_bytes() <= 0) out.set_max_kernel_bytes(kDefaultMaxKernelBytes);
+  if (out.tail_bytes() <= 0) out.set_tail_bytes(8192);
+  if (out.cpu_seconds_limit() <= 0) out.set_cpu_seconds_limit(3600);
+  if (out.target_relative_ci() <= 0) out.set_target_relative_ci(0.01);
+  if (out.max_timing_draws() <= 0) out.set_max_timing_draws(200);
+  out.set_max_timing_draws(std::max(out.max_timing_draws(), out.timing_draws()));
+  if (out.timing_budget_s() <= 0) out.set_timing_budget_s(60);
+  if (out.library_share_limit() <= 0) out.set_library_share_limit(0.5);
+  if (out.worker_uid() <= 0) out.set_worker_uid(65534);
+  return out;
+}
+
+ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu) {
+  // On a GPU: 10 us + 3% (the channel's cost there is ~55 us with a few us of spread, measured
+  // on the H200). On the CPU, where timings only serve tests and a loaded machine preempts
+  // either process for milliseconds: 20 ms + 100% (it still catches a report of nothing for a
+  // call that took long).
+  ClockBound bound = gpu ? ClockBound{0.010, 0.03} : ClockBound{20.0, 1.0};
+  if (config.clock_bound_fixed_ms() > 0) bound.fixed_ms = config.clock_bound_fixed_ms();
+  if (config.clock_bound_fraction() > 0) bound.fraction = config.clock_bound_fraction();
+  return bound;
+}
+
+absl::StatusOr<MeasurementPlan> MeasurementPlan::Create(const v1::JudgeConfig& config, bool gpu,
+                                                        bool require_dsl) {
+  MeasurementPlan plan;
+  plan.config_ = WithDefaults(config);
+  const v1::JudgeConfig& c = plan.config_;
+  plan.strict_ = gpu && !c.disable_tracing();
+  const bool knockout = gpu && require_dsl && !c.disable_knockout();
+  const int sequence = c.correctness_draws() + (knockout ? 1 : 0);
+  absl::StatusOr<std::vector<uint64_t>> seeds =
+      DrawSeeds(sequence + c.warmup_calls() + c.timing_draws());
+  if (!seeds.ok()) return seeds.status();
+  if (knockout) {
+    absl::StatusOr<int> at = UniformBelow(sequence);
+    if (!at.ok()) return at.status();
+    plan.knockout_index_ = *at;
+  }
+  size_t next = 0;
+  int ordinary = 0;
+  for (int i = 0; i < sequence; ++i) {
+    Draw d;
+    d.seed = (*seeds)[next++];
+    d.knockout = i == plan.knockout_index_;
+    d.index = d.knockout ? -1 : ordinary++;
+    plan.correctness_.push_back(d);
+  }
+  plan.warmup_.assign(seeds->begin() + next, seeds->begin() + next + c.warmup_calls());
+  next += c.warmup_calls();
+  plan.timing_.assign(seeds->begin() + next, seeds->end());
+  return plan;
+}
+
+absl::StatusOr<uint64_t> MeasurementPlan::NextStrictSeed() {
+  if (next_strict_ >= strict_seeds_.size()) {
+    absl::StatusOr<std::vector<uint64_t>> more = DrawSeeds(64);
+    if (!more.ok()) return more.status();
+    strict_seeds_.insert(strict_seeds_.end(), more->begin(), more->end());
+  }
+  return strict_seeds_[next_strict_++];
+}
+
+bool MeasurementPlan::StrictPassDone(const std::vector<double>& kernel_spans_ms,
+                                     const std::vector<double>& eager_spans_ms,
+                                     double elapsed_s) const {
+  // Each series on its own: the eager baseline's is taken first (before kernel.py exists), the
+  // kernel's after; the pass ends when both are done, or at the budget.
+  auto done = [&](const std::vector<double>& s) {
+    const int n = static_cast<int>(s.size());
+    if (n >= config_.max_timing_draws()) return true;
+    return n >= config_.timing_draws() && Converged(s, config_.target_relative_ci());
+  };
+  if (elapsed_s > config_.timing_budget_s()) return true;
+  return done(kernel_spans_ms) && done(eager_spans_ms);
+}
+
+absl::StatusOr<int> RecheckReservoir::Offer(int draw) {
+  ++seen_;
+  if (k_ <= 0) return k_;
+  if (static_cast<int>(kept_.size()) < k_) {
+    kept_.push_back(draw);
+    return static_cast<int>(kept_.size()) - 1;
+  }
+  // Keep draw number `seen_` with probability k / seen_, in a uniformly chosen slot.
+  absl::StatusOr<int> pick = UniformBelow(seen_);
+  if (!pick.ok()) return pick.status();
+  if (*pick >= k_) return k_;
+  kept_[*pick] = draw;
+  return *pick;
+}
+
+std::vector<std::pair<int, int>> RecheckReservoir::Kept() const {
+  std::vector<std::pair<int, int>> out;
+  for (size_t slot = 0; slot < kept_.size(); ++slot)
+    out.emplace_back(static_cast<int>(slot), kept_[slot]);
+  return out;
+}
+
+AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
+                                  const std::vector<double>& round_trip_ms,
+                                  const std::vector<double>& calibration_gap_ms,
+                                  const ClockBound& bound) {
+  AcceptedTimes out;
+  const size_t n = std::min(reported_ms.size(), round_trip_ms.size());
+  out.calibration_gap_ms = Quantile(calibration_gap_ms, 0.5);
+  const double calibration_high = Quantile(calibration_gap_ms, 0.9);
+  std::vector<double> gaps;
+  for (size_t i = 0; i < n; ++i) {
+    const double rtt = round_trip_ms[i];
+    double report = std::max(0.0, std::min(reported_ms[i], rtt));
+    gaps.push_back(rtt - report);
+    const double lowest = rtt - (calibration_high + bound.fixed_ms + bound.fraction * rtt);
+    if (report < lowest) {
+      report = lowest;
+      ++out.lifted;
+    }
+    out.accepted_ms.push_back(report);
+  }
+  if (n == 0) return out;
+  out.median_gap_ms = Quantile(gaps, 0.5);
+  const double median_rtt = Quantile(std::vector<double>(round_trip_ms.begin(),
+                                                         round_trip_ms.begin() + n),
+                                     0.5);
+  const double allowed_gap = out.calibration_gap_ms + bound.fixed_ms + bound.fraction * median_rtt;
+  const bool systematic = out.median_gap_ms > allowed_gap;
+  const bool frequent = out.lifted * 4 > static_cast<int>(n);
+  if (systematic || frequent) {
+    v1::AuditFinding f;
+    f.set_code("timing.inconsistent");
+    f.set_severity(v1::SEVERITY_VIOLATION);
+    f.set_phase(v1::PHASE_TIMING);
+    f.set_message(absl::StrFormat(
+        "the worker's reported times lie below the judge's own clock: the median gap between "
+        "the host's round trip and the report is %.3f ms where the calibrated channel cost is "
+        "%.3f ms (bound %.3f ms)",
+        out.median_gap_ms, out.calibration_gap_ms, allowed_gap));
+    f.set_evidence(absl::StrFormat("%d of %d reports below round trip - (p90 channel cost %.3f ms "
+                                   "+ %.3f ms + %.0f%%)",
+                                   out.lifted, static_cast<int>(n), calibration_high,
+                                   bound.fixed_ms, 100 * bound.fraction));
+    out.finding = std::move(f);
+  }
+  return out;
+}
+
+}  // namespace mkb

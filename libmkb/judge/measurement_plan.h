@@ -1,0 +1,127 @@
+// The judge's measurement policy (SPEC §3, docs/judge.md "One evaluation"): every default of
+// JudgeConfig, the seeds and order of one evaluation's calls, when the strict timing pass stops,
+// which timing draws are re-checked, and which of the worker's reported times are accepted.
+// The judge host carries the plan out and reports samples; it decides none of this.
+#ifndef LIBMKB_JUDGE_MEASUREMENT_PLAN_H_
+#define LIBMKB_JUDGE_MEASUREMENT_PLAN_H_
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mkb/v1/judge.pb.h"
+#include "mkb/v1/verdict.pb.h"
+
+namespace mkb {
+
+// Every JudgeConfig default, in one place: 5 correctness draws, 10 warm-up calls, 50 timing
+// draws, 3 re-checks, 30 calibration calls, timeouts 300 / 300 / 1800 s, 32 GiB, 300,000 bytes,
+// an 8 KiB tail, 3600 CPU-seconds, a 1% CI target for the strict pass within 200 samples and
+// 60 s, a 50% library share, and the worker's uid 65534 (nobody) when the judge is root. The
+// clock bound's defaults depend on the device (ClockBoundOf).
+v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
+
+// How far below the host's own clock a reported time may lie: the calibrated channel cost
+// (its 90th percentile over the calibration calls) plus `fixed_ms` plus `fraction` of the
+// host's round trip.
+struct ClockBound {
+  double fixed_ms = 0.010;
+  double fraction = 0.03;
+};
+// The config's bound, or the device's default: 10 us + 3% on a GPU, 20 ms + 100% on the CPU.
+ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu);
+
+// The seeds and order of one evaluation. Seeds come from the OS entropy source and never leave
+// the host.
+class MeasurementPlan {
+ public:
+  // `gpu`: the judge runs on CUDA (strict passes exist only there, and the knockout draw only
+  // when `require_dsl`). `config` is taken through WithDefaults.
+  static absl::StatusOr<MeasurementPlan> Create(const v1::JudgeConfig& config, bool gpu,
+                                                bool require_dsl);
+
+  const v1::JudgeConfig& config() const { return config_; }
+
+  // The correctness sequence: correctness_draws ordinary draws, and on a GPU one knockout draw
+  // at a position drawn in secret (knockout_index, or -1). The worker cannot tell them apart:
+  // same request, fresh inputs; only the launch monitor knows.
+  struct Draw {
+    uint64_t seed = 0;
+    int index = 0;         // among the ordinary draws (the knockout has index -1)
+    bool knockout = false;
+  };
+  const std::vector<Draw>& correctness_sequence() const { return correctness_; }
+  int knockout_index() const { return knockout_index_; }
+
+  // The parity passes (the published method): warm-up calls, then timed draws, with the same
+  // seeds for the kernel and for the eager baseline.
+  const std::vector<uint64_t>& warmup_seeds() const { return warmup_; }
+  const std::vector<uint64_t>& timing_seeds() const { return timing_; }
+  int calibration_calls() const { return config_.calibration_calls(); }
+  int recheck_draws() const { return config_.recheck_draws(); }
+
+  // The strict pass (CUPTI spans, L2 flush, NVML), interleaving kernel and eager calls: whether
+  // there is one, the seed of its next sample, and whether it is done after `kernel_spans_ms` /
+  // `eager_spans_ms` (samples so far) and `elapsed_s` of sampling: each series is done after
+  // max_timing_draws samples, or after timing_draws once its median's 95% CI is within
+  // target_relative_ci; the pass is done when both are, or after timing_budget_s.
+  bool strict_pass() const { return strict_; }
+  absl::StatusOr<uint64_t> NextStrictSeed();
+  bool StrictPassDone(const std::vector<double>& kernel_spans_ms,
+                      const std::vector<double>& eager_spans_ms, double elapsed_s) const;
+
+ private:
+  MeasurementPlan() = default;
+
+  v1::JudgeConfig config_;
+  bool strict_ = false;
+  std::vector<Draw> correctness_;
+  int knockout_index_ = -1;
+  std::vector<uint64_t> warmup_;
+  std::vector<uint64_t> timing_;
+  std::vector<uint64_t> strict_seeds_;
+  size_t next_strict_ = 0;
+};
+
+// Which timing draws are re-checked: a uniform sample of k of all of them, chosen as each
+// draw's outputs come in (reservoir sampling), so that the host does the same for every draw
+// before and while it captures its outputs, and nobody (the host included) knows the chosen
+// draws until the last one is in. Offer() says where a draw's outputs go: a slot in [0, k)
+// (replacing the draw kept there) or k, the discard slot; the host copies them in either way.
+class RecheckReservoir {
+ public:
+  explicit RecheckReservoir(int k) : k_(k) {}
+  absl::StatusOr<int> Offer(int draw);
+  int discard_slot() const { return k_; }
+  // (slot, draw) of the kept draws, by slot.
+  std::vector<std::pair<int, int>> Kept() const;
+
+ private:
+  int k_;
+  int seen_ = 0;
+  std::vector<int> kept_;  // draw per slot
+};
+
+// The worker's reported times checked against the host's round trips of the same calls.
+struct AcceptedTimes {
+  std::vector<double> accepted_ms;    // each report, lifted to (round trip - bound) if below it
+  int lifted = 0;                     // reports that were lifted
+  double calibration_gap_ms = 0;      // median channel cost of the calibration calls
+  double median_gap_ms = 0;           // median (round trip - report) of these calls
+  std::optional<v1::AuditFinding> finding;  // timing.inconsistent, when the reports do not hold
+};
+// `calibration_gap_ms`: (round trip - report) of no-op calls made before kernel.py was
+// imported. A report is accepted as is when its gap is within the calibration's 90th
+// percentile plus the bound; the evaluation fails (timing.inconsistent, a violation) when the
+// median gap exceeds the calibration's median plus the bound, or more than a quarter of the
+// reports had to be lifted. Reports above the round trip are cut to it.
+AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
+                                  const std::vector<double>& round_trip_ms,
+                                  const std::vector<double>& calibration_gap_ms,
+                                  const ClockBound& bound);
+
+}  // namespace mkb
+
+#endif  // LIBMKB_JUDGE_MEASUREMENT_PLAN_H_

@@ -1,0 +1,348 @@
+#include "libmkb/judge/runtime_policy.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "libmkb/judge/static_audit.h"
+
+namespace mkb {
+namespace {
+
+RuntimeDecision Allow() { return {}; }
+
+RuntimeDecision Deny(const char* code, std::string reason) {
+  RuntimeDecision d;
+  d.allow = false;
+  d.code = code;
+  d.reason = std::move(reason);
+  return d;
+}
+
+bool OneOf(absl::string_view event, std::initializer_list<absl::string_view> names) {
+  for (absl::string_view n : names) {
+    if (event == n) return true;
+  }
+  return false;
+}
+
+// The standard library file `file` is, relative to its root ("collections/__init__.py"), or "".
+std::string StdlibModule(const RuntimePolicyConfig& config, absl::string_view file) {
+  for (const std::string& root : config.stdlib_roots) {
+    if (!root.empty() && absl::StartsWith(file, absl::StrCat(root, "/")))
+      return std::string(file.substr(root.size() + 1));
+  }
+  return "";
+}
+
+// Standard-library modules that generate code from names they are given (namedtuple,
+// dataclasses) and whose exec / compile is therefore allowed where they raise it.
+bool StdlibCodegen(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  const std::string module = StdlibModule(config, caller.direct_file);
+  return module == "collections/__init__.py" || module == "dataclasses.py";
+}
+
+// Standard-library modules that read a frame for a name or a warning's location and hand no
+// frame back to their caller.
+bool StdlibFrameReader(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  // typing_extensions (the standard typing module's backport, a dependency of torch and the
+  // DSLs) reads its caller's module name the way typing does.
+  if (absl::EndsWith(caller.direct_file, "-packages/typing_extensions.py") &&
+      PathUnder(caller.direct_file, config.code_roots)) {
+    return true;
+  }
+  const std::string module = StdlibModule(config, caller.direct_file);
+  for (absl::string_view m : {"collections/__init__.py", "typing.py", "enum.py", "warnings.py",
+                              "logging/__init__.py", "dataclasses.py", "abc.py", "functools.py"}) {
+    if (module == m) return true;
+  }
+  return false;
+}
+
+bool FromImportSystem(const AuditCaller& caller) {
+  return absl::StartsWith(caller.direct_file, "<frozen importlib");
+}
+
+// The length of the longest root of `roots` that holds `path` (0 when none does).
+size_t Deepest(absl::string_view path, const std::vector<std::string>& roots) {
+  size_t best = 0;
+  for (const std::string& root : roots) {
+    if (PathUnder(path, {root})) best = std::max(best, root.size());
+  }
+  return best;
+}
+
+// Whether `path` lies in a writable tree and in no read-only tree bound inside it (the DSL's
+// toolchain under the private /tmp is read-only).
+bool Writable(const RuntimePolicyConfig& config, absl::string_view path) {
+  const size_t writable = Deepest(path, config.writable_roots);
+  if (writable == 0) return false;
+  const size_t read_only = std::max({Deepest(path, config.code_roots),
+                                     Deepest(path, config.dsl_roots),
+                                     Deepest(path, config.judge_roots),
+                                     Deepest(path, config.stdlib_roots)});
+  return writable > read_only;
+}
+
+// Code an installed module makes while it is imported, by its own module body and the installed
+// code it calls (mpmath builds its number type's operators so as torch._dynamo imports it): every
+// frame from the event down to the module body is an installed, read-only file, never kernel.py
+// nor code made at run time. The kernel only chose to import the module.
+bool InstalledImportTime(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  if (caller.import_chain.empty()) return false;
+  for (const std::string& file : caller.import_chain) {
+    if (file.empty() || file == config.kernel_path || file[0] != '/' || Writable(config, file)) {
+      return false;
+    }
+    if (!PathUnder(file, config.code_roots) && !PathUnder(file, config.dsl_roots) &&
+        !PathUnder(file, config.stdlib_roots)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The DSL's or the judge's own code asked (the innermost frame outside the standard library).
+bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  return PathUnder(caller.library_file, config.dsl_roots) ||
+         PathUnder(caller.library_file, config.judge_roots);
+}
+
+// Any installed library asked (not kernel.py, not code written at run time).
+bool LibraryCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  const std::string& f = caller.library_file;
+  if (f.empty() || f == config.kernel_path || Writable(config, f)) return false;
+  return PathUnder(f, config.code_roots) || PathUnder(f, config.dsl_roots) ||
+         PathUnder(f, config.judge_roots);
+}
+
+bool Readable(const RuntimePolicyConfig& config, absl::string_view path) {
+  if (path == config.kernel_path) return true;
+  for (const std::string& p : config.readable_paths) {
+    if (path == p) return true;
+  }
+  return PathUnder(path, config.code_roots) || PathUnder(path, config.dsl_roots) ||
+         PathUnder(path, config.judge_roots) || PathUnder(path, config.writable_roots) ||
+         PathUnder(path, config.stdlib_roots);
+}
+
+bool WriteMode(absl::string_view mode) {
+  if (absl::StartsWith(mode, "flags:")) {
+    int flags = 0;
+    if (!absl::SimpleAtoi(mode.substr(6), &flags)) return true;
+    return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
+  }
+  return mode.find_first_of("wax+") != absl::string_view::npos;
+}
+
+// Lexically normalised absolute path ("" when `path` is not absolute).
+std::string Normalize(absl::string_view path) {
+  if (!absl::StartsWith(path, "/")) return "";
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == absl::string_view::npos) j = path.size();
+    const absl::string_view part = path.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.emplace_back(part);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (const std::string& p : parts) absl::StrAppend(&out, "/", p);
+  return out.empty() ? "/" : out;
+}
+
+RuntimeDecision DecideFile(const RuntimePolicyConfig& config, absl::string_view event,
+                           absl::string_view raw_path, bool write) {
+  if (absl::StartsWith(raw_path, "fd:")) return Allow();  // an open descriptor: nothing new
+  const std::string path = Normalize(raw_path);
+  if (path.empty()) {
+    return Deny("runtime.file_access",
+                absl::StrCat(event, " of a relative or unreadable path '", raw_path, "'"));
+  }
+  if (absl::StartsWith(path, "/proc/") && (absl::EndsWith(path, "/mem") ||
+                                           absl::EndsWith(path, "/pagemap") ||
+                                           absl::StrContains(path, "/map_files"))) {
+    return Deny("runtime.file_access", absl::StrCat(event, " of process memory ", path));
+  }
+  if (write) {
+    if (Writable(config, path)) return Allow();
+    return Deny("runtime.file_access",
+                absl::StrCat(event, " writes ", path, " outside the workspace"));
+  }
+  if (Readable(config, path)) return Allow();
+  return Deny("runtime.file_access",
+              absl::StrCat(event, " reads ", path, " outside the toolchain and the workspace"));
+}
+
+}  // namespace
+
+bool PathUnder(absl::string_view path, const std::vector<std::string>& roots) {
+  for (const std::string& root : roots) {
+    if (root.empty()) continue;
+    if (path == root) return true;
+    if (absl::StartsWith(path, root) && path.size() > root.size() &&
+        (root.back() == '/' || path[root.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string_view event,
+                                 const AuditCaller& caller, absl::string_view arg0,
+                                 absl::string_view arg1) {
+  // Processes, signals, the network, hooks and limits: never, whoever asks.
+  if (OneOf(event, {"os.system", "os.posix_spawn", "os.fork", "os.forkpty", "subprocess.Popen",
+                    "pty.spawn", "os.startfile", "webbrowser.open"}) ||
+      absl::StartsWith(event, "os.exec") || absl::StartsWith(event, "os.spawn")) {
+    return Deny("runtime.subprocess", absl::StrCat(event, ": no processes in the worker"));
+  }
+  if (OneOf(event, {"os.kill", "os.killpg", "signal.pthread_kill"})) {
+    return Deny("runtime.signal", absl::StrCat(event, ": no signals to other processes"));
+  }
+  if (absl::StartsWith(event, "socket.") || absl::StartsWith(event, "urllib.") ||
+      absl::StartsWith(event, "http.") || absl::StartsWith(event, "ftplib.") ||
+      absl::StartsWith(event, "smtplib.")) {
+    return Deny("runtime.network", absl::StrCat(event, ": no network in the worker"));
+  }
+  if (OneOf(event, {"sys.settrace", "sys.setprofile", "sys._current_frames",
+                    "sys.addaudithook", "sys._clear_audit_hooks", "cpython._PySys_ClearAuditHooks",
+                    "sys.monitoring.register_callback", "sys.remote_exec"})) {
+    return Deny("runtime.introspection", absl::StrCat(event, ": the interpreter's hooks are the judge's"));
+  }
+  if (absl::StartsWith(event, "resource.")) {
+    return Deny("runtime.limits", absl::StrCat(event, ": the worker's limits are the judge's"));
+  }
+
+  // Code objects (function.__code__ and the like) reach no frame and no object: reading them is
+  // allowed (making a function of one raises function.__new__, refused below). A function's
+  // defaults are the values its author bound to it: whoever holds the function reaches them by
+  // calling it; they lead to no frame (torch._dynamo reads them as it wraps functions).
+  if (event == "object.__getattr__" &&
+      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code", "__defaults__",
+                   "__kwdefaults__"})) {
+    return Allow();
+  }
+  // Frames and the collector: only where a frame is read and not handed on (named standard
+  // modules), or by the DSL's or the judge's own code.
+  if (OneOf(event, {"sys._getframe", "sys._getframemodulename", "object.__getattr__",
+                    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.get_freeze_count"})) {
+    if (StdlibFrameReader(config, caller) || TrustedCaller(config, caller)) return Allow();
+    return Deny("runtime.introspection",
+                absl::StrCat(event, arg1.empty() ? "" : absl::StrCat(" (", arg1, ")"),
+                             ": frames and the collector reach the judge's objects"));
+  }
+
+  // Code made at run time: the import system's modules of installed packages, the standard
+  // library's namedtuple / dataclass generators, installed modules building code as they are
+  // imported, and the DSL compiling what it generated.
+  if (OneOf(event, {"exec", "compile", "code.__new__", "function.__new__", "marshal.loads",
+                    "marshal.load", "types.CodeType"})) {
+    if (FromImportSystem(caller)) {
+      // The code's file: exec's code object (arg0), compile's file name (arg1); marshal reads a
+      // .pyc the import system opened.
+      if (event == "marshal.loads" || event == "marshal.load") return Allow();
+      const absl::string_view named = event == "compile" ? arg1 : arg0;
+      const std::string file = Normalize(named);
+      if (file == config.kernel_path) return Allow();
+      if (!file.empty() && !Writable(config, file) &&
+          (PathUnder(file, config.code_roots) || PathUnder(file, config.dsl_roots) ||
+           PathUnder(file, config.stdlib_roots) || PathUnder(file, config.judge_roots))) {
+        return Allow();
+      }
+      return Deny("runtime.dynamic_code",
+                  absl::StrCat("import of code from '", named.substr(0, 160),
+                               "': only installed packages and kernel.py are imported"));
+    }
+    if (event != "marshal.loads" && event != "marshal.load" &&
+        (StdlibCodegen(config, caller) || TrustedCaller(config, caller) ||
+         InstalledImportTime(config, caller))) {
+      return Allow();
+    }
+    return Deny("runtime.dynamic_code",
+                absl::StrCat(event, " of code made at run time (", caller.direct_file, ")"));
+  }
+  if (OneOf(event, {"pickle.find_class", "copyreg.__reduce_ex__"})) {
+    if (TrustedCaller(config, caller)) return Allow();
+    return Deny("runtime.dynamic_code",
+                absl::StrCat(event, " ", arg0, ".", arg1, ": unpickling runs code"));
+  }
+
+  // Native code.
+  if (absl::StartsWith(event, "ctypes.") || event == "mmap.__new__") {
+    if (TrustedCaller(config, caller)) return Allow();
+    return Deny("runtime.native_code",
+                absl::StrCat(event, arg0.empty() ? "" : absl::StrCat(" ", arg0),
+                             ": native calls are the DSL runtime's only"));
+  }
+
+  // Imports: the judge, the reference and the other DSL never; a forbidden module only where an
+  // installed library imports it (its use raises the events above all the same).
+  if (event == "import") {
+    const absl::string_view module = arg0;
+    const absl::string_view root = module.substr(0, module.find('.'));
+    const char* other_dsl = config.dsl == v1::CUTEDSL ? "tvm" : config.dsl == v1::TIRX ? "cutlass" : "";
+    if (root == "metakernelbench" || absl::StartsWith(root, "_mkb") ||
+        (other_dsl[0] != '\0' && root == other_dsl)) {
+      return Deny("runtime.forbidden_import", absl::StrCat("import ", module, ": off limits"));
+    }
+    if (auto forbidden = AuditModule(module); forbidden && !LibraryCaller(config, caller)) {
+      return Deny("runtime.forbidden_import",
+                  absl::StrCat("import ", module, ": ", forbidden->second));
+    }
+    return Allow();
+  }
+
+  // Files.
+  if (event == "open") return DecideFile(config, event, arg0, WriteMode(arg1));
+  if (OneOf(event, {"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "os.chdir"})) {
+    return DecideFile(config, event, arg0.empty() ? "fd:" : arg0, false);
+  }
+  if (OneOf(event, {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
+                    "os.chflags", "os.lchown", "os.symlink", "os.link", "os.truncate",
+                    "os.utime", "os.setxattr", "os.removexattr", "shutil.copyfile",
+                    "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.rmtree",
+                    "shutil.move", "shutil.chown", "os.mkfifo", "os.mknod"})) {
+    if (absl::StartsWith(arg0, "fd:")) return Allow();
+    return DecideFile(config, event, arg0, true);
+  }
+  if (OneOf(event, {"os.putenv", "os.unsetenv"})) {
+    if (LibraryCaller(config, caller)) return Allow();
+    return Deny("runtime.environment", absl::StrCat(event, " ", arg0, ": the environment is the judge's"));
+  }
+  return Allow();
+}
+
+std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
+  return {
+      {"runtime.subprocess", "started or replaced a process (os.system, subprocess, exec, fork)"},
+      {"runtime.signal", "signalled a process"},
+      {"runtime.network", "opened a socket or a URL"},
+      {"runtime.introspection",
+       "read frames or the collector, or installed tracing / audit hooks, outside the DSL's own "
+       "code"},
+      {"runtime.dynamic_code",
+       "ran code made at run time (exec, compile, code objects, unpickling) other than the "
+       "DSL compiler's or installed packages'"},
+      {"runtime.native_code", "used ctypes / mmap outside the DSL runtime"},
+      {"runtime.forbidden_import", "imported the judge, the reference, the other DSL, or a "
+                                   "forbidden module from its own code"},
+      {"runtime.file_access",
+       "read outside the toolchain and the workspace, wrote outside the workspace, or opened "
+       "process memory"},
+      {"runtime.limits", "changed the worker's resource limits"},
+      {"runtime.environment", "changed the environment from its own code"},
+  };
+}
+
+}  // namespace mkb

@@ -1,0 +1,138 @@
+#include "libmkb/judge/measurement_plan.h"
+
+#include <catch2/catch_test_macros.hpp>
+#include <map>
+#include <set>
+
+TEST_CASE("the plan's defaults are one set, and the knockout draw sits among the correctness draws") {
+  const mkb::v1::JudgeConfig c = mkb::WithDefaults({});
+  CHECK(c.correctness_draws() == 5);
+  CHECK(c.warmup_calls() == 10);
+  CHECK(c.timing_draws() == 50);
+  CHECK(c.recheck_draws() == 3);
+  CHECK(c.calibration_calls() == 30);
+  CHECK(c.worker_uid() == 65534);
+
+  auto gpu = mkb::MeasurementPlan::Create({}, /*gpu=*/true, /*require_dsl=*/true);
+  REQUIRE(gpu.ok());
+  CHECK(gpu->correctness_sequence().size() == 6);
+  int knockouts = 0;
+  std::set<uint64_t> seeds;
+  for (const auto& d : gpu->correctness_sequence()) {
+    knockouts += d.knockout;
+    seeds.insert(d.seed);
+  }
+  CHECK(knockouts == 1);
+  CHECK(gpu->knockout_index() >= 0);
+  CHECK(gpu->correctness_sequence()[gpu->knockout_index()].knockout);
+  CHECK(gpu->warmup_seeds().size() == 10);
+  CHECK(gpu->timing_seeds().size() == 50);
+  for (uint64_t s : gpu->timing_seeds()) seeds.insert(s);
+  CHECK(seeds.size() == 56);  // fresh seeds everywhere
+  CHECK(gpu->strict_pass());
+
+  auto cpu = mkb::MeasurementPlan::Create({}, /*gpu=*/false, /*require_dsl=*/false);
+  REQUIRE(cpu.ok());
+  CHECK(cpu->correctness_sequence().size() == 5);
+  CHECK(cpu->knockout_index() == -1);
+  CHECK_FALSE(cpu->strict_pass());
+}
+
+TEST_CASE("the knockout draw's position is uniform over the sequence") {
+  std::map<int, int> positions;
+  for (int i = 0; i < 600; ++i) {
+    auto plan = mkb::MeasurementPlan::Create({}, true, true);
+    REQUIRE(plan.ok());
+    positions[plan->knockout_index()]++;
+  }
+  CHECK(positions.size() == 6);
+  for (const auto& [position, count] : positions) CHECK(count > 50);  // ~100 each
+}
+
+TEST_CASE("the strict pass stops at convergence, the sample cap or the budget") {
+  mkb::v1::JudgeConfig config;
+  config.set_timing_draws(20);
+  config.set_max_timing_draws(100);
+  auto plan = mkb::MeasurementPlan::Create(config, true, true);
+  REQUIRE(plan.ok());
+  std::vector<double> steady(20, 1.0), noisy;
+  for (int i = 0; i < 20; ++i) noisy.push_back(i % 2 ? 1.0 : 3.0);
+  CHECK(plan->StrictPassDone(steady, steady, 0.1));
+  CHECK_FALSE(plan->StrictPassDone(noisy, steady, 0.1));
+  CHECK_FALSE(plan->StrictPassDone(std::vector<double>(10, 1.0), steady, 0.1));  // < timing_draws
+  CHECK(plan->StrictPassDone(noisy, steady, 1e6));                               // budget
+  std::vector<double> capped;
+  for (int i = 0; i < 100; ++i) capped.push_back(i % 2 ? 1.0 : 3.0);
+  CHECK(plan->StrictPassDone(capped, steady, 0.1));  // the cap ends a series that never settles
+  CHECK_FALSE(plan->StrictPassDone(capped, noisy, 0.1));  // the other is still going
+}
+
+TEST_CASE("the re-check reservoir keeps a uniform sample of k draws, chosen as they come") {
+  std::map<int, int> kept;
+  for (int trial = 0; trial < 2000; ++trial) {
+    mkb::RecheckReservoir reservoir(3);
+    for (int draw = 0; draw < 20; ++draw) {
+      auto slot = reservoir.Offer(draw);
+      REQUIRE(slot.ok());
+      CHECK(*slot >= 0);
+      CHECK(*slot <= reservoir.discard_slot());
+      if (draw < 3) CHECK(*slot == draw);  // the first k fill the slots
+    }
+    const auto chosen = reservoir.Kept();
+    REQUIRE(chosen.size() == 3);
+    std::set<int> distinct;
+    for (const auto& [slot, draw] : chosen) distinct.insert(draw);
+    CHECK(distinct.size() == 3);
+    for (int d : distinct) kept[d]++;
+  }
+  // Each of the 20 draws is kept with probability 3/20: 300 of 2000 trials on average.
+  CHECK(kept.size() == 20);
+  for (const auto& [draw, count] : kept) {
+    CHECK(count > 200);
+    CHECK(count < 400);
+  }
+}
+
+TEST_CASE("reported times are accepted only within the calibrated bound of the host's clock") {
+  const mkb::ClockBound bound{0.010, 0.03};
+  std::vector<double> calibration(30, 0.055);  // the channel costs 55 us both ways
+  // Honest: every report is the round trip minus about the channel's cost.
+  std::vector<double> rtt, honest, cheat, partial;
+  for (int i = 0; i < 50; ++i) {
+    rtt.push_back(0.300 + 0.001 * (i % 5));
+    honest.push_back(rtt.back() - 0.055 - 0.002 * (i % 3));
+    cheat.push_back(0.1 * honest.back());  // a patched clock: a tenth of the time
+    partial.push_back(i % 3 == 0 ? 0.01 : honest.back());
+  }
+  const mkb::AcceptedTimes ok = mkb::AcceptReportedTimes(honest, rtt, calibration, bound);
+  CHECK_FALSE(ok.finding.has_value());
+  CHECK(ok.lifted == 0);
+  CHECK(ok.accepted_ms == honest);
+
+  const mkb::AcceptedTimes caught = mkb::AcceptReportedTimes(cheat, rtt, calibration, bound);
+  REQUIRE(caught.finding.has_value());
+  CHECK(caught.finding->code() == "timing.inconsistent");
+  CHECK(caught.finding->severity() == mkb::v1::SEVERITY_VIOLATION);
+  // Every accepted time is lifted to within the bound of the host's clock.
+  for (size_t i = 0; i < rtt.size(); ++i) CHECK(caught.accepted_ms[i] >= rtt[i] - 0.055 - 0.010 - 0.03 * rtt[i] - 1e-12);
+
+  // Under-reporting a third of the calls: the median barely moves, but the lifts give it away.
+  const mkb::AcceptedTimes partly = mkb::AcceptReportedTimes(partial, rtt, calibration, bound);
+  REQUIRE(partly.finding.has_value());
+  CHECK(partly.lifted >= 16);
+
+  // A report above the round trip is cut to it.
+  const mkb::AcceptedTimes over = mkb::AcceptReportedTimes({1.0}, {0.5}, calibration, bound);
+  CHECK(over.accepted_ms[0] == 0.5);
+}
+
+TEST_CASE("the clock bound's defaults depend on the device, and the config overrides them") {
+  const mkb::ClockBound gpu = mkb::ClockBoundOf({}, true);
+  CHECK(gpu.fixed_ms == 0.010);
+  CHECK(gpu.fraction == 0.03);
+  const mkb::ClockBound cpu = mkb::ClockBoundOf({}, false);
+  CHECK(cpu.fixed_ms == 20.0);
+  mkb::v1::JudgeConfig config;
+  config.set_clock_bound_fixed_ms(0.5);
+  CHECK(mkb::ClockBoundOf(config, true).fixed_ms == 0.5);
+}

@@ -1,0 +1,168 @@
+#include "libmkb/judge/runtime_policy.h"
+
+#include <catch2/catch_test_macros.hpp>
+
+namespace {
+
+mkb::RuntimePolicyConfig Config() {
+  mkb::RuntimePolicyConfig c;
+  c.kernel_path = "/w/work/kernel.py";
+  c.dsl = mkb::v1::CUTEDSL;
+  c.stdlib_roots = {"/py/lib/python3.11"};
+  c.code_roots = {"/venv/lib/python3.11/site-packages", "/usr"};
+  c.dsl_roots = {"/dsl/cutedsl"};
+  c.judge_roots = {"/src/metakernelbench/judge"};
+  c.writable_roots = {"/w/work", "/tmp"};
+  c.readable_paths = {"/dev/urandom"};
+  return c;
+}
+
+mkb::AuditCaller Kernel() { return {"/w/work/kernel.py", "solve", "/w/work/kernel.py"}; }
+mkb::AuditCaller Torch() {
+  const std::string f = "/venv/lib/python3.11/site-packages/torch/fx/graph_module.py";
+  return {f, "_exec", f};
+}
+mkb::AuditCaller Dsl() {
+  const std::string f = "/dsl/cutedsl/cutlass/base_dsl/jit_executor.py";
+  return {f, "run_compiled_program", f};
+}
+mkb::AuditCaller Stdlib(const std::string& module, const mkb::AuditCaller& above) {
+  return {"/py/lib/python3.11/" + module, "f", above.library_file};
+}
+mkb::AuditCaller Import() {
+  return {"<frozen importlib._bootstrap_external>", "source_to_code", ""};
+}
+
+bool Allowed(const std::string& event, const mkb::AuditCaller& caller, const std::string& a0 = "",
+             const std::string& a1 = "") {
+  return mkb::DecideAuditEvent(Config(), event, caller, a0, a1).allow;
+}
+
+}  // namespace
+
+TEST_CASE("processes, signals and the network are refused whoever asks") {
+  for (const auto& caller : {Kernel(), Torch(), Dsl()}) {
+    CHECK_FALSE(Allowed("subprocess.Popen", caller, "id"));
+    CHECK_FALSE(Allowed("os.system", caller, "id"));
+    CHECK_FALSE(Allowed("os.exec", caller, "/bin/sh"));
+    CHECK_FALSE(Allowed("os.posix_spawn", caller));
+    CHECK_FALSE(Allowed("os.fork", caller));
+    CHECK_FALSE(Allowed("os.kill", caller));
+    CHECK_FALSE(Allowed("socket.connect", caller));
+    CHECK_FALSE(Allowed("sys.settrace", caller));
+  }
+  CHECK(mkb::DecideAuditEvent(Config(), "subprocess.Popen", Torch(), "id", "").code ==
+        "runtime.subprocess");
+}
+
+TEST_CASE("code made at run time runs only where the import system, a code generator of the "
+          "standard library or the DSL's compiler makes it") {
+  // A torch helper exec-ing generated code (torch.fx): refused, though it is library code.
+  CHECK_FALSE(Allowed("exec", Torch(), "<eval_with_key>"));
+  CHECK_FALSE(Allowed("compile", Stdlib("codeop.py", Kernel()), "src", "<input>"));
+  CHECK_FALSE(Allowed("exec", Kernel(), "<string>"));
+  // The DSL compiling what it generated; namedtuple / dataclasses.
+  CHECK(Allowed("exec", Dsl(), "/w/work/kernel.py"));
+  CHECK(Allowed("exec", Stdlib("collections/__init__.py", Kernel()), "<string>"));
+  CHECK(Allowed("exec", Stdlib("dataclasses.py", Kernel()), "<string>"));
+  // Imports: installed packages and kernel.py, never code from the workspace.
+  CHECK(Allowed("exec", Import(), "/venv/lib/python3.11/site-packages/numpy/__init__.py"));
+  CHECK(Allowed("compile", Import(), "source", "/dsl/cutedsl/cutlass/__init__.py"));
+  CHECK(Allowed("exec", Import(), "/w/work/kernel.py"));
+  CHECK_FALSE(Allowed("exec", Import(), "/w/work/helper_mod.py"));
+  CHECK_FALSE(Allowed("exec", Import(), "/tmp/x.py"));
+  // A DSL toolchain bound read-only under the private /tmp is code, not the workspace.
+  mkb::RuntimePolicyConfig under_tmp = Config();
+  under_tmp.dsl_roots = {"/tmp/mkb-dsl/cutedsl"};
+  CHECK(mkb::DecideAuditEvent(under_tmp, "compile", Import(), "src",
+                              "/tmp/mkb-dsl/cutedsl/cutlass/arith.py").allow);
+  CHECK_FALSE(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/mkb-dsl/cutedsl/x", "w").allow);
+  CHECK(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/scratch", "w").allow);
+  CHECK(Allowed("marshal.loads", Import()));
+  CHECK_FALSE(Allowed("marshal.loads", Kernel()));
+  CHECK_FALSE(Allowed("pickle.find_class", Torch(), "posix", "system"));
+}
+
+TEST_CASE("an installed module may build code while it is imported; nothing else rides on that") {
+  const std::string mp = "/venv/lib/python3.11/site-packages/mpmath/ctx_mp_python.py";
+  const std::string typing = "/py/lib/python3.11/typing.py";
+  // mpmath's module body calls a helper of its own that execs the operators it builds.
+  mkb::AuditCaller building{mp, "binary_op", mp, {mp, mp}};
+  CHECK(Allowed("exec", building, "<string>"));
+  CHECK(Allowed("exec", {typing, "f", mp, {typing, mp, mp}}, "<string>"));  // through the stdlib
+  // The same helper called after the import (no module body under it): refused.
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp}, "<string>"));
+  // kernel.py's own import, a kernel frame anywhere in the chain, code made at run time in it,
+  // a module of the workspace: refused.
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec", {"/w/work/kernel.py", "<module>", "/w/work/kernel.py",
+                                {"/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "<string>", mp}}, "<string>"));
+  CHECK_FALSE(Allowed("compile", {"/w/work/lib.py", "f", "/w/work/lib.py", {"/w/work/lib.py"}},
+                      "src", "<string>"));
+  CHECK_FALSE(Allowed("exec", {"/tmp/m.py", "f", "/tmp/m.py", {"/tmp/m.py"}}, "<string>"));
+}
+
+TEST_CASE("frames and the collector: only for named readers and the DSL's own code") {
+  CHECK_FALSE(Allowed("sys._getframe", Kernel()));
+  CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "tb_frame"));
+  CHECK_FALSE(Allowed("object.__getattr__", Torch(), "", "gi_frame"));
+  CHECK(Allowed("object.__getattr__", Torch(), "", "__code__"));  // a code object: no frame
+  CHECK(Allowed("object.__getattr__", Torch(), "", "__defaults__"));  // values, no frame
+  CHECK(Allowed("object.__getattr__", Kernel(), "", "__kwdefaults__"));
+  CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "f_back"));
+  CHECK_FALSE(Allowed("gc.get_objects", Kernel()));
+  CHECK_FALSE(Allowed("sys._getframe", Torch()));
+  CHECK_FALSE(Allowed("sys._getframe", Stdlib("inspect.py", Kernel())));  // hands frames back
+  CHECK(Allowed("sys._getframe", Stdlib("inspect.py", Dsl())));          // the DSL asked
+  CHECK(Allowed("sys._getframe", Stdlib("collections/__init__.py", Kernel())));
+  CHECK(Allowed("sys._getframe", Stdlib("warnings.py", Kernel())));
+  const std::string te = "/venv/lib/python3.11/site-packages/typing_extensions.py";
+  CHECK(Allowed("sys._getframe", {te, "_caller", te}));  // typing's backport, as typing
+  CHECK(Allowed("object.__getattr__", {"/src/metakernelbench/judge/worker.py", "format_error",
+                                       "/src/metakernelbench/judge/worker.py"}));
+}
+
+TEST_CASE("native code is the DSL runtime's only") {
+  CHECK(Allowed("ctypes.call_function", Dsl()));
+  CHECK_FALSE(Allowed("ctypes.dlopen", Kernel(), ""));
+  CHECK_FALSE(Allowed("ctypes.dlopen", Torch(), "/w/work/evil.so"));
+  CHECK(mkb::DecideAuditEvent(Config(), "ctypes.dlopen", Kernel(), "", "").code ==
+        "runtime.native_code");
+}
+
+TEST_CASE("imports: never the judge or the other DSL; a forbidden module only from a library") {
+  CHECK_FALSE(Allowed("import", Kernel(), "metakernelbench.judge.worker"));
+  CHECK_FALSE(Allowed("import", Torch(), "metakernelbench"));
+  CHECK_FALSE(Allowed("import", Dsl(), "tvm"));  // the other DSL for a CuTe DSL variant
+  CHECK(Allowed("import", Dsl(), "tvm_ffi"));
+  CHECK_FALSE(Allowed("import", Kernel(), "triton"));
+  CHECK(Allowed("import", {"/dsl/cutedsl/cutlass/x.py", "f", "/dsl/cutedsl/cutlass/x.py"},
+                "cuda.bindings.nvrtc"));
+  CHECK(Allowed("import", Kernel(), "numpy"));
+}
+
+TEST_CASE("files: reads in the toolchain and the workspace, writes in the workspace only") {
+  CHECK(Allowed("open", Kernel(), "/w/work/kernel.py", "r"));
+  CHECK(Allowed("open", Kernel(), "/venv/lib/python3.11/site-packages/torch/__init__.py", "rb"));
+  CHECK(Allowed("open", Torch(), "/w/work/cache/x", "w"));
+  CHECK_FALSE(Allowed("open", Torch(), "/venv/lib/python3.11/site-packages/x", "w"));
+  CHECK_FALSE(Allowed("open", Kernel(), "/work/main/problems/mlp_norm/28/reference.py", "r"));
+  CHECK_FALSE(Allowed("open", Kernel(), "/proc/self/mem", "rb"));
+  CHECK_FALSE(Allowed("open", Dsl(), "/proc/1/mem", "rb"));
+  CHECK_FALSE(Allowed("open", Kernel(), "/w/work/../../etc/shadow", "r"));
+  CHECK(Allowed("open", Kernel(), "/dev/urandom", "rb"));
+  CHECK(Allowed("open", Kernel(), "fd:7", "w"));
+  CHECK(Allowed("open", Kernel(), "/w/work/x", "flags:0"));
+  CHECK_FALSE(Allowed("open", Kernel(), "/usr/lib/x", "flags:65"));  // O_WRONLY|O_CREAT
+  CHECK_FALSE(Allowed("os.remove", Kernel(), "/usr/lib/x"));
+  CHECK(Allowed("os.remove", Kernel(), "/w/work/x"));
+  CHECK_FALSE(Allowed("os.listdir", Kernel(), "/work/main"));
+}
+
+TEST_CASE("PathUnder matches whole components") {
+  CHECK(mkb::PathUnder("/a/b/c", {"/a/b"}));
+  CHECK(mkb::PathUnder("/a/b", {"/a/b"}));
+  CHECK_FALSE(mkb::PathUnder("/a/bc", {"/a/b"}));
+  CHECK(mkb::PathUnder("/a/b/c", {"/"}));
+}

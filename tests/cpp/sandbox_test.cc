@@ -1,0 +1,142 @@
+#include "libmkb/judge/sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bits the worker sets in its exit code, one per property checked inside it.
+enum : int {
+  kNotRoot = 1,
+  kPidOne = 2,
+  kSeesBound = 4,
+  kHiddenMasked = 8,
+  kOutsideInvisible = 16,
+  kPtraceRefused = 32,
+  kUnshareRefused = 64,
+};
+
+struct Tree {
+  fs::path root;
+  Tree() {
+    char pattern[] = "/tmp/mkb-sandbox-test-XXXXXX";
+    root = ::mkdtemp(pattern);
+    fs::create_directories(root / "tools" / "secret");
+    std::ofstream(root / "tools" / "lib.py") << "x";
+    std::ofstream(root / "tools" / "secret" / "reference.py") << "y";
+    std::ofstream(root / "outside.txt") << "z";
+    fs::create_directories(root / "view");
+    fs::create_directories(root / "work");
+    ::chmod(root.c_str(), 0755);
+    ::chown((root / "work").c_str(), 65534, 65534);
+  }
+  ~Tree() {
+    std::error_code ignored;
+    fs::remove_all(root, ignored);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the worker's sandbox: unprivileged PID 1 with a view of its own and a syscall filter") {
+  if (::geteuid() != 0) SKIP("needs root to create the worker's namespaces here");
+  Tree tree;
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    mkb::SandboxOptions options;
+    options.view_root = (tree.root / "view").string();
+    options.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc",
+                               (tree.root / "tools").string()};
+    options.writable_paths = {(tree.root / "work").string()};
+    options.hidden_paths = {(tree.root / "tools" / "secret").string()};
+    auto report = mkb::EnterSandbox(options);
+    if (!report.ok()) ::_exit(100);
+    int bits = 0;
+    if (::getuid() != 0 && ::geteuid() != 0) bits |= kNotRoot;
+    if (::getpid() == 1) bits |= kPidOne;
+    if (::access((tree.root / "tools" / "lib.py").c_str(), R_OK) == 0) bits |= kSeesBound;
+    if (::access((tree.root / "tools" / "secret" / "reference.py").c_str(), F_OK) != 0)
+      bits |= kHiddenMasked;
+    if (::access((tree.root / "outside.txt").c_str(), F_OK) != 0) bits |= kOutsideInvisible;
+    if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) bits |= kPtraceRefused;
+    if (::unshare(CLONE_NEWNET) != 0) bits |= kUnshareRefused;
+    ::_exit(bits);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));  // the keeper exits with the worker's code
+  const int bits = WEXITSTATUS(status);
+  REQUIRE(bits != 100);
+  CHECK((bits & kNotRoot) != 0);
+  CHECK((bits & kPidOne) != 0);
+  CHECK((bits & kSeesBound) != 0);
+  CHECK((bits & kHiddenMasked) != 0);
+  CHECK((bits & kOutsideInvisible) != 0);
+  CHECK((bits & kPtraceRefused) != 0);
+  CHECK((bits & kUnshareRefused) != 0);
+}
+
+TEST_CASE("what the worker starts does not outlive it: the keeper ends with it, as it ended") {
+  if (::geteuid() != 0) SKIP("needs root to create the worker's namespaces here");
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    mkb::SandboxOptions options;
+    options.keep_fds = {pipe_fds[1]};
+    options.seccomp = false;  // the worker forks a grandchild below
+    auto report = mkb::EnterSandbox(options);
+    if (!report.ok()) ::_exit(100);
+    if (::fork() == 0) {
+      // A straggler in the worker's PID namespace: it would write after the worker ends.
+      ::setsid();
+      ::sleep(2);
+      ::write(pipe_fds[1], "late", 4);
+      ::_exit(0);
+    }
+    ::_exit(7);
+  }
+  ::close(pipe_fds[1]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+  // PID 1 ended, so the kernel killed the namespace's other processes: nothing writes, the pipe
+  // reaches end of file.
+  char buffer[8];
+  CHECK(::read(pipe_fds[0], buffer, sizeof(buffer)) == 0);
+  ::close(pipe_fds[0]);
+}
+
+TEST_CASE("the keeper dies of the worker's signal") {
+  if (::geteuid() != 0) SKIP("needs root to create the worker's namespaces here");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    mkb::SandboxOptions options;
+    auto report = mkb::EnterSandbox(options);
+    if (!report.ok()) ::_exit(100);
+    volatile int* null = nullptr;
+    *null = 1;  // SIGSEGV
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+}
