@@ -311,6 +311,30 @@ def test_56_passes_with_slab_gemm_reciprocal_quantisation_and_flipped_roundings(
     assert factor <= bound, factor
 
 
+def _split_bf16_products(a, b):
+    """a @ b^T as 53's reference solutions compute it on bfloat16 tensor cores: each float32
+    operand split into hi = bf16(v) and lo = bf16(v - hi), the products hi hi + hi lo + lo hi
+    accumulated in float32 (lo lo, below 2^-16 of the output's scale, is dropped)."""
+    ah = a.to(torch.bfloat16)
+    al = (a - ah.float()).to(torch.bfloat16)
+    bh = b.to(torch.bfloat16)
+    bl = (b - bh.float()).to(torch.bfloat16)
+    return ah.float() @ bh.float().T + ah.float() @ bl.float().T + al.float() @ bh.float().T
+
+
+def test_53_passes_with_split_bfloat16_products():
+    problem, m = SUITE[53], _module(53)
+
+    def kernel(x, sx, wg, sg, wu, su):
+        a = m.fp8_dequantize(x, sx, 1, torch.float32)
+        gate = _split_bf16_products(a, m.fp8_dequantize(wg, sg, 128, torch.float32))
+        up = _split_bf16_products(a, m.fp8_dequantize(wu, su, 128, torch.float32))
+        return (F.silu(gate) * up).to(torch.bfloat16)
+
+    factor = _judge(problem, kernel)
+    assert factor <= 0.5, factor
+
+
 def _nvfp4_parts(codes, scales):
     """e2m1 value times e4m3 scale: at most 6 significant bits, exact in bfloat16."""
     byte = codes.view(torch.uint8).long()
