@@ -151,7 +151,9 @@ void RegisterJudge(py::module_& m) {
              SupervisorOptions options;
              options.memory_limit_bytes = memory_limit_bytes;
              options.tail_bytes = static_cast<size_t>(tail_bytes);
-             return std::make_unique<ProcessSupervisor>(pid, stdout_fd, stderr_fd, options);
+             // The supervisor owns the descriptors from here (Python hands them over).
+             return std::make_unique<ProcessSupervisor>(pid, UniqueFd(stdout_fd),
+                                                        UniqueFd(stderr_fd), options);
            }),
            py::arg("pid"), py::arg("stdout_fd"), py::arg("stderr_fd"),
            py::arg("memory_limit_bytes") = 0, py::arg("tail_bytes") = 8192)

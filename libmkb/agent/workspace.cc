@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "libmkb/agent/detail/fd.h"
+#include "libmkb/core/unique_fd.h"
 #include "libmkb/core/file.h"
 #include "libmkb/model/names.h"
 
@@ -79,7 +79,7 @@ absl::StatusOr<std::string> Workspace::Read(absl::string_view name, size_t max_b
   const std::string path = PathOf(name);
   // O_NOFOLLOW: a link the agent made must not make this process (which sees the whole host)
   // read a file its shell cannot see. O_NONBLOCK: opening a FIFO does not wait for a writer.
-  detail::Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::string();
     if (errno == ELOOP) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "libmkb/core/unique_fd.h"
 
 namespace mkb {
 namespace {
@@ -28,30 +29,11 @@ absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& pat
   }
 }
 
-// Closes a file descriptor when it goes out of scope.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat info;
   if (::fstat(fd.get(), &info) != 0) return ErrnoStatus(errno, "cannot stat", path);
@@ -81,7 +63,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
   const std::string temporary = absl::StrCat(path, ".tmp.", ::getpid());
   {
-    ScopedFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) return ErrnoStatus(errno, "cannot create", temporary);
     size_t written = 0;
     while (written < contents.size()) {

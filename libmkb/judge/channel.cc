@@ -37,7 +37,8 @@ bool StripTag(const std::string& key, char direction, uint64_t expected, std::st
   for (int i = 0; i < 8; ++i)
     sequence |= static_cast<uint64_t>(static_cast<unsigned char>((*bytes)[body + i])) << (8 * i);
   if (sequence != expected) return false;
-  const auto tag = HmacSha256(key, TagInput(direction, sequence, absl::string_view(*bytes).substr(0, body)));
+  const auto tag =
+      HmacSha256(key, TagInput(direction, sequence, absl::string_view(*bytes).substr(0, body)));
   if (!ConstantTimeEqual(absl::string_view(*bytes).substr(body + 8),
                          absl::string_view(reinterpret_cast<const char*>(tag.data()), tag.size())))
     return false;
@@ -62,39 +63,10 @@ absl::StatusOr<std::pair<Channel, Channel>> Channel::CreatePair() {
   return std::make_pair(Channel(fds[0]), Channel(fds[1]));
 }
 
-Channel::Channel(Channel&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      key_(std::move(other.key_)),
-      own_(other.own_),
-      peer_(other.peer_),
-      sent_(other.sent_),
-      received_(other.received_) {}
-
-Channel& Channel::operator=(Channel&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    key_ = std::move(other.key_);
-    own_ = other.own_;
-    peer_ = other.peer_;
-    sent_ = other.sent_;
-    received_ = other.received_;
-  }
-  return *this;
-}
-
-Channel::~Channel() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int Channel::Release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
+int Channel::Release() { return fd_.release(); }
 
 absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds) {
-  if (fd_ < 0) return absl::FailedPreconditionError("channel is closed");
+  if (!fd_.valid()) return absl::FailedPreconditionError("channel is closed");
   if (bytes.size() > kMaxChannelMessageBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("message of ", bytes.size(), " bytes is over the channel's limit"));
@@ -122,7 +94,7 @@ absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds
     std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
   }
   while (true) {
-    const ssize_t sent = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    const ssize_t sent = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
     if (sent >= 0) return absl::OkStatus();
     if (errno == EINTR) continue;
     if (errno == EPIPE || errno == ECONNRESET)
@@ -132,12 +104,12 @@ absl::Status Channel::Send(const std::string& bytes, const std::vector<int>& fds
 }
 
 absl::StatusOr<ChannelMessage> Channel::ReceiveRaw(absl::Time deadline) {
-  if (fd_ < 0) return absl::FailedPreconditionError("channel is closed");
+  if (!fd_.valid()) return absl::FailedPreconditionError("channel is closed");
   while (true) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration())
       return absl::DeadlineExceededError("no message before the deadline");
-    struct pollfd p = {fd_, POLLIN, 0};
+    struct pollfd p = {fd_.get(), POLLIN, 0};
     const int64_t ms = std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000);
     const int ready = ::poll(&p, 1, static_cast<int>(ms));
     if (ready < 0) {
@@ -161,7 +133,7 @@ absl::StatusOr<ChannelMessage> Channel::ReceiveRaw(absl::Time deadline) {
   msg.msg_controllen = sizeof(control);
   ssize_t received;
   do {
-    received = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+    received = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
   } while (received < 0 && errno == EINTR);
   if (received < 0) return Errno("recvmsg");
   for (struct cmsghdr* header = CMSG_FIRSTHDR(&msg); header != nullptr;
@@ -209,8 +181,7 @@ absl::Status Channel::AcceptKey(absl::Time deadline, char own, char peer) {
   absl::StatusOr<ChannelMessage> message = ReceiveRaw(deadline);
   if (!message.ok()) return message.status();
   for (int fd : message->fds) ::close(fd);
-  if (message->bytes.size() < 16)
-    return absl::InvalidArgumentError("the channel key is too short");
+  if (message->bytes.size() < 16) return absl::InvalidArgumentError("the channel key is too short");
   Authenticate(std::move(message->bytes), own, peer);
   return absl::OkStatus();
 }

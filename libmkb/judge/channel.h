@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "libmkb/core/unique_fd.h"
 
 namespace mkb {
 
@@ -31,11 +32,11 @@ class Channel {
   // Adopts a connected socket (e.g. inherited by a forked worker).
   explicit Channel(int fd) : fd_(fd) {}
 
-  Channel(Channel&& other) noexcept;
-  Channel& operator=(Channel&& other) noexcept;
+  Channel(Channel&& other) noexcept = default;
+  Channel& operator=(Channel&& other) noexcept = default;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
-  ~Channel();
+  ~Channel() = default;
 
   // Sends one message with descriptors (which stay owned by the caller).
   absl::Status Send(const std::string& bytes, const std::vector<int>& fds = {});
@@ -54,14 +55,14 @@ class Channel {
   absl::Status AcceptKey(absl::Time deadline, char own, char peer);
   bool authenticated() const { return !key_.empty(); }
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   // Gives up ownership of the socket.
   int Release();
 
  private:
   absl::StatusOr<ChannelMessage> ReceiveRaw(absl::Time deadline);
 
-  int fd_ = -1;
+  UniqueFd fd_;
   std::string key_;
   char own_ = 0;
   char peer_ = 0;

@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libmkb/core/sha256.h"
+#include "libmkb/core/unique_fd.h"
 #include "libmkb/judge/seeds.h"
 #include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/verdict_builder.h"
@@ -31,33 +32,15 @@ absl::Status Errno(const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
-// Closes its descriptors on destruction.
-struct Pipe {
-  int read = -1;
-  int write = -1;
-  Pipe() = default;
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  ~Pipe() {
-    if (read >= 0) ::close(read);
-    if (write >= 0) ::close(write);
-  }
-  absl::Status Open() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return Errno("pipe2");
-    read = fds[0];
-    write = fds[1];
-    return absl::OkStatus();
-  }
-  void CloseRead() {
-    if (read >= 0) ::close(read);
-    read = -1;
-  }
-  void CloseWrite() {
-    if (write >= 0) ::close(write);
-    write = -1;
-  }
-};
+// A new pipe, both ends close-on-exec.
+absl::StatusOr<UniquePipe> OpenPipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Errno("pipe2");
+  UniquePipe pipe;
+  pipe.read.reset(fds[0]);
+  pipe.write.reset(fds[1]);
+  return pipe;
+}
 
 absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
   if (request.problem_dir().empty()) return absl::InvalidArgumentError("problem_dir: required");
@@ -147,16 +130,18 @@ class HostProcess {
   static absl::StatusOr<std::unique_ptr<HostProcess>> Spawn(const JudgeOptions& options,
                                                             v1::Dsl dsl) {
     auto host = std::unique_ptr<HostProcess>(new HostProcess());
-    Pipe in, reply, out, err;
-    for (Pipe* p : {&in, &reply, &out, &err}) {
-      if (auto status = p->Open(); !status.ok()) return status;
+    UniquePipe in, reply, out, err;
+    for (UniquePipe* p : {&in, &reply, &out, &err}) {
+      absl::StatusOr<UniquePipe> opened = OpenPipe();
+      if (!opened.ok()) return opened.status();
+      *p = *std::move(opened);
     }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in.read, 0);
-    posix_spawn_file_actions_adddup2(&actions, out.write, 1);
-    posix_spawn_file_actions_adddup2(&actions, err.write, 2);
-    posix_spawn_file_actions_adddup2(&actions, reply.write, 3);
+    posix_spawn_file_actions_adddup2(&actions, in.read.get(), 0);
+    posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, err.write.get(), 2);
+    posix_spawn_file_actions_adddup2(&actions, reply.write.get(), 3);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
@@ -194,26 +179,22 @@ class HostProcess {
       return absl::FailedPreconditionError(absl::StrCat(
           "cannot start the judge host with '", options.python, "': ", std::strerror(spawned)));
     }
-    in.CloseRead();
-    reply.CloseWrite();
-    out.CloseWrite();
-    err.CloseWrite();
+    in.read.reset();
+    reply.write.reset();
+    out.write.reset();
+    err.write.reset();
     SupervisorOptions supervisor_options;
     supervisor_options.tail_bytes = 8192;
-    host->supervisor_ =
-        std::make_unique<ProcessSupervisor>(pid, out.read, err.read, supervisor_options);
-    out.read = err.read = -1;  // owned by the supervisor now
-    host->request_fd_ = std::exchange(in.write, -1);
-    host->reply_fd_ = std::exchange(reply.read, -1);
+    host->supervisor_ = std::make_unique<ProcessSupervisor>(pid, std::move(out.read),
+                                                            std::move(err.read), supervisor_options);
+    host->request_fd_ = std::move(in.write);
+    host->reply_fd_ = std::move(reply.read);
     return host;
   }
 
   HostProcess(const HostProcess&) = delete;
   HostProcess& operator=(const HostProcess&) = delete;
-  ~HostProcess() {
-    if (request_fd_ >= 0) ::close(request_fd_);
-    if (reply_fd_ >= 0) ::close(reply_fd_);
-  }
+  ~HostProcess() = default;
 
   bool alive() { return supervisor_->alive(); }
 
@@ -230,7 +211,7 @@ class HostProcess {
     while (written < payload.size()) {
       // MSG_NOSIGNAL is for sockets; a pipe whose reader died raises SIGPIPE, so the write goes
       // through a helper that blocks it for this thread only.
-      const ssize_t n = WriteNoSigpipe(request_fd_, payload.data() + written,
+      const ssize_t n = WriteNoSigpipe(request_fd_.get(), payload.data() + written,
                                        payload.size() - written);
       if (n < 0) {
         if (errno == EINTR) continue;
@@ -238,7 +219,7 @@ class HostProcess {
       }
       written += static_cast<size_t>(n);
     }
-    ::close(std::exchange(request_fd_, -1));
+    request_fd_.reset();
 
     // Exactly one frame: header, payload, tag. Nothing after it is read.
     std::string frame;
@@ -253,13 +234,13 @@ class HostProcess {
         supervisor_->Kill(true);
         break;
       }
-      struct pollfd p = {reply_fd_, POLLIN, 0};
+      struct pollfd p = {reply_fd_.get(), POLLIN, 0};
       const int ready = ::poll(
           &p, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000)));
       if (ready < 0 && errno != EINTR) return Errno("poll");
       if (ready <= 0) continue;
       const size_t room = std::min(sizeof(buffer), wanted - frame.size());
-      const ssize_t n = ::read(reply_fd_, buffer, room);
+      const ssize_t n = ::read(reply_fd_.get(), buffer, room);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       frame.append(buffer, static_cast<size_t>(n));
@@ -271,7 +252,7 @@ class HostProcess {
         wanted = kFrameHeaderBytes + length + kFrameTagBytes;
       }
     }
-    ::close(std::exchange(reply_fd_, -1));
+    reply_fd_.reset();
     const v1::ProcessOutcome outcome = supervisor_->Finish(absl::Seconds(30));
     const std::string tail = outcome.stderr_tail();
     if (timed_out) {
@@ -313,8 +294,8 @@ class HostProcess {
   HostProcess() = default;
 
   std::unique_ptr<ProcessSupervisor> supervisor_;
-  int request_fd_ = -1;
-  int reply_fd_ = -1;
+  UniqueFd request_fd_;
+  UniqueFd reply_fd_;
 };
 
 Judge::Judge(JudgeOptions options) : options_(std::move(options)) {}

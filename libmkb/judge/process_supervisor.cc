@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -47,15 +48,15 @@ int64_t TreeResidentBytes(pid_t pid, int depth) {
 
 int64_t ResidentBytes(pid_t pid) { return TreeResidentBytes(pid, 0); }
 
-ProcessSupervisor::ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd,
+ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,
                                      const SupervisorOptions& options)
     : pid_(pid),
       options_(options),
-      stdout_fd_(stdout_fd),
-      stderr_fd_(stderr_fd),
+      stdout_fd_(std::move(stdout_fd)),
+      stderr_fd_(std::move(stderr_fd)),
       stdout_tail_(options.tail_bytes),
       stderr_tail_(options.tail_bytes) {
-  for (int fd : {stdout_fd_, stderr_fd_}) {
+  for (int fd : {stdout_fd_.get(), stderr_fd_.get()}) {
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
   watcher_ = std::thread([this] { Watch(); });
@@ -98,25 +99,24 @@ void ProcessSupervisor::Watch() {
   char buffer[4096];
   int rounds_after_stop = 0;
   while (true) {
-    struct pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
+    struct pollfd fds[2] = {{stdout_fd_.get(), POLLIN, 0}, {stderr_fd_.get(), POLLIN, 0}};
     const int ready =
         ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(options_.poll_interval)));
     bool open_pipes = false;
     for (int i = 0; i < 2; ++i) {
-      int& fd = i == 0 ? stdout_fd_ : stderr_fd_;
-      if (fd < 0) continue;
+      UniqueFd& fd = i == 0 ? stdout_fd_ : stderr_fd_;
+      if (!fd.valid()) continue;
       open_pipes = true;
       if (ready <= 0 || fds[i].revents == 0) continue;
       while (true) {
-        const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+        const ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
         if (n > 0) {
           absl::MutexLock lock(&mutex_);
           (i == 0 ? stdout_tail_ : stderr_tail_).Append(buffer, static_cast<size_t>(n));
           continue;
         }
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          ::close(fd);
-          fd = -1;
+          fd.reset();
         }
         break;
       }
@@ -163,10 +163,8 @@ v1::ProcessOutcome ProcessSupervisor::Finish(absl::Duration timeout) {
   ::kill(-pid_, SIGKILL);
   stop_ = true;
   if (watcher_.joinable()) watcher_.join();
-  for (int fd : {stdout_fd_, stderr_fd_}) {
-    if (fd >= 0) ::close(fd);
-  }
-  stdout_fd_ = stderr_fd_ = -1;
+  stdout_fd_.reset();
+  stderr_fd_.reset();
   return Snapshot();
 }
 

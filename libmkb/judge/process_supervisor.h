@@ -13,6 +13,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "libmkb/core/unique_fd.h"
 #include "mkb/v1/verdict.pb.h"
 
 namespace mkb {
@@ -42,7 +43,8 @@ struct SupervisorOptions {
 // points into it.
 class ProcessSupervisor {
  public:
-  ProcessSupervisor(pid_t pid, int stdout_fd, int stderr_fd, const SupervisorOptions& options);
+  ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,
+                    const SupervisorOptions& options);
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
   ~ProcessSupervisor();  // kills the group if it still runs, and reaps it
@@ -64,8 +66,10 @@ class ProcessSupervisor {
 
   const pid_t pid_;
   const SupervisorOptions options_;
-  int stdout_fd_;
-  int stderr_fd_;
+  // Read by the watcher thread, which closes each at its end of file; Finish closes what is
+  // left after joining it.
+  UniqueFd stdout_fd_;
+  UniqueFd stderr_fd_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> timed_out_{false};
   std::atomic<bool> out_of_memory_{false};

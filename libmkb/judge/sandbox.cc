@@ -21,6 +21,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libmkb/core/unique_fd.h"
 #include "libmkb/judge/detail/seccomp_filter.h"
 
 namespace mkb {
@@ -95,9 +96,8 @@ absl::Status MakeMountPoint(const std::string& source, const std::string& target
   if (slash != std::string::npos && slash > 0) {
     if (auto s = MakeDirectories(target.substr(0, slash)); !s.ok()) return s;
   }
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0 && errno != EEXIST) return Errno(absl::StrCat("create ", target));
-  if (fd >= 0) ::close(fd);
+  const UniqueFd fd(::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd.valid() && errno != EEXIST) return Errno(absl::StrCat("create ", target));
   return absl::OkStatus();
 }
 
@@ -166,8 +166,8 @@ absl::Status BuildView(const SandboxOptions& options) {
               "size=64k,mode=0755") != 0) {
     return Errno("mount /dev");
   }
-  std::vector<std::string> devices = {"/dev/null",   "/dev/zero",   "/dev/full",
-                                      "/dev/random", "/dev/urandom"};
+  std::vector<std::string> devices = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                      "/dev/urandom"};
   devices.insert(devices.end(), options.device_paths.begin(), options.device_paths.end());
   for (const std::string& device : Normalized(devices)) {
     if (!Exists(device)) continue;
@@ -296,9 +296,8 @@ bool HasNoCapabilities() {
 absl::StatusOr<SandboxReport> EnterSandbox(const SandboxOptions& options) {
   SandboxReport report;
   // The caller's stdin is the judge's request pipe: the worker reads nothing from it.
-  if (const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC); null_fd >= 0) {
-    ::dup2(null_fd, 0);
-    ::close(null_fd);
+  if (const UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)); null_fd.valid()) {
+    ::dup2(null_fd.get(), 0);
   }
   if (::setsid() >= 0 || ::getpgrp() == ::getpid()) {
     report.own_process_group = true;
@@ -317,9 +316,9 @@ absl::StatusOr<SandboxReport> EnterSandbox(const SandboxOptions& options) {
   const gid_t outer_gid = ::getgid();
   if (!root) flags |= CLONE_NEWUSER;
   if (::unshare(flags) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create the worker's namespaces (", std::strerror(errno),
-        root ? ")" : "; unprivileged user namespaces may be disabled here)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create the worker's namespaces (", std::strerror(errno),
+                     root ? ")" : "; unprivileged user namespaces may be disabled here)"));
   }
   if (!root) {
     WriteFile("/proc/self/setgroups", "deny");
@@ -368,8 +367,7 @@ absl::StatusOr<SandboxReport> EnterSandbox(const SandboxOptions& options) {
   if (root) {
     if (options.uid == 0) return absl::InvalidArgumentError("the worker may not run as root");
     for (int cap = 0; cap <= 63; ++cap) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-    if (::setgroups(0, nullptr) != 0 ||
-        ::setresgid(options.gid, options.gid, options.gid) != 0 ||
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(options.gid, options.gid, options.gid) != 0 ||
         ::setresuid(options.uid, options.uid, options.uid) != 0) {
       return Errno("drop root privileges");
     }

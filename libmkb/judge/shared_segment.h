@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "absl/status/statusor.h"
+#include "libmkb/core/unique_fd.h"
 
 namespace mkb {
 
@@ -28,15 +30,16 @@ class SharedSegment {
 
   char* data() const { return static_cast<char*>(address_); }
   size_t size() const { return size_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
-  SharedSegment(void* address, size_t size, int fd) : address_(address), size_(size), fd_(fd) {}
+  SharedSegment(void* address, size_t size, UniqueFd fd)
+      : address_(address), size_(size), fd_(std::move(fd)) {}
   void Reset();
 
   void* address_ = nullptr;
   size_t size_ = 0;
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 // Bytes at which the next tensor is placed: `offset` rounded up to 64.

@@ -62,7 +62,7 @@ TEST_CASE("the supervisor keeps output tails and kills on demand") {
   ::close(err[1]);
   mkb::SupervisorOptions options;
   options.tail_bytes = 100;
-  mkb::ProcessSupervisor supervisor(pid, out[0], err[0], options);
+  mkb::ProcessSupervisor supervisor(pid, mkb::UniqueFd(out[0]), mkb::UniqueFd(err[0]), options);
   absl::SleepFor(absl::Milliseconds(200));
   CHECK(supervisor.alive());
   supervisor.Kill(/*timed_out=*/true);

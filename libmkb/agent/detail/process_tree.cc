@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "libmkb/core/unique_fd.h"
 
 namespace mkb::detail {
 namespace {
@@ -25,11 +26,10 @@ struct StatLine {
 bool ReadStat(pid_t pid, StatLine* out) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  const UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;
   char buffer[1024];
-  const ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
-  ::close(fd);
+  const ssize_t n = ::read(fd.get(), buffer, sizeof(buffer) - 1);
   if (n <= 0) return false;
   absl::string_view line(buffer, static_cast<size_t>(n));
   const size_t close_paren = line.rfind(')');

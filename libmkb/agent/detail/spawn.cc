@@ -42,9 +42,9 @@ absl::StatusOr<Spawned> Spawn(std::vector<std::string> argv, std::vector<std::st
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
   }
-  Fd read_end(fds[0]);
-  Fd write_end(fds[1]);
-  Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  UniqueFd read_end(fds[0]);
+  UniqueFd write_end(fds[1]);
+  UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   std::vector<char*> argv_ptrs = Pointers(argv);
   std::vector<char*> envp_ptrs = Pointers(envp);
   const rlim_t fsize_limit = static_cast<rlim_t>(options.max_file_bytes);

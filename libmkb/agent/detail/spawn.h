@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "libmkb/agent/detail/fd.h"
+#include "libmkb/core/unique_fd.h"
 
 namespace mkb::detail {
 
@@ -24,7 +24,7 @@ struct SpawnOptions {
 
 struct Spawned {
   pid_t pid = -1;
-  Fd output;  // the read end of the child's stdout and stderr
+  UniqueFd output;  // the read end of the child's stdout and stderr
 };
 
 // Forks and execs `argv` (argv[0] a path) with exactly `envp`, stdin from /dev/null, stdout and
