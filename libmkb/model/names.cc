@@ -192,6 +192,7 @@ int ElementBytes(v1::DType dtype) {
       return 2;
     case v1::FLOAT8_E4M3FN:
     case v1::FLOAT8_E5M2:
+    case v1::FLOAT4_E2M1FN_X2:  // two values per byte; shapes count bytes
     case v1::INT8:
     case v1::UINT8:
     case v1::BOOL:

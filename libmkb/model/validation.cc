@@ -191,6 +191,11 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
     }
     if (auto status = ValidateTensorSpec(problem.outputs(i), path, problem); !status.ok())
       return status;
+    if (problem.outputs(i).dtype() == v1::FLOAT4_E2M1FN_X2) {
+      return FieldError(Join(path, "dtype"),
+                        "packed FP4 is an input format: outputs are compared by value, return "
+                        "the dequantised tensor");
+    }
     if (!names.insert(problem.outputs(i).name()).second) {
       return FieldError(Join(path, "name"),
                         absl::StrCat("duplicate name '", problem.outputs(i).name(), "'"));

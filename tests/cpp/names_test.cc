@@ -42,6 +42,11 @@ TEST_CASE("dtype facts") {
   CHECK(mkb::Epsilon(mkb::v1::INT32) == 0.0);
   CHECK_FALSE(mkb::IsFloatingPoint(mkb::v1::UINT8));
   CHECK(mkb::ElementBytes(mkb::v1::BFLOAT16) == 2);
+  // Packed FP4: torch's name, one byte per element (a pair of values), compared as bytes.
+  CHECK(mkb::DTypeName(mkb::v1::FLOAT4_E2M1FN_X2) == "float4_e2m1fn_x2");
+  CHECK(*mkb::ParseDType("torch.float4_e2m1fn_x2") == mkb::v1::FLOAT4_E2M1FN_X2);
+  CHECK(mkb::ElementBytes(mkb::v1::FLOAT4_E2M1FN_X2) == 1);
+  CHECK_FALSE(mkb::IsFloatingPoint(mkb::v1::FLOAT4_E2M1FN_X2));
   CHECK(mkb::OtherDsl(mkb::v1::CUTEDSL) == mkb::v1::TIRX);
   CHECK(mkb::OtherDsl(mkb::v1::TIRX) == mkb::v1::CUTEDSL);
 }

@@ -62,6 +62,13 @@ TEST_CASE("problem errors name the offending field") {
     problem.set_slug("Toy-Add");
     CHECK(FieldPath(mkb::ValidateProblem(problem)) == "slug");
   }
+  SECTION("packed FP4 is an input format, never an output") {
+    problem.mutable_outputs(0)->set_dtype(mkb::v1::FLOAT4_E2M1FN_X2);
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "outputs[0].dtype");
+    problem.mutable_outputs(0)->set_dtype(mkb::v1::FLOAT32);
+    problem.mutable_inputs(0)->set_dtype(mkb::v1::FLOAT4_E2M1FN_X2);
+    CHECK(mkb::ValidateProblem(problem).ok());
+  }
   SECTION("missing family") {
     problem.clear_family();
     CHECK(FieldPath(mkb::ValidateProblem(problem)) == "family");

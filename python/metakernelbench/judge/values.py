@@ -18,6 +18,7 @@ DTYPES: dict[str, torch.dtype] = {
     "bfloat16": torch.bfloat16,
     "float8_e4m3fn": torch.float8_e4m3fn,
     "float8_e5m2": torch.float8_e5m2,
+    "float4_e2m1fn_x2": torch.float4_e2m1fn_x2,  # packed FP4: two e2m1 values per byte
     "int64": torch.int64,
     "int32": torch.int32,
     "int16": torch.int16,
@@ -28,7 +29,7 @@ DTYPES: dict[str, torch.dtype] = {
 NAMES: dict[torch.dtype, str] = {v: k for k, v in DTYPES.items()}
 UPCAST = (torch.float32, torch.float16, torch.bfloat16)
 # Types whose DLPack export is not standard in DLPack 0.6: crossed as uint8 bytes.
-BYTE_VIEW = (torch.float8_e4m3fn, torch.float8_e5m2, torch.bool)
+BYTE_VIEW = (torch.float8_e4m3fn, torch.float8_e5m2, torch.float4_e2m1fn_x2, torch.bool)
 
 
 # The Python types a scalar input may have, checked with `type(x) in SCALAR_TYPES` (a bool is an
@@ -96,7 +97,7 @@ def dtype_name(t: torch.Tensor) -> str:
 
 
 def capsule(t: torch.Tensor):
-    """A DLPack capsule of t's memory (fp8 / bool viewed as uint8 bytes)."""
+    """A DLPack capsule of t's memory (fp8 / packed fp4 / bool viewed as uint8 bytes)."""
     base = t.view(torch.uint8) if t.dtype in BYTE_VIEW else t
     return base.__dlpack__()
 
@@ -151,6 +152,15 @@ def leaves(value) -> list[torch.Tensor]:
     if type(value) in (tuple, list):
         return [leaf for v in value for leaf in leaves(v)]
     return []
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors hold the same shape, dtype and bytes: the comparison of inputs before
+    and after a call, for every dtype (torch.equal has no packed-FP4 kernel)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    a, b = a.detach().contiguous().view(-1), b.detach().contiguous().view(-1)
+    return a.numel() == 0 or torch.equal(a.view(torch.uint8), b.view(torch.uint8))
 
 
 def empty_like_meta(meta, device: str) -> torch.Tensor:
