@@ -77,7 +77,7 @@ if [ ! -f "$stamp" ]; then
 import tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
 deps = list(project["dependencies"])
-for extra in ("analysis", "test"):
+for extra in ("analysis", "test", "lint"):
     deps += project["optional-dependencies"][extra]
 print("\n".join(deps))
 PYEOF

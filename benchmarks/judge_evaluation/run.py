@@ -51,33 +51,45 @@ def main() -> int:
         verdict = mkb.evaluate(problem, "cutedsl", path=kernel, device=args.device, config=config)
         wall = time.perf_counter() - start
         phases = verdict.phase_times.to_dict()
-        rows.append({
-            "repeat": repeat,
-            "warm": repeat > 0,
-            "status": verdict.status,
-            "speedup_vs_eager": verdict.speedup_vs_eager,
-            "speedup_span": verdict.speedup_span,
-            "message": verdict.message,
-            "kernel_median_ms": verdict.kernel_parity.median_ms if verdict.kernel_parity else None,
-            "eager_median_ms": verdict.eager_parity.median_ms if verdict.eager_parity else None,
-            "kernel_span_ms": verdict.kernel_span.median_ms if verdict.kernel_span else None,
-            "kernel_span_cv": verdict.kernel_span.cv if verdict.kernel_span else None,
-            "span_samples": verdict.kernel_span.samples if verdict.kernel_span else None,
-            "wall_s": wall,
-            "host_start_s": wall - phases["total_s"],
-            **phases,
-        })
-        print(f"repeat {repeat} ({'warm' if repeat else 'cold'}): {verdict.status}, wall {wall:.2f} s = host start "
-              f"{wall - phases['total_s']:.2f} s + worker start {phases['startup_s']:.2f}"
-              f" + eager {phases.get('eager_s', 0):.2f} + calibration {phases.get('calibration_s', 0):.2f}"
-              f" + import {phases['import_s']:.2f}"
-              f" + correctness {phases['correctness_s']:.2f} + timing {phases['timing_s']:.2f}"
-              f"; speedup {verdict.speedup_vs_eager} (span {verdict.speedup_span})")
+        rows.append(
+            {
+                "repeat": repeat,
+                "warm": repeat > 0,
+                "status": verdict.status,
+                "speedup_vs_eager": verdict.speedup_vs_eager,
+                "speedup_span": verdict.speedup_span,
+                "message": verdict.message,
+                "kernel_median_ms": verdict.kernel_parity.median_ms if verdict.kernel_parity else None,
+                "eager_median_ms": verdict.eager_parity.median_ms if verdict.eager_parity else None,
+                "kernel_span_ms": verdict.kernel_span.median_ms if verdict.kernel_span else None,
+                "kernel_span_cv": verdict.kernel_span.cv if verdict.kernel_span else None,
+                "span_samples": verdict.kernel_span.samples if verdict.kernel_span else None,
+                "wall_s": wall,
+                "host_start_s": wall - phases["total_s"],
+                **phases,
+            }
+        )
+        print(
+            f"repeat {repeat} ({'warm' if repeat else 'cold'}): {verdict.status}, wall {wall:.2f} s = "
+            "host start "
+            f"{wall - phases['total_s']:.2f} s + worker start {phases['startup_s']:.2f}"
+            f" + eager {phases.get('eager_s', 0):.2f} + calibration {phases.get('calibration_s', 0):.2f}"
+            f" + import {phases['import_s']:.2f}"
+            f" + correctness {phases['correctness_s']:.2f} + timing {phases['timing_s']:.2f}"
+            f"; speedup {verdict.speedup_vs_eager} (span {verdict.speedup_span})"
+        )
     env = verdict.environment.to_dict()
-    result = {"benchmark": "judge_evaluation", "date": date.today().isoformat(), "gpu": env.get("gpu_name") or "cpu",
-              "kernel": _shown(kernel),
-              "device": env.get("device"), "workload": verdict.workload, "torch": env.get("torch_version"),
-              "host": platform.node(), "rows": rows}
+    result = {
+        "benchmark": "judge_evaluation",
+        "date": date.today().isoformat(),
+        "gpu": env.get("gpu_name") or "cpu",
+        "kernel": _shown(kernel),
+        "device": env.get("device"),
+        "workload": verdict.workload,
+        "torch": env.get("torch_version"),
+        "host": platform.node(),
+        "rows": rows,
+    }
     args.out.write_text(json.dumps(result, indent=2))
     return 0 if all(r["status"] == "passed" for r in rows) else 1
 

@@ -34,10 +34,10 @@ ADVERSARIAL = ROOT / "tests" / "adversarial" / "kernels"
 
 # Eager-only rows (the DSL rule waived): kernels from a few microseconds to milliseconds.
 EAGER_ROWS = [
-    ("36", "small", ADVERSARIAL / "honest_bf16_products.py"),      # ~3-10 us
-    ("36", "full", ADVERSARIAL / "honest_bf16_products.py"),       # ~0.1-0.3 ms
-    ("36", "full", ADVERSARIAL / "honest_cached_inplace.py"),      # ~1 ms (float32 chain)
-    ("02", "full", ADVERSARIAL / "honest_paged_decode.py"),        # ~ms
+    ("36", "small", ADVERSARIAL / "honest_bf16_products.py"),  # ~3-10 us
+    ("36", "full", ADVERSARIAL / "honest_bf16_products.py"),  # ~0.1-0.3 ms
+    ("36", "full", ADVERSARIAL / "honest_cached_inplace.py"),  # ~1 ms (float32 chain)
+    ("02", "full", ADVERSARIAL / "honest_paged_decode.py"),  # ~ms
 ]
 
 
@@ -50,18 +50,37 @@ def _rows(args) -> list[dict]:
         for dsl in ("cutedsl", "tirx"):
             path = Path(problem.directory) / "solutions" / f"{dsl}.py"
             if path.is_file() and (not args.problems or problem.number in args.problems):
-                rows.append({"problem": problem.number, "slug": problem.slug, "dsl": dsl, "workload": "full",
-                             "kernel": str(path), "require_dsl": True, "dir": str(problem.directory)})
+                rows.append(
+                    {
+                        "problem": problem.number,
+                        "slug": problem.slug,
+                        "dsl": dsl,
+                        "workload": "full",
+                        "kernel": str(path),
+                        "require_dsl": True,
+                        "dir": str(problem.directory),
+                    }
+                )
     if not args.no_eager_rows:
         for number, workload, kernel in EAGER_ROWS:
             if kernel.is_file():
                 p = suite.find(number)
-                rows.append({"problem": p.number, "slug": p.slug, "dsl": "cutedsl", "workload": workload,
-                             "kernel": str(kernel), "require_dsl": False, "dir": str(p.directory)})
+                rows.append(
+                    {
+                        "problem": p.number,
+                        "slug": p.slug,
+                        "dsl": "cutedsl",
+                        "workload": workload,
+                        "kernel": str(kernel),
+                        "require_dsl": False,
+                        "dir": str(p.directory),
+                    }
+                )
     return rows
 
 
 # --- the published method, plainly --------------------------------------------------------------
+
 
 def _reference_numerics():
     import contextlib
@@ -71,9 +90,13 @@ def _reference_numerics():
     @contextlib.contextmanager
     def numerics():
         m = torch.backends.cuda.matmul
-        saved = (torch.backends.cudnn.allow_tf32, m.allow_bf16_reduced_precision_reduction,
-                 m.allow_fp16_reduced_precision_reduction, torch.get_float32_matmul_precision(),
-                 torch.get_default_dtype())
+        saved = (
+            torch.backends.cudnn.allow_tf32,
+            m.allow_bf16_reduced_precision_reduction,
+            m.allow_fp16_reduced_precision_reduction,
+            torch.get_float32_matmul_precision(),
+            torch.get_default_dtype(),
+        )
         torch.backends.cudnn.allow_tf32 = False
         m.allow_bf16_reduced_precision_reduction = False
         m.allow_fp16_reduced_precision_reduction = False
@@ -82,8 +105,11 @@ def _reference_numerics():
         try:
             yield
         finally:
-            (torch.backends.cudnn.allow_tf32, m.allow_bf16_reduced_precision_reduction,
-             m.allow_fp16_reduced_precision_reduction) = saved[:3]
+            (
+                torch.backends.cudnn.allow_tf32,
+                m.allow_bf16_reduced_precision_reduction,
+                m.allow_fp16_reduced_precision_reduction,
+            ) = saved[:3]
             torch.set_float32_matmul_precision(saved[3])
             torch.set_default_dtype(saved[4])
 
@@ -109,7 +135,7 @@ def published_method_run(rows: list[dict], seed: int) -> list[dict]:
         ref = _load(f"_parity_ref_{k}", os.path.join(row["dir"], "reference.py"))
         kernel = _load(f"_parity_kernel_{k}", row["kernel"])
 
-        def draw(s):
+        def draw(s, ref=ref, row=row):
             with numerics(), torch.random.fork_rng():
                 torch.manual_seed(s)
                 return list(ref.make_inputs(workload=row["workload"], device="cuda"))
@@ -136,8 +162,11 @@ def published_method_run(rows: list[dict], seed: int) -> list[dict]:
         with numerics():
             eager_ms = median_ms(ref.reference, warmup, timing)
         out.append({**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms})
-        print(f"  published method: {row['slug'][:40]} {row['dsl']} {row['workload']}: "
-              f"{eager_ms / kernel_ms:.3f}x ({kernel_ms:.4f} vs {eager_ms:.4f} ms)", flush=True)
+        print(
+            f"  published method: {row['slug'][:40]} {row['dsl']} {row['workload']}: "
+            f"{eager_ms / kernel_ms:.3f}x ({kernel_ms:.4f} vs {eager_ms:.4f} ms)",
+            flush=True,
+        )
     return out
 
 
@@ -160,9 +189,12 @@ def _published_runs(rows: list[dict], runs: int, tmp: Path) -> dict[tuple, list[
                 continue
             path = tmp / f"rows-{dsl}.json"
             path.write_text(json.dumps(mine))
-            done = subprocess.run([sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
-                                  capture_output=True, text=True)
-            lines = [l for l in done.stdout.splitlines() if l.startswith("[")]
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
+                capture_output=True,
+                text=True,
+            )
+            lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
             if done.returncode != 0 or not lines:
                 print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
                 continue
@@ -180,6 +212,7 @@ def _key(row: dict) -> tuple:
 
 # --- the judge ----------------------------------------------------------------------------------
 
+
 def _judge_runs(rows: list[dict], runs: int) -> dict[tuple, list[dict]]:
     import metakernelbench as mkb
 
@@ -188,15 +221,29 @@ def _judge_runs(rows: list[dict], runs: int) -> dict[tuple, list[dict]]:
         for row in rows:
             config = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
             t = time.perf_counter()
-            verdict = mkb.evaluate(row["problem"], row["dsl"], path=row["kernel"], device="cuda",
-                                   workload=row["workload"], config=config)
-            entry = {"status": verdict.status, "speedup": verdict.speedup_vs_eager,
-                     "kernel_ms": verdict.kernel_parity.median_ms, "eager_ms": verdict.eager_parity.median_ms,
-                     "speedup_span": verdict.speedup_span, "wall_s": time.perf_counter() - t,
-                     "message": verdict.message}
+            verdict = mkb.evaluate(
+                row["problem"],
+                row["dsl"],
+                path=row["kernel"],
+                device="cuda",
+                workload=row["workload"],
+                config=config,
+            )
+            entry = {
+                "status": verdict.status,
+                "speedup": verdict.speedup_vs_eager,
+                "kernel_ms": verdict.kernel_parity.median_ms,
+                "eager_ms": verdict.eager_parity.median_ms,
+                "speedup_span": verdict.speedup_span,
+                "wall_s": time.perf_counter() - t,
+                "message": verdict.message,
+            }
             results.setdefault(_key(row), []).append(entry)
-            print(f"  judge run {run}: {row['slug'][:40]} {row['dsl']} {row['workload']}: {verdict.status} "
-                  f"{verdict.speedup_vs_eager}", flush=True)
+            print(
+                f"  judge run {run}: {row['slug'][:40]} {row['dsl']} {row['workload']}: {verdict.status} "
+                f"{verdict.speedup_vs_eager}",
+                flush=True,
+            )
     return results
 
 
@@ -204,8 +251,13 @@ def _spread(values: list[float]) -> dict:
     if not values:
         return {"median": None, "min": None, "max": None, "relative_spread": None, "runs": 0}
     m = statistics.median(values)
-    return {"median": m, "min": min(values), "max": max(values),
-            "relative_spread": (max(values) - min(values)) / (2 * m) if m else None, "runs": len(values)}
+    return {
+        "median": m,
+        "min": min(values),
+        "max": max(values),
+        "relative_spread": (max(values) - min(values)) / (2 * m) if m else None,
+        "runs": len(values),
+    }
 
 
 def main() -> int:
@@ -233,18 +285,39 @@ def main() -> int:
         judge_values = [j["speedup"] for j in judged.get(key, []) if j["speedup"] is not None]
         jud = _spread(judge_values)
         ratio = jud["median"] / pub["median"] if jud["median"] and pub["median"] else None
-        table.append({"problem": row["problem"], "slug": row["slug"], "dsl": row["dsl"], "workload": row["workload"],
-                      "kernel": os.path.relpath(row["kernel"], ROOT), "require_dsl": row["require_dsl"],
-                      "published": pub, "published_runs": published.get(key, []),
-                      "judge": jud, "judge_runs": judged.get(key, []),
-                      "judge_over_published": ratio,
-                      "within_5_percent": ratio is not None and abs(ratio - 1) <= 0.05})
-        print(f"{row['problem']:02d} {row['dsl']:8s} {row['workload']:5s} {os.path.basename(row['kernel'])[:28]:28s} "
-              f"published {pub['median'] and round(pub['median'], 3)} (±{pub['relative_spread'] and round(100 * pub['relative_spread'], 1)}%) "
-              f"judge {jud['median'] and round(jud['median'], 3)} (±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
-              f"ratio {ratio and round(ratio, 3)}", flush=True)
-    result = {"benchmark": "parity", "date": date.today().isoformat(), "published_runs": args.published_runs,
-              "judge_runs": args.judge_runs, "rows": table}
+        table.append(
+            {
+                "problem": row["problem"],
+                "slug": row["slug"],
+                "dsl": row["dsl"],
+                "workload": row["workload"],
+                "kernel": os.path.relpath(row["kernel"], ROOT),
+                "require_dsl": row["require_dsl"],
+                "published": pub,
+                "published_runs": published.get(key, []),
+                "judge": jud,
+                "judge_runs": judged.get(key, []),
+                "judge_over_published": ratio,
+                "within_5_percent": ratio is not None and abs(ratio - 1) <= 0.05,
+            }
+        )
+        print(
+            f"{row['problem']:02d} {row['dsl']:8s} {row['workload']:5s} "
+            f"{os.path.basename(row['kernel'])[:28]:28s} "
+            f"published {pub['median'] and round(pub['median'], 3)} "
+            f"(±{pub['relative_spread'] and round(100 * pub['relative_spread'], 1)}%) "
+            f"judge {jud['median'] and round(jud['median'], 3)} "
+            f"(±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
+            f"ratio {ratio and round(ratio, 3)}",
+            flush=True,
+        )
+    result = {
+        "benchmark": "parity",
+        "date": date.today().isoformat(),
+        "published_runs": args.published_runs,
+        "judge_runs": args.judge_runs,
+        "rows": table,
+    }
     try:
         import torch
 

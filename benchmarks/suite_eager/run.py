@@ -13,9 +13,8 @@ import statistics
 import time
 from datetime import date
 
-import torch
-
 import metakernelbench as mkb
+import torch
 from metakernelbench import _core
 from metakernelbench.judge.values import clone, upcast
 from metakernelbench.judge.worker import cupti_dirs
@@ -57,20 +56,38 @@ def main() -> int:
         workload = p.workload("full")
         floor = _core.physical_floor_ms(workload.roofline, bandwidth, 1e16)
         median = statistics.median(spans)
-        rows.append({"number": p.number, "slug": p.slug, "family": p.family, "eager_span_ms": median,
-                     "eager_cv": statistics.stdev(spans) / statistics.fmean(spans), "floor_ms": floor,
-                     "percent_of_floor": 100 * floor / median if median > 0 else None,
-                     "peak_memory_bytes": peak, "peak_estimate_bytes": workload.peak_memory_bytes,
-                     "setup_s": time.perf_counter() - t})
-        print(f"{p.number:02d} {p.slug[:52]:52} eager {median:10.3f} ms  floor {floor:9.4f} ms "
-              f"({rows[-1]['percent_of_floor']:5.1f}% of floor)  peak {peak / 2**30:6.2f} / "
-              f"{workload.peak_memory_bytes / 2**30:6.2f} GiB", flush=True)
+        rows.append(
+            {
+                "number": p.number,
+                "slug": p.slug,
+                "family": p.family,
+                "eager_span_ms": median,
+                "eager_cv": statistics.stdev(spans) / statistics.fmean(spans),
+                "floor_ms": floor,
+                "percent_of_floor": 100 * floor / median if median > 0 else None,
+                "peak_memory_bytes": peak,
+                "peak_estimate_bytes": workload.peak_memory_bytes,
+                "setup_s": time.perf_counter() - t,
+            }
+        )
+        print(
+            f"{p.number:02d} {p.slug[:52]:52} eager {median:10.3f} ms  floor {floor:9.4f} ms "
+            f"({rows[-1]['percent_of_floor']:5.1f}% of floor)  peak {peak / 2**30:6.2f} / "
+            f"{workload.peak_memory_bytes / 2**30:6.2f} GiB",
+            flush=True,
+        )
         del inputs
     props = torch.cuda.get_device_properties(0)
-    document = {"benchmark": "suite_eager", "date": date.today().isoformat(), "gpu": props.name,
-                "torch": torch.__version__, "copy_bandwidth_bytes_per_s": bandwidth, "samples": args.samples,
-                "method": "CUPTI GPU span of one reference call, L2 flushed before each sample",
-                "rows": rows}
+    document = {
+        "benchmark": "suite_eager",
+        "date": date.today().isoformat(),
+        "gpu": props.name,
+        "torch": torch.__version__,
+        "copy_bandwidth_bytes_per_s": bandwidth,
+        "samples": args.samples,
+        "method": "CUPTI GPU span of one reference call, L2 flushed before each sample",
+        "rows": rows,
+    }
     if args.out:
         with open(args.out, "w") as f:
             json.dump(document, f, indent=2)

@@ -57,7 +57,7 @@ def ncu_child(samples: int) -> None:
     from metakernelbench import _core
 
     flusher = _core.cuda.L2Flusher(0)
-    for name, kind, size in KERNELS:
+    for _name, kind, size in KERNELS:
         if kind == "gemm_idle":
             continue  # ncu idles the GPU between replays anyway: it shares the GEMM's numbers
         op = make(kind, size)
@@ -75,9 +75,24 @@ def run_ncu(samples: int) -> dict[str, list[float]]:
     ncu = shutil.which("ncu")
     if ncu is None:
         return {}
-    command = [ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "--print-units",
-               "base", "--nvtx", "--nvtx-include", "mkb_timing/", sys.executable, __file__, "--ncu-child",
-               "--samples", str(samples)]
+    command = [
+        ncu,
+        "--clock-control",
+        "none",
+        "--metrics",
+        "gpu__time_duration.sum",
+        "--csv",
+        "--print-units",
+        "base",
+        "--nvtx",
+        "--nvtx-include",
+        "mkb_timing/",
+        sys.executable,
+        __file__,
+        "--ncu-child",
+        "--samples",
+        str(samples),
+    ]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
     rows = [line for line in proc.stdout.splitlines() if line.startswith('"')]
     # Launches in order, the judge's L2 flush included: a flush opens each sample, and a
@@ -160,11 +175,23 @@ def main() -> int:
             stop.record()
             stop.synchronize()
             events.append(start.elapsed_time(stop) * 1e3)
-        results.append({"kernel": name, "kind": kind, "size": size, "idle_before_sample_s": idle,
-                        "sm_clock_mhz_median": statistics.median(clocks) if clocks else None,
-                        "cupti_span": summarize(spans), "parity_e2e": summarize(e2e), "cuda_events": summarize(events)})
-        print(f"{name}: span {statistics.median(spans):.2f} us, e2e {statistics.median(e2e):.2f} us, "
-              f"events {statistics.median(events):.2f} us", flush=True)
+        results.append(
+            {
+                "kernel": name,
+                "kind": kind,
+                "size": size,
+                "idle_before_sample_s": idle,
+                "sm_clock_mhz_median": statistics.median(clocks) if clocks else None,
+                "cupti_span": summarize(spans),
+                "parity_e2e": summarize(e2e),
+                "cuda_events": summarize(events),
+            }
+        )
+        print(
+            f"{name}: span {statistics.median(spans):.2f} us, e2e {statistics.median(e2e):.2f} us, "
+            f"events {statistics.median(events):.2f} us",
+            flush=True,
+        )
     ncu = {} if args.no_ncu else run_ncu(min(args.samples, 30))
     for row in results:
         if ncu.get(row["kernel"]):
@@ -172,19 +199,30 @@ def main() -> int:
             for method in ("cupti_span", "parity_e2e", "cuda_events"):
                 row[method]["bias_vs_ncu"] = row[method]["median_us"] / row["ncu"]["median_us"] - 1
     props = torch.cuda.get_device_properties(0)
-    document = {"benchmark": "timing_accuracy", "date": date.today().isoformat(), "gpu": props.name,
-                "torch": torch.__version__, "samples": args.samples, "l2_flush": True, "rows": results}
+    document = {
+        "benchmark": "timing_accuracy",
+        "date": date.today().isoformat(),
+        "gpu": props.name,
+        "torch": torch.__version__,
+        "samples": args.samples,
+        "l2_flush": True,
+        "rows": results,
+    }
     if args.out:
         with open(args.out, "w") as f:
             json.dump(document, f, indent=2)
-    print(f"\n{'kernel':18} {'ncu us':>10} {'span us':>10} {'span bias':>9} {'span CV':>8} "
-          f"{'e2e us':>10} {'e2e bias':>9} {'events us':>10} {'ev bias':>8}")
+    print(
+        f"\n{'kernel':18} {'ncu us':>10} {'span us':>10} {'span bias':>9} {'span CV':>8} "
+        f"{'e2e us':>10} {'e2e bias':>9} {'events us':>10} {'ev bias':>8}"
+    )
     for r in results:
         n = r.get("ncu", {})
-        b = lambda m: f"{100 * r[m]['bias_vs_ncu']:+.1f}%" if "bias_vs_ncu" in r[m] else "-"  # noqa: E731
-        print(f"{r['kernel']:18} {n.get('median_us', float('nan')):10.2f} {r['cupti_span']['median_us']:10.2f} "
-              f"{b('cupti_span'):>9} {100 * r['cupti_span']['cv']:7.2f}% {r['parity_e2e']['median_us']:10.2f} "
-              f"{b('parity_e2e'):>9} {r['cuda_events']['median_us']:10.2f} {b('cuda_events'):>8}")
+        b = lambda m, r=r: f"{100 * r[m]['bias_vs_ncu']:+.1f}%" if "bias_vs_ncu" in r[m] else "-"  # noqa: E731
+        print(
+            f"{r['kernel']:18} {n.get('median_us', float('nan')):10.2f} {r['cupti_span']['median_us']:10.2f} "
+            f"{b('cupti_span'):>9} {100 * r['cupti_span']['cv']:7.2f}% {r['parity_e2e']['median_us']:10.2f} "
+            f"{b('parity_e2e'):>9} {r['cuda_events']['median_us']:10.2f} {b('cuda_events'):>8}"
+        )
     return 0
 
 

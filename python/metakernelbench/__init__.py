@@ -10,7 +10,6 @@ argument at fault.
 """
 
 
-
 def _load_core() -> None:
     """Loads the C++ core with its own symbols bound first (RTLD_DEEPBIND): the same process
     usually holds torch, whose libraries carry other copies of libraries libmkb uses (the CUDA

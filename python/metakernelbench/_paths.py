@@ -19,7 +19,7 @@ def default_suite_root() -> Path:
     if override:
         return Path(override).expanduser().resolve()
     checkout = _PACKAGE_DIR.parent.parent / "problems"
-    if (checkout.is_dir() and (_PACKAGE_DIR.parent.parent / "pyproject.toml").is_file()):
+    if checkout.is_dir() and (_PACKAGE_DIR.parent.parent / "pyproject.toml").is_file():
         return checkout
     return _PACKAGE_DIR / "problems"
 

@@ -118,6 +118,7 @@ def import_docs(dsl: str, source: Path, guides: Path, replace: bool = True) -> I
     source = Path(source)
     if not source.exists():
         raise Error(f"{source}: no such file or folder")
+
     def wanted(p: Path) -> bool:
         skipped = set(p.relative_to(source).parts[:-1]) & SKIP_DIRS
         return p.is_file() and p.suffix.lower() in SUFFIXES and not skipped
@@ -130,9 +131,11 @@ def import_docs(dsl: str, source: Path, guides: Path, replace: bool = True) -> I
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     result = ImportResult(dsl, destination)
-    index = [f"# {dsl}: official documentation (imported)\n",
-             f"Imported from `{source.name}` with `mkb docs import`. One line per page: its file, title and "
-             "section headings. grep -ri through this folder to find an API.\n"]
+    index = [
+        f"# {dsl}: official documentation (imported)\n",
+        f"Imported from `{source.name}` with `mkb docs import`. One line per page: its file, title and "
+        "section headings. grep -ri through this folder to find an API.\n",
+    ]
     for path in files:
         rel = path.relative_to(source) if source.is_dir() else Path(path.name)
         if path.stat().st_size > MAX_PAGE_BYTES:

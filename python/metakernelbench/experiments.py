@@ -98,7 +98,9 @@ def _arm_of(spec: Any) -> Arm:
     """An Arm from a C++ mkb.v1.ArmSpec (libmkb/model/defaults.h)."""
     d = spec.to_dict()
     skill = d.get("skill") or {}
-    source = skill_from_arm(skill["arm"], model=skill.get("model") or None) if skill.get("kind") == "arm" else None
+    source = (
+        skill_from_arm(skill["arm"], model=skill.get("model") or None) if skill.get("kind") == "arm" else None
+    )
     return Arm(d["name"], d["dsl"], source, d.get("base_arm") or None)
 
 

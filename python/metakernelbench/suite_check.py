@@ -48,10 +48,16 @@ class ProblemReport:
         infinite (an exact output differs, a NaN, a wrong shape or dtype) are listed, unbounded."""
         factors = {k: (v if math.isfinite(v) else None) for k, v in self.worst_factor.items()}
         unbounded = [k for k, v in self.worst_factor.items() if math.isinf(v)]
-        return {"number": self.number, "slug": self.slug, "family": self.family, "ok": self.ok,
-                "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks],
-                "trivial_candidate_factor": factors, "trivial_candidate_unbounded": unbounded,
-                "full_workload": self.full}
+        return {
+            "number": self.number,
+            "slug": self.slug,
+            "family": self.family,
+            "ok": self.ok,
+            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks],
+            "trivial_candidate_factor": factors,
+            "trivial_candidate_unbounded": unbounded,
+            "full_workload": self.full,
+        }
 
 
 def _outputs(problem: Problem, out) -> list:
@@ -90,8 +96,10 @@ def _scalar_problems(x, spec) -> list[str]:
     if type(x).__name__ != wanted or type(x) not in (float, int, bool):
         return [f"input {spec.name}: a {type(x).__name__}, metadata a Python {wanted} scalar"]
     if spec.value is not None and x != spec.value:
-        return [f"input {spec.name}: {x!r}, metadata fixes it at "
-                f"{_core.python_scalar_literal(spec.dtype, spec.value)}"]
+        return [
+            f"input {spec.name}: {x!r}, metadata fixes it at "
+            f"{_core.python_scalar_literal(spec.dtype, spec.value)}"
+        ]
     return []
 
 
@@ -99,7 +107,9 @@ def factor_over_allowance(problem: Problem, outs: list, expected: list, anchor: 
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
     tolerance = problem.message.tolerance
-    factor_, scale = (tolerance.allowance_factor, tolerance.eps_scale) if tolerance is not None else (0.0, 0.0)
+    factor_, scale = (
+        (tolerance.allowance_factor, tolerance.eps_scale) if tolerance is not None else (0.0, 0.0)
+    )
     specs = list(problem.message.outputs)
     worst = 0.0
     for i, (o, e, a) in enumerate(zip(outs, expected, anchor)):
@@ -116,13 +126,21 @@ def _candidates(problem: Problem, inputs: list, expected: list) -> dict:
     out = {
         "zeros": [torch.zeros_like(e) for e in expected],
         "constant": [torch.ones_like(e) for e in expected],
-        "random": [(torch.randn(e.shape, device=e.device).to(e.dtype) if e.is_floating_point()
-                    else torch.randint(-3, 4, e.shape, device=e.device).to(e.dtype)) for e in expected],
+        "random": [
+            (
+                torch.randn(e.shape, device=e.device).to(e.dtype)
+                if e.is_floating_point()
+                else torch.randint(-3, 4, e.shape, device=e.device).to(e.dtype)
+            )
+            for e in expected
+        ],
     }
     passthrough, matched = [], False
     for e in expected:
-        match = next((x for x in inputs if isinstance(x, torch.Tensor) and x.shape == e.shape and x.dtype == e.dtype),
-                     None)
+        match = next(
+            (x for x in inputs if isinstance(x, torch.Tensor) and x.shape == e.shape and x.dtype == e.dtype),
+            None,
+        )
         matched |= match is not None
         passthrough.append(match.clone() if match is not None else torch.zeros_like(e))
     if matched:
@@ -135,8 +153,9 @@ def _candidates(problem: Problem, inputs: list, expected: list) -> dict:
 FORMULATION_AGREEMENT = 1e-9
 
 
-def _formulations_disagree(problem: Problem, draw: list, expected: list, anchor: list,
-                           seed: int) -> list[str]:
+def _formulations_disagree(
+    problem: Problem, draw: list, expected: list, anchor: list, seed: int
+) -> list[str]:
     """Where a problem's published `reference` and its faster `correctness_reference` differ on a
     draw: the published one, taken as a candidate, must pass the judge's rule against the other's
     expected outputs and anchors, and the two float64 runs must agree to FORMULATION_AGREEMENT."""
@@ -148,8 +167,10 @@ def _formulations_disagree(problem: Problem, draw: list, expected: list, anchor:
     wide = _outputs(problem, problem.reference(*values.upcast(draw)))
     for spec, a, b in zip(problem.message.outputs, wide, anchor):
         if a.dtype != b.dtype or a.shape != b.shape:
-            out.append(f"seed {seed}: {spec.name}: float64 runs return {a.dtype}{tuple(a.shape)} and "
-                       f"{b.dtype}{tuple(b.shape)}")
+            out.append(
+                f"seed {seed}: {spec.name}: float64 runs return {a.dtype}{tuple(a.shape)} and "
+                f"{b.dtype}{tuple(b.shape)}"
+            )
         elif not a.is_floating_point():
             if not torch.equal(a, b):
                 out.append(f"seed {seed}: {spec.name}: float64 runs differ")
@@ -157,17 +178,20 @@ def _formulations_disagree(problem: Problem, draw: list, expected: list, anchor:
             scale = max(float(b.abs().max()), 1e-30) if b.numel() else 1.0
             gap = float((a.double() - b.double()).abs().max()) if b.numel() else 0.0
             if not gap <= FORMULATION_AGREEMENT * scale:
-                out.append(f"seed {seed}: {spec.name}: float64 runs differ by {gap:.3g} "
-                           f"(allowed {FORMULATION_AGREEMENT:g} x {scale:.3g})")
+                out.append(
+                    f"seed {seed}: {spec.name}: float64 runs differ by {gap:.3g} "
+                    f"(allowed {FORMULATION_AGREEMENT:g} x {scale:.3g})"
+                )
     return out
 
 
-def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ...] = (11, 12, 13),
-                     full: bool = False) -> ProblemReport:
+def validate_problem(
+    problem: Problem, device: str = "cpu", seeds: tuple[int, ...] = (11, 12, 13), full: bool = False
+) -> ProblemReport:
     report = ProblemReport(problem.number, problem.slug, problem.family)
     add = report.checks.append
     try:
-        problem.module
+        _ = problem.module  # loads reference.py
         add(Check("loads", True))
     except Exception as error:  # noqa: BLE001 - a broken reference.py is what this reports
         add(Check("loads", False, f"{type(error).__name__}: {error}"))
@@ -185,23 +209,34 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
 
     problems = []
     if outs is None or len(outs) != len(problem.message.outputs):
-        problems.append(f"returns {type(raw).__name__}, metadata says {problem.message.output_container} of "
-                        f"{len(problem.message.outputs)}")
+        problems.append(
+            f"returns {type(raw).__name__}, metadata says {problem.message.output_container} of "
+            f"{len(problem.message.outputs)}"
+        )
     else:
         for o, spec in zip(outs, problem.message.outputs):
-            if (type(o) is not torch.Tensor or values.dtype_name(o) != spec.dtype
-                    or not problem.shape_fits(o.shape, spec, "small")):
-                problems.append(f"{spec.name}: {getattr(o, 'dtype', type(o))}{tuple(getattr(o, 'shape', ()))}, "
-                                f"metadata {spec.dtype}{_shape(problem, spec)}")
+            if (
+                type(o) is not torch.Tensor
+                or values.dtype_name(o) != spec.dtype
+                or not problem.shape_fits(o.shape, spec, "small")
+            ):
+                problems.append(
+                    f"{spec.name}: {getattr(o, 'dtype', type(o))}{tuple(getattr(o, 'shape', ()))}, "
+                    f"metadata {spec.dtype}{_shape(problem, spec)}"
+                )
     if len(inputs) != len(problem.message.inputs):
-        problems.append(f"make_inputs returns {len(inputs)} inputs, metadata lists {len(problem.message.inputs)}")
+        problems.append(
+            f"make_inputs returns {len(inputs)} inputs, metadata lists {len(problem.message.inputs)}"
+        )
     for x, spec in zip(inputs, problem.message.inputs):
         if spec.scalar:
             problems += _scalar_problems(x, spec)
         elif not isinstance(x, torch.Tensor):
             problems.append(f"input {spec.name}: a {type(x).__name__}, metadata a {spec.dtype} tensor")
         elif values.dtype_name(x) != spec.dtype or not problem.shape_fits(x.shape, spec, "small"):
-            problems.append(f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(problem, spec)}")
+            problems.append(
+                f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(problem, spec)}"
+            )
     add(Check("matches metadata", not problems, "; ".join(problems)))
     if problems:
         return report
@@ -214,8 +249,11 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     fresh = problem.make_inputs("small", device=device, seed=seeds[0])
     kept = [values.clone(x) for x in fresh]
     problem.reference(*fresh)
-    touched = [spec.name for x, y, spec in zip(fresh, kept, problem.message.inputs)
-               if not spec.in_place and isinstance(x, torch.Tensor) and not values.same_bits(x, y)]
+    touched = [
+        spec.name
+        for x, y, spec in zip(fresh, kept, problem.message.inputs)
+        if not spec.in_place and isinstance(x, torch.Tensor) and not values.same_bits(x, y)
+    ]
     add(Check("inputs untouched", not touched, ", ".join(touched)))
 
     factors: dict[str, list[float]] = {}
@@ -237,19 +275,33 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     report.worst_factor = {name: min(f) for name, f in factors.items()}
     for name, f in factors.items():
         if name == "low_precision":
-            detail = ("within the allowance (allowed: low precision is legitimate where it meets the tolerance)"
-                      if min(f) <= 1 else f"fails by {min(f):.3g}x")
+            detail = (
+                "within the allowance (allowed: low precision is legitimate where it meets the tolerance)"
+                if min(f) <= 1
+                else f"fails by {min(f):.3g}x"
+            )
             add(Check("low precision", True, detail))
             continue
         passing = [seed for seed, value in zip(seeds, f) if value <= 1]
-        add(Check(f"{name} fails", not passing,
-                  f"passes on seed(s) {passing}" if passing else f"fails by >= {min(f):.3g}x"))
+        add(
+            Check(
+                f"{name} fails",
+                not passing,
+                f"passes on seed(s) {passing}" if passing else f"fails by >= {min(f):.3g}x",
+            )
+        )
 
     if full and device == "cuda":
         report.full = _full_workload(problem)
         estimate = problem.workload("full").peak_memory_bytes
-        add(Check("full workload within memory estimate", report.full["peak_memory_bytes"] <= 1.25 * estimate,
-                  f"peak {report.full['peak_memory_bytes'] / 2**30:.2f} GiB, estimate {estimate / 2**30:.2f} GiB"))
+        add(
+            Check(
+                "full workload within memory estimate",
+                report.full["peak_memory_bytes"] <= 1.25 * estimate,
+                f"peak {report.full['peak_memory_bytes'] / 2**30:.2f} GiB, "
+                f"estimate {estimate / 2**30:.2f} GiB",
+            )
+        )
     return report
 
 

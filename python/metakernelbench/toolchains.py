@@ -108,10 +108,17 @@ def toolchain(dsl: str) -> Toolchain:
     try:
         data = json.loads(marker.read_text())
     except (OSError, json.JSONDecodeError) as error:
-        raise Error(f"{marker}: unreadable toolchain record ({error}); reinstall with "
-                    f"mkb dsl install --dsl {dsl}") from None
-    return Toolchain(dsl, path, True, list(data.get("spec", [])), dict(data.get("packages", {})),
-                     str(data.get("python", "")))
+        raise Error(
+            f"{marker}: unreadable toolchain record ({error}); reinstall with mkb dsl install --dsl {dsl}"
+        ) from None
+    return Toolchain(
+        dsl,
+        path,
+        True,
+        list(data.get("spec", [])),
+        dict(data.get("packages", {})),
+        str(data.get("python", "")),
+    )
 
 
 def site_dirs(dsl: str, required: bool = False) -> list[str]:
@@ -121,8 +128,9 @@ def site_dirs(dsl: str, required: bool = False) -> list[str]:
     if tc.installed:
         return [str(tc.site)]
     if required:
-        raise Error(f"the {tc.dsl} toolchain is not installed at {tc.site}; "
-                    f"run: mkb dsl install --dsl {tc.dsl}")
+        raise Error(
+            f"the {tc.dsl} toolchain is not installed at {tc.site}; run: mkb dsl install --dsl {tc.dsl}"
+        )
     return []
 
 
@@ -141,8 +149,10 @@ def python_path(dsl: str) -> list[str]:
 
 def _pth_entries(directory: Path, python: str) -> list[str]:
     """What site.addsitedir(directory) adds to sys.path, relative to directory."""
-    code = ("import json, os, site, sys; d = sys.argv[1]; b = list(sys.path); site.addsitedir(d); "
-            "print(json.dumps([os.path.relpath(p, d) for p in sys.path if p not in b]))")
+    code = (
+        "import json, os, site, sys; d = sys.argv[1]; b = list(sys.path); site.addsitedir(d); "
+        "print(json.dumps([os.path.relpath(p, d) for p in sys.path if p not in b]))"
+    )
     done = subprocess.run([python, "-c", code, str(directory)], capture_output=True, text=True)
     try:
         entries = json.loads(done.stdout.strip().splitlines()[-1])
@@ -163,28 +173,35 @@ def activate(directories: list[str] | tuple[str, ...]) -> None:
 
 # --- installing -----------------------------------------------------------------------------
 
+
 def _pip(python: str) -> list[str]:
     return [python, "-m", "pip", "--disable-pip-version-check"]
 
 
-def resolve(dsl: str, requirements: tuple[str, ...] | None = None,
-            python: str = sys.executable) -> list[tuple[str, str]]:
+def resolve(
+    dsl: str, requirements: tuple[str, ...] | None = None, python: str = sys.executable
+) -> list[tuple[str, str]]:
     """The exact distributions `requirements` add on top of `python`'s environment (pip's own
     resolver, dry run), minus the ones the variant never loads."""
     dsl = check_dsl(dsl)
     requirements = tuple(requirements or spec(dsl))
     report = subprocess.run(
         _pip(python) + ["install", "--dry-run", "--quiet", "--report", "-", *requirements],
-        capture_output=True, text=True)
+        capture_output=True,
+        text=True,
+    )
     if report.returncode != 0:
         raise Error(f"pip could not resolve {' '.join(requirements)}:\n{report.stderr.strip()[-2000:]}")
     try:
         items = json.loads(report.stdout)["install"]
     except (json.JSONDecodeError, KeyError) as error:
         raise Error(f"unexpected pip report while resolving {dsl}: {error}") from None
-    base_has_bindings = subprocess.run(
-        [python, "-c", "import importlib.metadata as m; m.version('cuda-bindings')"],
-        capture_output=True).returncode == 0
+    base_has_bindings = (
+        subprocess.run(
+            [python, "-c", "import importlib.metadata as m; m.version('cuda-bindings')"], capture_output=True
+        ).returncode
+        == 0
+    )
     out = []
     for item in items:
         name = item["metadata"]["name"]
@@ -199,8 +216,13 @@ def resolve(dsl: str, requirements: tuple[str, ...] | None = None,
     return sorted(out)
 
 
-def install(dsl: str, requirements: tuple[str, ...] | None = None, python: str = sys.executable,
-            force: bool = False, log=print) -> Toolchain:
+def install(
+    dsl: str,
+    requirements: tuple[str, ...] | None = None,
+    python: str = sys.executable,
+    force: bool = False,
+    log=print,
+) -> Toolchain:
     """Install `dsl` into its site directory (idempotent: an install with the same spec is kept)."""
     dsl = check_dsl(dsl)
     requirements = tuple(requirements or spec(dsl))
@@ -212,20 +234,42 @@ def install(dsl: str, requirements: tuple[str, ...] | None = None, python: str =
     target = site_dir(dsl)
     staging = target.with_name(target.name + ".partial")
     subprocess.run(["rm", "-rf", str(staging)], check=True)
-    log(f"{dsl}: installing {len(packages)} packages into {target}: "
-        + ", ".join(f"{n}=={v}" for n, v in packages))
+    log(
+        f"{dsl}: installing {len(packages)} packages into {target}: "
+        + ", ".join(f"{n}=={v}" for n, v in packages)
+    )
     result = subprocess.run(
-        _pip(python) + ["install", "--quiet", "--no-deps", "--no-compile", "--target", str(staging),
-                        *[f"{n}=={v}" for n, v in packages]], text=True)
+        _pip(python)
+        + [
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-compile",
+            "--target",
+            str(staging),
+            *[f"{n}=={v}" for n, v in packages],
+        ],
+        text=True,
+    )
     if result.returncode != 0:
         raise Error(f"pip failed to install the {dsl} toolchain (exit {result.returncode})")
-    version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
-                             capture_output=True, text=True).stdout.strip()
-    (staging / MARKER).write_text(json.dumps({
-        "dsl": dsl, "spec": list(requirements), "packages": dict(packages), "python": version,
-        "python_path": _pth_entries(staging, python),
-        "installed_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }, indent=2) + "\n")
+    version = subprocess.run(
+        [python, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
+    ).stdout.strip()
+    (staging / MARKER).write_text(
+        json.dumps(
+            {
+                "dsl": dsl,
+                "spec": list(requirements),
+                "packages": dict(packages),
+                "python": version,
+                "python_path": _pth_entries(staging, python),
+                "installed_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     subprocess.run(["rm", "-rf", str(target)], check=True)
     staging.rename(target)
     return toolchain(dsl)
@@ -233,12 +277,24 @@ def install(dsl: str, requirements: tuple[str, ...] | None = None, python: str =
 
 # --- carrying a toolchain to a machine without network -----------------------------------------
 
-GPU_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64",
-                 "manylinux_2_17_x86_64", "manylinux2014_x86_64", "any")
+GPU_PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_24_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "any",
+)
 
 
-def pack(dsl: str, out: Path, python_version: str = "3.12", drop: tuple[str, ...] = (),
-         python: str = sys.executable, log=print) -> dict:
+def pack(
+    dsl: str,
+    out: Path,
+    python_version: str = "3.12",
+    drop: tuple[str, ...] = (),
+    python: str = sys.executable,
+    log=print,
+) -> dict:
     """A site directory of `dsl` for another interpreter (e.g. the GPU machine's Python 3.12),
     as one .tar.xz (x86 BCJ filter + LZMA2 with a 256 MiB dictionary: the DSLs' shared libraries
     compress to about a quarter). `drop`: distributions to leave out (e.g. ones the target
@@ -246,22 +302,44 @@ def pack(dsl: str, out: Path, python_version: str = "3.12", drop: tuple[str, ...
     import tempfile
 
     dsl = check_dsl(dsl)
-    packages = [(n, v) for n, v in resolve(dsl, python=python)
-                if n.lower().replace("_", "-") not in {d.lower() for d in drop}]
+    packages = [
+        (n, v)
+        for n, v in resolve(dsl, python=python)
+        if n.lower().replace("_", "-") not in {d.lower() for d in drop}
+    ]
     with tempfile.TemporaryDirectory(prefix=f"mkb-pack-{dsl}-") as tmp:
         site_path = Path(tmp) / dsl
         platforms = [a for p in GPU_PLATFORMS for a in ("--platform", p)]
         log(f"{dsl}: fetching {len(packages)} wheels for Python {python_version}")
         result = subprocess.run(
-            _pip(python) + ["install", "--quiet", "--no-deps", "--no-compile", "--only-binary=:all:",
-                            "--python-version", python_version, "--implementation", "cp",
-                            *platforms, "--target", str(site_path),
-                            *[f"{n}=={v}" for n, v in packages]], text=True)
+            _pip(python)
+            + [
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-compile",
+                "--only-binary=:all:",
+                "--python-version",
+                python_version,
+                "--implementation",
+                "cp",
+                *platforms,
+                "--target",
+                str(site_path),
+                *[f"{n}=={v}" for n, v in packages],
+            ],
+            text=True,
+        )
         if result.returncode != 0:
             raise Error(f"pip failed to fetch the {dsl} toolchain for Python {python_version}")
-        record = {"dsl": dsl, "spec": list(spec(dsl)), "packages": dict(packages),
-                  "python": python_version, "python_path": _pth_entries(site_path, python),
-                  "installed_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        record = {
+            "dsl": dsl,
+            "spec": list(spec(dsl)),
+            "packages": dict(packages),
+            "python": python_version,
+            "python_path": _pth_entries(site_path, python),
+            "installed_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
         (site_path / MARKER).write_text(json.dumps(record, indent=2) + "\n")
         unpacked = sum(f.stat().st_size for f in site_path.rglob("*") if f.is_file())
         out = Path(out)
@@ -270,8 +348,9 @@ def pack(dsl: str, out: Path, python_version: str = "3.12", drop: tuple[str, ...
         partial = out.with_name(out.name + ".partial")
         with open(partial, "wb") as sink:
             tar = subprocess.Popen(["tar", "-C", tmp, "-cf", "-", dsl], stdout=subprocess.PIPE)
-            xz = subprocess.run(["xz", "--x86", "--lzma2=preset=9e,dict=256MiB", "-T1"],
-                                stdin=tar.stdout, stdout=sink)
+            xz = subprocess.run(
+                ["xz", "--x86", "--lzma2=preset=9e,dict=256MiB", "-T1"], stdin=tar.stdout, stdout=sink
+            )
             tar.stdout.close()
             if tar.wait() != 0 or xz.returncode != 0:
                 raise Error(f"packing {dsl} failed (tar {tar.returncode}, xz {xz.returncode})")

@@ -58,8 +58,9 @@ class SolutionRow:
         return asdict(self)
 
 
-def solutions(suite: Suite, dsls: tuple[str, ...] = toolchains.DSLS,
-              problems: list[Problem] | None = None) -> list[tuple[Problem, str, Path]]:
+def solutions(
+    suite: Suite, dsls: tuple[str, ...] = toolchains.DSLS, problems: list[Problem] | None = None
+) -> list[tuple[Problem, str, Path]]:
     out = []
     for problem in problems if problems is not None else list(suite):
         for dsl in dsls:
@@ -86,18 +87,29 @@ def file_sha256(path: Path) -> str:
 
 def is_current(row: dict, problem: Problem, path: Path) -> bool:
     """Whether a table row judged this problem's current definition and this solution file."""
-    return row.get("problem_fingerprint") == problem.fingerprint and row.get("solution_sha256") == file_sha256(path)
+    return row.get("problem_fingerprint") == problem.fingerprint and row.get(
+        "solution_sha256"
+    ) == file_sha256(path)
 
 
 def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth: float) -> SolutionRow:
     status = verdict.status if isinstance(verdict.status, str) else str(verdict.status)
-    row = SolutionRow(problem.number, problem.slug, dsl, str(path), status.lower(), bool(verdict.passed),
-                      message=verdict.message, problem_fingerprint=problem.fingerprint,
-                      solution_sha256=file_sha256(path))
+    row = SolutionRow(
+        problem.number,
+        problem.slug,
+        dsl,
+        str(path),
+        status.lower(),
+        bool(verdict.passed),
+        message=verdict.message,
+        problem_fingerprint=problem.fingerprint,
+        solution_sha256=file_sha256(path),
+    )
     if verdict.has("speedup_vs_eager"):
         row.speedup_vs_eager = verdict.speedup_vs_eager
     if verdict.has("speedup_span"):
         row.speedup_span = verdict.speedup_span
+
     def summary(name):
         value = getattr(verdict, name, None)
         return value if value is not None and value.samples else None
@@ -123,9 +135,16 @@ def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth:
     return row
 
 
-def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] = toolchains.DSLS,
-           problems: list[Problem] | None = None, config: dict | None = None, resume: bool = True,
-           progress: Callable[[str], None] = print) -> dict:
+def verify(
+    suite: Suite,
+    out: Path,
+    device: str = "cuda",
+    dsls: tuple[str, ...] = toolchains.DSLS,
+    problems: list[Problem] | None = None,
+    config: dict | None = None,
+    resume: bool = True,
+    progress: Callable[[str], None] = print,
+) -> dict:
     """Evaluates every shipped solution; writes `out` (JSON) after each one. Returns the table."""
     from . import _core
     from .judge import evaluate
@@ -143,39 +162,57 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
         import torch
 
         bandwidth = _core.cuda.copy_bandwidth(torch.cuda.current_device())
-    table = {"created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-             "device": device, "copy_bandwidth_bytes_per_s": bandwidth, "environment": {}, "rows": []}
+    table = {
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "device": device,
+        "copy_bandwidth_bytes_per_s": bandwidth,
+        "environment": {},
+        "rows": [],
+    }
     # Rows of an earlier run that this run does not redo are kept as they are.
     chosen = {(p.slug, d) for p, d, _ in todo}
     table["rows"] = [r for key, r in previous.items() if key not in chosen]
     for i, (problem, dsl, path) in enumerate(todo, 1):
         key = (problem.slug, dsl)
-        if key in previous and previous[key].get("status") != "infra_error" and is_current(previous[key], problem, path):
+        if (
+            key in previous
+            and previous[key].get("status") != "infra_error"
+            and is_current(previous[key], problem, path)
+        ):
             table["rows"].append(previous[key])
             progress(f"[{i}/{len(todo)}] {problem.number:02d} {dsl}: kept from {out.name}")
             continue
         progress(f"[{i}/{len(todo)}] {problem.number:02d} {problem.slug} ({dsl}) ...")
         sites = toolchains.site_dirs(dsl, required=True)
         started = time.perf_counter()
-        verdict = evaluate(problem, dsl, path=path, device=device,
-                           config=dict(config or {}, dsl_site_dirs=sites))
+        verdict = evaluate(
+            problem, dsl, path=path, device=device, config=dict(config or {}, dsl_site_dirs=sites)
+        )
         row = row_from_verdict(problem, dsl, path, verdict, bandwidth)
         row.wall_s = time.perf_counter() - started
         env = verdict.environment
         if env is not None:
-            table["environment"] = {"gpu": env.gpu_name, "arch": env.gpu_arch, "driver": env.driver_version,
-                                    "cuda": env.cuda_runtime_version, "torch": env.torch_version,
-                                    "python": env.python_version}
+            table["environment"] = {
+                "gpu": env.gpu_name,
+                "arch": env.gpu_arch,
+                "driver": env.driver_version,
+                "cuda": env.cuda_runtime_version,
+                "torch": env.torch_version,
+                "python": env.python_version,
+            }
         table["rows"].append(row.to_dict())
         table["rows"].sort(key=lambda r: (r["number"], r["dsl"]))
         walls = [r["wall_s"] for r in table["rows"] if r.get("wall_s")]
         if walls:
             table["evaluations_per_gpu_hour"] = 3600.0 / statistics.median(walls)
         speedup = f", {row.speedup_vs_eager:.2f}x eager" if row.speedup_vs_eager else ""
-        progress(f"    {row.status}" + speedup
-                 + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")
-                 + (f" ({row.floor_pct:.0f}% of the floor)" if row.floor_pct else "")
-                 + ("" if row.passed else f": {row.message}\n{row.detail}"))
+        progress(
+            f"    {row.status}"
+            + speedup
+            + (f", span {row.span_ms * 1e3:.1f} us" if row.span_ms else "")
+            + (f" ({row.floor_pct:.0f}% of the floor)" if row.floor_pct else "")
+            + ("" if row.passed else f": {row.message}\n{row.detail}")
+        )
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".partial")
         tmp.write_text(json.dumps(table, indent=2) + "\n")

@@ -6,10 +6,10 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial"
 CASES = tomllib.loads((HERE / "cases.toml").read_text())["case"]
@@ -47,7 +47,9 @@ def _suite_with_roofline(case, tmp_path) -> list[str]:
     root = tmp_path / "problems"
     shutil.copytree(HERE.parents[1] / "problems", root)
     for path in root.glob(f"*/{int(case['problem']):02d}_*/problem.textproto"):
-        text = re.sub(r"min_bytes: [0-9.e+]+", f"min_bytes: {case['roofline_min_bytes']:.6g}", path.read_text())
+        text = re.sub(
+            r"min_bytes: [0-9.e+]+", f"min_bytes: {case['roofline_min_bytes']:.6g}", path.read_text()
+        )
         path.write_text(text)
     return ["--suite", str(root)]
 
@@ -55,10 +57,25 @@ def _suite_with_roofline(case, tmp_path) -> list[str]:
 @pytest.mark.parametrize("case", _params())
 def test_adversarial_case(case, tmp_path):
     device = case.get("device", "cpu")
-    command = [sys.executable, "-m", "metakernelbench.cli", *_suite_with_roofline(case, tmp_path), "eval",
-               str(_kernel_path(case, tmp_path)),
-               "--problem", case["problem"], "--dsl", "cutedsl", "--device", device, "--json",
-               "--timing-draws", "10" if device == "cuda" else "8", "--warmup", "3" if device == "cuda" else "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "metakernelbench.cli",
+        *_suite_with_roofline(case, tmp_path),
+        "eval",
+        str(_kernel_path(case, tmp_path)),
+        "--problem",
+        case["problem"],
+        "--dsl",
+        "cutedsl",
+        "--device",
+        device,
+        "--json",
+        "--timing-draws",
+        "10" if device == "cuda" else "8",
+        "--warmup",
+        "3" if device == "cuda" else "2",
+    ]
     if case.get("mode") == "permissive":
         command.append("--permissive")
     for code in case.get("allow", []):

@@ -255,8 +255,10 @@ class EnvProbeModel:
 
     def chat(self, messages, tools):
         if not any(m["role"] == "assistant" for m in messages):
-            command = ('echo "$MKB_DSL $MKB_TARGET_ARCH" > env.txt; echo "$PYTHONPATH" > path.txt; '
-                       'ls "$OTHER" > other.txt 2>&1; ls docs > docs.txt')
+            command = (
+                'echo "$MKB_DSL $MKB_TARGET_ARCH" > env.txt; echo "$PYTHONPATH" > path.txt; '
+                'ls "$OTHER" > other.txt 2>&1; ls docs > docs.txt'
+            )
             return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
         return {"tool_calls": [{"name": "finish", "arguments": {}}]}
 
@@ -279,9 +281,18 @@ def test_the_shell_sees_only_its_own_dsl(tmp_path, sandbox_options, monkeypatch)
         sandbox=sandbox_options,
         models=lambda model_id: EnvProbeModel(),
     )
-    attempt = executor.run({"experiment": "e", "trial_id": "e/28/solo_cutedsl/r0",
-                            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16", "arm": "solo_cutedsl",
-                            "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
+    attempt = executor.run(
+        {
+            "experiment": "e",
+            "trial_id": "e/28/solo_cutedsl/r0",
+            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
+            "arm": "solo_cutedsl",
+            "dsl": "cutedsl",
+            "model": "python/probe",
+            "replicate": 0,
+            "try_number": 1,
+        }
+    )
     ws = Path(attempt.workspace_dir)
     assert (ws / "env.txt").read_text().split() == ["cutedsl", "sm_90a"]
     # bubblewrap: the variant's site folder at the shell's MKB_DSL_HOME; unisolated: where it is.
@@ -314,14 +325,20 @@ def test_kernels_not_utf8_or_unparsable_are_invalid_never_judge_failures(tmp_pat
     """Adversarial (item 4): bytes that crashed the judge host (not UTF-8; a UTF-8-encoded
     surrogate, which the judge's strict check refuses too) and a syntax error are invalid submissions the
     agent reads, not counted, never retried as judge failures."""
-    model = StepsModel([
-        "printf 'def solve(*x):\\n    return \"\\xff\"\\n' > kernel.py", "submit",
-        "printf '# surrogate\\nx = \"\\xed\\xa0\\x80\"\\n' > kernel.py", "submit",
-        "printf 'def solve(*x:\\n    return x\\n' > kernel.py", "submit",
-        write("kernel.py", HONEST["28"]),
-    ])
-    attempt = agent.run_attempt("28", "cutedsl", model, device="cpu", workspace=tmp_path / "ws",
-                                sandbox=sandbox_options)
+    model = StepsModel(
+        [
+            "printf 'def solve(*x):\\n    return \"\\xff\"\\n' > kernel.py",
+            "submit",
+            "printf '# surrogate\\nx = \"\\xed\\xa0\\x80\"\\n' > kernel.py",
+            "submit",
+            "printf 'def solve(*x:\\n    return x\\n' > kernel.py",
+            "submit",
+            write("kernel.py", HONEST["28"]),
+        ]
+    )
+    attempt = agent.run_attempt(
+        "28", "cutedsl", model, device="cpu", workspace=tmp_path / "ws", sandbox=sandbox_options
+    )
     assert attempt.state == "finished"
     assert [(s.verdict.status, s.counted) for s in attempt.submissions] == [("invalid_submission", False)] * 3
     messages = [s.verdict.message for s in attempt.submissions]
@@ -366,23 +383,39 @@ def test_the_shell_sees_no_store_other_trial_judge_file_or_secret(tmp_path, sand
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-MUST_NOT_LEAK")
     monkeypatch.setenv("HF_TOKEN", "hf-MUST_NOT_LEAK_EITHER")
-    solution = (REPO / "problems/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16/solutions/cutedsl.py")
+    solution = REPO / "problems/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16/solutions/cutedsl.py"
     package_judge = Path(agent.__file__).parent / "judge"
-    names = " -o ".join(f"-name '{n}'" for n in ("results.db*", "kernel.py", "reference.py", "*.env",
-                                                 ".env", "solutions", "marker.py"))
-    model = StepsModel([
-        f"find / -path /proc -prune -o \\( {names} \\) -print 2>/dev/null > found.txt; "
-        "while read -r f; do [ -f \"$f\" ] && cat \"$f\"; done < found.txt > contents.txt 2>&1; "
-        f"env > env.txt; ls -A {package_judge} > judge.txt; "
-        "python -c 'import metakernelbench, torch; print(\"python ok\")' > python.txt 2>&1; true",
-    ])
-    executor = agent.AgentTrialExecutor(
-        workspaces, device="cpu", dsl_site_dirs={"cutedsl": [str(cute)], "tirx": [str(tvm)]},
-        store_path=store, models=lambda model_id: model,
+    names = " -o ".join(
+        f"-name '{n}'"
+        for n in ("results.db*", "kernel.py", "reference.py", "*.env", ".env", "solutions", "marker.py")
     )
-    attempt = executor.run({"experiment": "e", "trial_id": "e/28/solo_cutedsl/r0",
-                            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16", "arm": "solo_cutedsl",
-                            "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
+    model = StepsModel(
+        [
+            f"find / -path /proc -prune -o \\( {names} \\) -print 2>/dev/null > found.txt; "
+            'while read -r f; do [ -f "$f" ] && cat "$f"; done < found.txt > contents.txt 2>&1; '
+            f"env > env.txt; ls -A {package_judge} > judge.txt; "
+            "python -c 'import metakernelbench, torch; print(\"python ok\")' > python.txt 2>&1; true",
+        ]
+    )
+    executor = agent.AgentTrialExecutor(
+        workspaces,
+        device="cpu",
+        dsl_site_dirs={"cutedsl": [str(cute)], "tirx": [str(tvm)]},
+        store_path=store,
+        models=lambda model_id: model,
+    )
+    attempt = executor.run(
+        {
+            "experiment": "e",
+            "trial_id": "e/28/solo_cutedsl/r0",
+            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
+            "arm": "solo_cutedsl",
+            "dsl": "cutedsl",
+            "model": "python/probe",
+            "replicate": 0,
+            "try_number": 1,
+        }
+    )
     ws = Path(attempt.workspace_dir)
     seen = (ws / "contents.txt").read_text() + (ws / "env.txt").read_text()
     leaked = [m for m in [*markers, "MUST_NOT_LEAK", solution.read_text().splitlines()[0]] if m in seen]
@@ -423,14 +456,17 @@ def test_mkb_check_and_the_dsl_work_in_the_shell_with_the_checkout_under_tmp(tmp
             site = _link_tree(tc.site.resolve(), tmp_path / "checkout" / ".dsl" / dsl)
             entries = [Path(p).relative_to(tc.site.resolve()) for p in toolchains.python_path(dsl)]
             sites[dsl] = [str(site / e) for e in entries]
-    solution = (REPO / "problems/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16/solutions/cutedsl.py")
-    model = StepsModel([
-        write("kernel.py", solution.read_text())
-        + "\nmkb check kernel.py --dsl $MKB_DSL -p fused_add_rmsnorm_h4096_llama31_8b_bf16 > check.txt 2>&1; "
-        "python -c 'import cutlass.cute, torch; print(\"cute ok\")' > cute.txt 2>&1; "
-        "python -c 'import tvm' > tvm.txt 2>&1; which python > which.txt; true",
-        write("kernel.py", HONEST["28"]),
-    ])
+    solution = REPO / "problems/mlp_norm/28_fused_add_rmsnorm_h4096_llama31_8b_bf16/solutions/cutedsl.py"
+    model = StepsModel(
+        [
+            write("kernel.py", solution.read_text())
+            + "\nmkb check kernel.py --dsl $MKB_DSL -p fused_add_rmsnorm_h4096_llama31_8b_bf16 "
+            "> check.txt 2>&1; "
+            "python -c 'import cutlass.cute, torch; print(\"cute ok\")' > cute.txt 2>&1; "
+            "python -c 'import tvm' > tvm.txt 2>&1; which python > which.txt; true",
+            write("kernel.py", HONEST["28"]),
+        ]
+    )
     executor = agent.AgentTrialExecutor(
         tmp_path / "results-workspaces",
         device="cpu",
@@ -440,9 +476,18 @@ def test_mkb_check_and_the_dsl_work_in_the_shell_with_the_checkout_under_tmp(tmp
         models=lambda model_id: model,
         python=str(venv / "bin" / "python"),
     )
-    attempt = executor.run({"experiment": "e", "trial_id": "e/28/solo_cutedsl/r0",
-                            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16", "arm": "solo_cutedsl",
-                            "dsl": "cutedsl", "model": "python/probe", "replicate": 0, "try_number": 1})
+    attempt = executor.run(
+        {
+            "experiment": "e",
+            "trial_id": "e/28/solo_cutedsl/r0",
+            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
+            "arm": "solo_cutedsl",
+            "dsl": "cutedsl",
+            "model": "python/probe",
+            "replicate": 0,
+            "try_number": 1,
+        }
+    )
     ws = Path(attempt.workspace_dir)
     assert (ws / "which.txt").read_text().strip() == str(venv / "bin" / "python")
     assert (ws / "cute.txt").read_text().strip() == "cute ok"

@@ -120,7 +120,9 @@ def test_every_json_output_is_strict_json(tmp_path):
     solution = next(repo.glob("problems/mlp_norm/28_*/solutions/tirx.py"))
     checkout = tmp_path / "checkout"
     (checkout / "problems" / "mlp_norm").mkdir(parents=True)
-    (checkout / "problems" / "mlp_norm" / "36_rmsnorm_fake_bf16.py").write_text("def reference(x):\n    return x\n")
+    (checkout / "problems" / "mlp_norm" / "36_rmsnorm_fake_bf16.py").write_text(
+        "def reference(x):\n    return x\n"
+    )
     # One invocation per --json command, with the exit status it should end with.
     invocations = {
         ("problems", "list"): (["problems", "list", "--json"], 0),

@@ -115,9 +115,12 @@ def test_the_readme_counts_are_true(suite):
     rows = json.loads(newest.read_text())["rows"]
     by_number = {p.number: p for p in suite}
     current = [
-        r for r in rows
+        r
+        for r in rows
         if r["number"] in by_number
-        and is_current(r, by_number[r["number"]], by_number[r["number"]].directory / "solutions" / f"{r['dsl']}.py")
+        and is_current(
+            r, by_number[r["number"]], by_number[r["number"]].directory / "solutions" / f"{r['dsl']}.py"
+        )
     ]
     if not current:
         assert "none yet verified on the H200 against the published definitions" in readme

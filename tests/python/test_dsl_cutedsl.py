@@ -100,9 +100,13 @@ def test_guide_example_compiles_for_sm90a(name, code, tmp_path):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run(
         [sys.executable, "-c", runner, json.dumps(toolchains.site_dirs("cutedsl")), str(script), ARCH],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
     )
-    payload = next((ln[len(MARKER):] for ln in done.stdout.splitlines() if ln.startswith(MARKER)), None)
+    payload = next((ln[len(MARKER) :] for ln in done.stdout.splitlines() if ln.startswith(MARKER)), None)
     assert payload is not None, done.stderr[-3000:]
     diagnostics = json.loads(payload)
     assert [d for d in diagnostics if d["kind"] != "ok"] == [], diagnostics

@@ -187,8 +187,13 @@ def test_the_worker_pins_tvms_cuda_toolkit_lookup(tmp_path, mode):
     (home / "bin" / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
     (home / "bin" / "nvcc").chmod(0o755)
     env = {**os.environ, "PATH": f"{home / 'bin'}:{os.environ['PATH']}"}
-    proc = subprocess.run([sys.executable, "-c", _PIN_CHILD, json.dumps(SITES), str(home), mode],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PIN_CHILD, json.dumps(SITES), str(home), mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     if mode == "pin":

@@ -4,7 +4,6 @@ byte for byte, the anchor run leaves it as it is (it is not upcast), and an outp
 packed FP4 (the loader's check is tested in tests/cpp/validation_test.cc)."""
 
 import torch
-
 from metakernelbench import _core
 from metakernelbench.judge import values
 

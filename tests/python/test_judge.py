@@ -3,9 +3,8 @@
 import os
 from pathlib import Path
 
-import pytest
-
 import metakernelbench as mkb
+import pytest
 from metakernelbench import _core
 
 KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
@@ -30,8 +29,9 @@ def _host_children() -> list[int]:
 
 
 def test_an_honest_kernel_passes_and_the_verdict_is_complete(suite):
-    verdict = mkb.evaluate(suite.find(28), "cutedsl", path=KERNELS / "honest_rmsnorm.py", device="cpu",
-                           config=QUICK)
+    verdict = mkb.evaluate(
+        suite.find(28), "cutedsl", path=KERNELS / "honest_rmsnorm.py", device="cpu", config=QUICK
+    )
     assert verdict.status == "passed" and verdict.passed and verdict.correct
     assert verdict.correct_draws == verdict.total_draws == 5
     assert verdict.speedup_vs_eager > 0
@@ -46,8 +46,9 @@ def test_an_honest_kernel_passes_and_the_verdict_is_complete(suite):
 def test_a_warm_host_waits_for_the_next_evaluation(suite):
     mkb.evaluate(suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK)
     assert len(_host_children()) == 1  # the spare, importing torch or waiting on its stdin
-    verdict = mkb.evaluate(suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu",
-                           config=QUICK)
+    verdict = mkb.evaluate(
+        suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK
+    )
     assert verdict.passed
     assert len(_host_children()) == 1
 
@@ -61,8 +62,14 @@ def test_judge_errors_are_exceptions_not_verdicts(suite):
         mkb.evaluate(28, "cuda", "x = 1")
     judge = _core.Judge("/nonexistent/python3", [])
     with pytest.raises(mkb.FailedPreconditionError, match="cannot start the judge host"):
-        judge.evaluate({"problem_dir": str(suite.find(28).directory), "kernel_source": "x = 1", "dsl": "cutedsl",
-                        "device": "cpu"})
+        judge.evaluate(
+            {
+                "problem_dir": str(suite.find(28).directory),
+                "kernel_source": "x = 1",
+                "dsl": "cutedsl",
+                "device": "cpu",
+            }
+        )
 
 
 def test_a_failing_kernel_is_a_verdict(suite):

@@ -15,8 +15,9 @@ SUITE = mkb.load_suite()
 
 
 def _wide(inputs):
-    return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-            for x in inputs]
+    return [
+        x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs
+    ]
 
 
 def _close(a, b, tol=1e-9):
@@ -84,7 +85,7 @@ def test_63_layer_matches_a_sequential_mamba2_mixer():
     state = (conv_dim - intermediate) // (2 * groups)
     z, xbc, dt = (hidden @ w_in.t()).split([intermediate, conv_dim, heads], dim=-1)
     padded = F.pad(xbc, (0, 0, conv_w.shape[-1] - 1, 0))
-    xbc = F.silu(sum(padded[:, j:j + steps] * conv_w[:, 0, j] for j in range(conv_w.shape[-1])) + conv_b)
+    xbc = F.silu(sum(padded[:, j : j + steps] * conv_w[:, 0, j] for j in range(conv_w.shape[-1])) + conv_b)
     xs, b, c = xbc.split([intermediate, groups * state, groups * state], dim=-1)
     dt = F.softplus(dt + dt_bias).clamp(t_min, t_max)
     xs = xs.reshape(*xs.shape[:2], heads, -1)
@@ -101,8 +102,9 @@ def test_64_chunk_scan_resumes_from_the_initial_state():
     problem, (x, a, b, c, d, h0) = _draw(64)
     y, final = problem.reference(x, a, b, c, d, h0)
     heads = x.shape[2]
-    expected, h = _ssd_loop(x, a.transpose(1, 2), b.repeat_interleave(heads, dim=2),
-                            c.repeat_interleave(heads, dim=2), h0)
+    expected, h = _ssd_loop(
+        x, a.transpose(1, 2), b.repeat_interleave(heads, dim=2), c.repeat_interleave(heads, dim=2), h0
+    )
     assert x.shape[1] % 256 != 0  # the small workload pads its last chunk
     _close(y, expected + d[:, None] * x)
     _close(final, h)
@@ -120,9 +122,9 @@ def test_65_diagonal_block_is_the_intra_chunk_sum():
         g = h // (heads // groups)
         cum = a[:, h].cumsum(-1)  # [batch, chunks, L]
         for pos in range(length):
-            weight = torch.exp(cum[..., pos, None] - cum[..., :pos + 1])  # exp(a[s+1] + ... + a[pos])
-            dots = torch.einsum("bcn,bcsn->bcs", c[:, :, pos, g], b[:, :, :pos + 1, g])
-            expected[:, :, pos, h] = torch.einsum("bcs,bcsp->bcp", dots * weight, x[:, :, :pos + 1, h])
+            weight = torch.exp(cum[..., pos, None] - cum[..., : pos + 1])  # exp(a[s+1] + ... + a[pos])
+            dots = torch.einsum("bcn,bcsn->bcs", c[:, :, pos, g], b[:, :, : pos + 1, g])
+            expected[:, :, pos, h] = torch.einsum("bcs,bcsp->bcp", dots * weight, x[:, :, : pos + 1, h])
     _close(y, expected)
 
 
@@ -151,7 +153,7 @@ def test_67_fft_convolution_is_the_causal_convolution():
     skip = torch.randn(3, dtype=torch.float64)
     expected = torch.zeros_like(u)
     for t in range(37):
-        expected[..., t] = (k[:, :t + 1].flip(-1) * u[..., :t + 1]).sum(-1) + skip * u[..., t]
+        expected[..., t] = (k[:, : t + 1].flip(-1) * u[..., : t + 1]).sum(-1) + skip * u[..., t]
     _close(problem.module._fft_causal_conv(u, k, skip), expected)
 
 

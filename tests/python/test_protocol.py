@@ -13,9 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import metakernelbench as mkb
+import pytest
 from metakernelbench import experiments as ex
 
 REPO = Path(__file__).resolve().parents[2]
@@ -201,7 +200,9 @@ def test_the_executors_salt_is_part_of_every_task_fingerprint(tmp_path, suite):
         # Defined once, in C++: what a C++ RunExperiment with the agent uses is Python's too.
         assert ex.agent_fingerprint_salt() == mkb._core.agent_fingerprint_salt()
         assert ex.agent_fingerprint_salt().startswith("agent-instructions:")
-        executor = ex.agent_executor("scripted/demo", suite=suite, workspace_root=tmp_path / "ws", device="cpu")
+        executor = ex.agent_executor(
+            "scripted/demo", suite=suite, workspace_root=tmp_path / "ws", device="cpu"
+        )
         assert executor.fingerprint_salt == ex.agent_fingerprint_salt()
 
 

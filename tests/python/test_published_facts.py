@@ -41,8 +41,10 @@ CPU_DRAW_LIMIT_BYTES = 1 << 30
 
 def _full_draw_device(problem) -> str:
     specs = [s for s in problem.message.inputs if not s.scalar]
-    sizes = [math.prod(hi for _, hi in problem.dimensions(s, "full")) * values.DTYPES[s.dtype].itemsize
-             for s in specs]
+    sizes = [
+        math.prod(hi for _, hi in problem.dimensions(s, "full")) * values.DTYPES[s.dtype].itemsize
+        for s in specs
+    ]
     return "meta" if sum(sizes) > CPU_DRAW_LIMIT_BYTES else "cpu"
 
 

@@ -1,10 +1,9 @@
 """Every problem's reference on its small CPU workload: runs, matches its metadata, is
 deterministic for a seed and differs across seeds."""
 
+import metakernelbench as mkb
 import pytest
 import torch
-
-import metakernelbench as mkb
 from metakernelbench.judge.values import DTYPES, same_bits
 
 SUITE = mkb.load_suite()
@@ -69,8 +68,10 @@ def test_reference_leaves_inputs_untouched_unless_in_place(problem):
 
 def _upcast(inputs):
     wide = (torch.float32, torch.float16, torch.bfloat16)
-    return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in wide else _fresh([x])[0]
-            for x in inputs]
+    return [
+        x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in wide else _fresh([x])[0]
+        for x in inputs
+    ]
 
 
 @pytest.mark.gpu

@@ -8,10 +8,9 @@ import io
 import json
 import sqlite3
 
+import metakernelbench as mkb
 import pandas as pd
 import pytest
-
-import metakernelbench as mkb
 from metakernelbench import experiments as ex
 from metakernelbench.store import TABLES
 

@@ -2,9 +2,8 @@
 
 import math
 
-import pytest
-
 import metakernelbench as mkb
+import pytest
 
 
 def test_load_suite_repr_lists_families(suite):
@@ -54,7 +53,7 @@ def test_problem_message_is_read_only(suite):
     with pytest.raises(AttributeError):
         p.message.slug = "other"
     with pytest.raises(AttributeError, match="no field 'colour'"):
-        p.message.colour
+        _ = p.message.colour
 
 
 def test_malformed_problem_error_names_file_and_line(scratch_suite):
@@ -102,7 +101,11 @@ def test_defaults_match_the_spec():
     b = mkb.default_budget()
     assert (b.agent_seconds, b.max_submissions, b.max_kernel_bytes) == (2400.0, 10, 300000)
     assert [a.name for a in mkb.standard_arms()] == [
-        "solo_cutedsl", "solo_tirx", "cutedsl2tirx_skill", "tirx2cutedsl_skill"]
+        "solo_cutedsl",
+        "solo_tirx",
+        "cutedsl2tirx_skill",
+        "tirx2cutedsl_skill",
+    ]
     pins = {p.name: p.version for p in mkb.default_toolchain("cutedsl")}
     assert pins == {"nvidia-cutlass-dsl[cu13]": "4.7.0", "apache-tvm-ffi": "0.1.12"}
     assert math.isclose(mkb.message("StatsConfig").to_dict()["clip_low"], 0.0)

@@ -7,7 +7,9 @@ import sys
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "metakernelbench.cli", *args], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metakernelbench.cli", *args], capture_output=True, text=True
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -30,8 +32,10 @@ def test_a_problem_whose_output_is_always_zero_is_caught(scratch_suite):
     # A reference that (wrongly) returns zeros makes the zeros candidate pass: validate must fail.
     ref = next(scratch_suite.glob("mlp_norm/28_*/reference.py"))
     text = ref.read_text()
-    wrong = text.replace("return (total * inv_rms * weight.to(compute)).to(hidden_states.dtype)",
-                         "return (total * inv_rms * weight.to(compute) * 0).to(hidden_states.dtype)")
+    wrong = text.replace(
+        "return (total * inv_rms * weight.to(compute)).to(hidden_states.dtype)",
+        "return (total * inv_rms * weight.to(compute) * 0).to(hidden_states.dtype)",
+    )
     assert wrong != text
     text = wrong
     ref.write_text(text)

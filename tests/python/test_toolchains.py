@@ -40,8 +40,10 @@ def test_activate_runs_pth_files_and_puts_the_site_first(tmp_path):
     (site / "pkg" / "extra" / "shadow_mod.py").write_text("VALUE = 42\n")
     extra = str(site / "pkg" / "extra")
     (site / "x.pth").write_text(f"import sys; sys.path.insert(0, {extra!r})\n")
-    code = ("import sys; from metakernelbench import toolchains; toolchains.activate([sys.argv[1]]); "
-            "import shadow_mod; print(shadow_mod.VALUE, sys.path.index(sys.argv[1]))")
+    code = (
+        "import sys; from metakernelbench import toolchains; toolchains.activate([sys.argv[1]]); "
+        "import shadow_mod; print(shadow_mod.VALUE, sys.path.index(sys.argv[1]))"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(site)], capture_output=True, text=True, check=True)
     value, index = out.stdout.split()
     assert value == "42" and int(index) <= 1
@@ -69,15 +71,27 @@ def test_check_rejects_bad_arguments(tmp_path):
 # (file bytes, the judge's message, the line): what a submission would get, not counted.
 REFUSED = {
     "empty": (b"  \n", "invalid submission: kernel.py is empty (not counted)", None),
-    "oversized": (b"#" * 300_001, "invalid submission: kernel.py is 300001 bytes, over the limit of 300000 "
-                  "(not counted)", None),
-    "not UTF-8": (b"def solve(*x):\n    return '\xff'\n", "invalid submission: kernel.py is not UTF-8 "
-                  "text (not counted)", 2),
-    "a surrogate": (b"x = 1\ny = '\xed\xa0\x80'\n", "invalid submission: kernel.py is not UTF-8 text "
-                    "(not counted)", 2),
+    "oversized": (
+        b"#" * 300_001,
+        "invalid submission: kernel.py is 300001 bytes, over the limit of 300000 (not counted)",
+        None,
+    ),
+    "not UTF-8": (
+        b"def solve(*x):\n    return '\xff'\n",
+        "invalid submission: kernel.py is not UTF-8 text (not counted)",
+        2,
+    ),
+    "a surrogate": (
+        b"x = 1\ny = '\xed\xa0\x80'\n",
+        "invalid submission: kernel.py is not UTF-8 text (not counted)",
+        2,
+    ),
     "NUL bytes": (b"x = 1\0\n", "invalid submission: kernel.py contains NUL bytes (not counted)", None),
-    "a syntax error": (b"import torch\n\ndef solve(x, r, w)\n    return x\n",
-                       "invalid submission: kernel.py does not parse: line 3: expected ':' (not counted)", 3),
+    "a syntax error": (
+        b"import torch\n\ndef solve(x, r, w)\n    return x\n",
+        "invalid submission: kernel.py does not parse: line 3: expected ':' (not counted)",
+        3,
+    ),
 }
 
 
@@ -132,11 +146,19 @@ def test_docs_import_indexes_html_notebooks_and_markdown(tmp_path):
     (docs / "index.html").write_text(
         "<html><head><title>CuTe DSL &amp; you</title><script>var x = 1;</script></head><body>"
         "<h1>Intro</h1><p>Layouts  compose.</p><h2>Copy atoms</h2>"
-        "<pre>cute.copy(atom, src, dst)\n</pre></body></html>")
+        "<pre>cute.copy(atom, src, dst)\n</pre></body></html>"
+    )
     (docs / "api" / "tensor.md").write_text("# Tensors\n\n## make_tensor\ntext\n")
-    (docs / "nb.ipynb").write_text(json.dumps({"cells": [
-        {"cell_type": "markdown", "source": ["# Notebook\n", "words"]},
-        {"cell_type": "code", "source": ["x = 1"]}]}))
+    (docs / "nb.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {"cell_type": "markdown", "source": ["# Notebook\n", "words"]},
+                    {"cell_type": "code", "source": ["x = 1"]},
+                ]
+            }
+        )
+    )
     (docs / "broken.ipynb").write_text("{")
     guides = tmp_path / "guides"
     result = import_docs("cutedsl", docs, guides)
@@ -174,7 +196,8 @@ def test_verify_solutions_writes_rows_and_resumes(tmp_path, monkeypatch):
         "import torch\n\n\ndef solve(hidden_states, residual, weight):\n"
         "    total = hidden_states.float() + residual.float()\n"
         "    inv = torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + 1e-5)\n"
-        "    return (total * inv * weight.float()).to(hidden_states.dtype)\n")
+        "    return (total * inv * weight.float()).to(hidden_states.dtype)\n"
+    )
     suite = mkb.load_suite(root)
     assert [(p.number, d) for p, d, _ in solutions(suite)] == [(28, "tirx")]
     monkeypatch.setenv("MKB_DSL_HOME", str(tmp_path / "dsl"))

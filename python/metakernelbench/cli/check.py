@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,8 +13,9 @@ def check(
     kernel: Path = typer.Argument(..., help="The kernel.py to check."),
     dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
     problem: str = typer.Option(..., "--problem", "--problems", "-p", help="Problem slug or number."),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Target, e.g. sm_90a (default: MKB_TARGET_ARCH, "
-                                       "else this machine's GPU)."),
+    arch: str | None = typer.Option(
+        None, "--arch", help="Target, e.g. sm_90a (default: MKB_TARGET_ARCH, else this machine's GPU)."
+    ),
     timeout: float = typer.Option(600, "--timeout", help="Seconds before the check is stopped."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
 ) -> None:
@@ -27,8 +27,10 @@ def check(
     if arch is None:
         arch = default_arch()
         if arch is None:
-            raise typer.BadParameter("no GPU here and MKB_TARGET_ARCH is unset: give the target, e.g. "
-                                     "--arch sm_90a", param_hint="--arch")
+            raise typer.BadParameter(
+                "no GPU here and MKB_TARGET_ARCH is unset: give the target, e.g. --arch sm_90a",
+                param_hint="--arch",
+            )
     check_arch(arch)
     suite = _state.load_suite()
     result = check_kernel(kernel, dsl, suite.find(problem), arch, timeout_s=timeout)
@@ -45,6 +47,7 @@ def check(
         errors = sum(d.is_error for d in result.diagnostics)
         verdict = "[green]ok[/]" if result.ok else f"[red]{errors} error(s)[/]"
         where = _state.esc(kernel)
-        console.print(f"{where}: {verdict} ({result.dsl}, {result.arch}, {result.seconds:.1f} s)",
-                      highlight=False)
+        console.print(
+            f"{where}: {verdict} ({result.dsl}, {result.arch}, {result.seconds:.1f} s)", highlight=False
+        )
     raise typer.Exit(0 if result.ok else 1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,7 +15,7 @@ app = typer.Typer(help="The documentation every agent workspace gets.", no_args_
 def import_(
     path: Path = typer.Argument(..., help="Your copy of the DSL's official docs (a folder or one file)."),
     dsl: str = typer.Option(..., "--dsl", help="cutedsl or tirx."),
-    into: Optional[Path] = typer.Option(
+    into: Path | None = typer.Option(
         None, "--into", help="Guides folder (default: MKB_GUIDES, or docs/dsl of the checkout)."
     ),
 ) -> None:
@@ -31,8 +30,10 @@ def import_(
         raise Error("no guides folder: set MKB_GUIDES or pass --into")
     result = import_docs(dsl, path, guides)
     console = _state.console()
-    console.print(f"imported {result.pages} pages ({result.bytes / 1e6:.1f} MB) into {result.destination}",
-                  highlight=False)
+    console.print(
+        f"imported {result.pages} pages ({result.bytes / 1e6:.1f} MB) into {result.destination}",
+        highlight=False,
+    )
     for s in result.skipped[:20]:
         console.print(f"  skipped {s}", highlight=False)
     if len(result.skipped) > 20:

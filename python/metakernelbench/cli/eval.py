@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -22,20 +21,30 @@ def _parse_bytes(text: str) -> int:
 
 
 def eval_kernel(
-    kernel: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="The kernel.py to judge."),
+    kernel: Path = typer.Argument(
+        ..., exists=True, dir_okay=False, readable=True, help="The kernel.py to judge."
+    ),
     problem: str = typer.Option(..., "--problem", "--problems", "-p", help="Problem slug or number."),
     dsl: str = typer.Option(..., "--dsl", help="The variant's DSL: cutedsl or tirx."),
     device: str = _state.device_option(),
-    workload: Optional[str] = typer.Option(None, "--workload", help="full or small (default: full on CUDA, small on CPU)."),
+    workload: str | None = typer.Option(
+        None, "--workload", help="full or small (default: full on CUDA, small on CPU)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON. " + _state.JSON_NULLS),
-    draws: Optional[int] = typer.Option(None, "--draws", help="Correctness draws (default 5)."),
-    timing_draws: Optional[int] = typer.Option(None, "--timing-draws", help="Timing draws (default 50)."),
-    warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up calls (default 10)."),
+    draws: int | None = typer.Option(None, "--draws", help="Correctness draws (default 5)."),
+    timing_draws: int | None = typer.Option(None, "--timing-draws", help="Timing draws (default 50)."),
+    warmup: int | None = typer.Option(None, "--warmup", help="Warm-up calls (default 10)."),
     no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
     permissive: bool = typer.Option(False, "--permissive", help="Static audit findings become warnings."),
-    call_timeout: Optional[float] = typer.Option(None, "--call-timeout", help="Seconds one solve call may take."),
-    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Host memory of the worker, e.g. 16GiB."),
-    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Downgrade an audit finding code to a warning."),
+    call_timeout: float | None = typer.Option(
+        None, "--call-timeout", help="Seconds one solve call may take."
+    ),
+    memory_limit: str | None = typer.Option(
+        None, "--memory-limit", help="Host memory of the worker, e.g. 16GiB."
+    ),
+    allow: list[str] | None = typer.Option(
+        None, "--allow", help="Downgrade an audit finding code to a warning."
+    ),
 ) -> None:
     """Judge KERNEL on a problem and print the report (or the Verdict with --json).
 
@@ -46,8 +55,12 @@ def eval_kernel(
     if dsl not in ("cutedsl", "tirx"):
         raise typer.BadParameter(f"'{dsl}' is not one of cutedsl, tirx", param_hint="--dsl")
     config: dict = {}
-    for key, value in (("correctness_draws", draws), ("timing_draws", timing_draws), ("warmup_calls", warmup),
-                       ("call_timeout_s", call_timeout)):
+    for key, value in (
+        ("correctness_draws", draws),
+        ("timing_draws", timing_draws),
+        ("warmup_calls", warmup),
+        ("call_timeout_s", call_timeout),
+    ):
         if value is not None:
             config[key] = value
     if no_timing:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,8 +13,8 @@ def export(
     store: Path = typer.Argument(..., help="The results store (SQLite file)."),
     format: str = typer.Option("jsonl", "--format", "-F", help="jsonl, csv or parquet."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the files: <out>/<table>.<format>."),
-    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Only this experiment."),
-    tables: Optional[list[str]] = typer.Option(
+    experiment: str | None = typer.Option(None, "--experiment", "-e", help="Only this experiment."),
+    tables: list[str] | None = typer.Option(
         None, "--tables", "-t", help="Only these tables (repeat or comma-separate)."
     ),
 ) -> None:

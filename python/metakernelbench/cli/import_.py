@@ -119,7 +119,9 @@ def upstream_problems(
         None, "--sol-execbench", help="Your copy of the SOL-ExecBench dataset: L1/L2/Quant.parquet."
     ),
     device: str = _state.device_option(),
-    problems: list[int] | None = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
+    problems: list[int] | None = typer.Option(
+        None, "--problems", "--problem", "-p", help="Only these numbers."
+    ),
 ) -> None:
     """Import the published harness's problem files, as they are, into a suite folder.
 
@@ -138,7 +140,11 @@ def upstream_problems(
     device = _state.resolve_device(device)
     console = _state.console()
     report = up.import_checkout(
-        checkout, out, sol_execbench=sol_execbench, device=device, numbers=problems,
+        checkout,
+        out,
+        sol_execbench=sol_execbench,
+        device=device,
+        numbers=problems,
         progress=lambda what: console.print(f"[dim]importing {what}[/]", highlight=False),
     )
     table = Table(title=f"imported into {report.out}", title_justify="left")
@@ -150,8 +156,11 @@ def upstream_problems(
     for where, why in report.failed:
         console.print(f"[red]not imported:[/] {where}: {why}", highlight=False, soft_wrap=True)
     if report.skipped_recipes:
-        console.print(f"[yellow]note:[/] {report.skipped_recipes} SOL-ExecBench recipes were not assembled: "
-                      "pass --sol-execbench DATASET_DIR (your copy of nvidia/SOL-ExecBench)", highlight=False)
+        console.print(
+            f"[yellow]note:[/] {report.skipped_recipes} SOL-ExecBench recipes were not assembled: "
+            "pass --sol-execbench DATASET_DIR (your copy of nvidia/SOL-ExecBench)",
+            highlight=False,
+        )
     if report.imported:
         load_suite(report.out)  # the folder loads and validates as a suite
         console.print(f"next: mkb --suite {report.out} problems list", highlight=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 from rich.markdown import Markdown
 from rich.padding import Padding
@@ -48,7 +46,7 @@ def _summary(p) -> dict:
 @app.command("list")
 @_state.with_suite_option
 def list_problems(
-    family: Optional[list[str]] = typer.Option(
+    family: list[str] | None = typer.Option(
         None, "--family", "--families", "-f", help="Only these families."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table. " + _state.JSON_NULLS),
@@ -69,20 +67,44 @@ def list_problems(
         for p in problems:
             full = p.workload("full")
             console.print(Text(f"{p.number:02d} ", style="bold") + Text(p.slug, style="bold"))
-            facts = Text(f"{p.family} · {p.message.provenance.source} · {_human(full.roofline.flops)}FLOP"
-                         f" · {_human(full.roofline.min_bytes, 'B')} · {full.description}")
+            facts = Text(
+                f"{p.family} · {p.message.provenance.source} · {_human(full.roofline.flops)}FLOP"
+                f" · {_human(full.roofline.min_bytes, 'B')} · {full.description}"
+            )
             console.print(Padding(facts, (0, 0, 0, 3)), highlight=False)
         return
     table = Table(title=title, title_justify="left")
-    for column, justify in (("#", "right"), ("slug", "left"), ("family", "left"), ("src", "left"),
-                            ("full workload", "left"), ("flops", "right"), ("min bytes", "right")):
-        table.add_column(column, justify=justify, overflow="fold",  # type: ignore[arg-type]
-                         min_width=longest if column == "slug" else None)
+    for column, justify in (
+        ("#", "right"),
+        ("slug", "left"),
+        ("family", "left"),
+        ("src", "left"),
+        ("full workload", "left"),
+        ("flops", "right"),
+        ("min bytes", "right"),
+    ):
+        table.add_column(
+            column,
+            justify=justify,
+            overflow="fold",  # type: ignore[arg-type]
+            min_width=longest if column == "slug" else None,
+        )
     for p in problems:
         full = p.workload("full")
-        table.add_row(*(Text(str(x)) for x in (
-            f"{p.number:02d}", p.slug, p.family, p.message.provenance.source, full.description,
-            _human(full.roofline.flops), _human(full.roofline.min_bytes, "B"))))
+        table.add_row(
+            *(
+                Text(str(x))
+                for x in (
+                    f"{p.number:02d}",
+                    p.slug,
+                    p.family,
+                    p.message.provenance.source,
+                    full.description,
+                    _human(full.roofline.flops),
+                    _human(full.roofline.min_bytes, "B"),
+                )
+            )
+        )
     console.print(table)
 
 
@@ -108,8 +130,11 @@ def show(
         tensors.add_column(column, overflow="fold")
     for kind, specs in (("in", p.message.inputs), ("out", p.message.outputs)):
         for t in specs:
-            notes = ", ".join(x for x in (t.description, "updated in place" if t.in_place else "",
-                                          "exact" if t.exact else "") if x)
+            notes = ", ".join(
+                x
+                for x in (t.description, "updated in place" if t.in_place else "", "exact" if t.exact else "")
+                if x
+            )
             if t.scalar:
                 type_name = _core.python_scalar_type(t.dtype)
                 literal = _core.python_scalar_literal(t.dtype, t.value) if t.value is not None else None
@@ -124,13 +149,26 @@ def show(
     for column in ("name", "description", "flops", "min bytes", "peak memory"):
         workloads.add_column(column, overflow="fold")
     for w in p.message.workloads:
-        workloads.add_row(*(Text(x) for x in (
-            w.name, w.description, _human(w.roofline.flops), _human(w.roofline.min_bytes, "B"),
-            _human(w.peak_memory_bytes, "B"))))
+        workloads.add_row(
+            *(
+                Text(x)
+                for x in (
+                    w.name,
+                    w.description,
+                    _human(w.roofline.flops),
+                    _human(w.roofline.min_bytes, "B"),
+                    _human(w.peak_memory_bytes, "B"),
+                )
+            )
+        )
     console.print(workloads)
     prov = p.message.provenance
-    console.print(f"source: {prov.source} · model: {prov.model}\n  {prov.location}\n  {prov.url}\n"
-                  f"licence: {prov.license}", markup=False, highlight=False)
+    console.print(
+        f"source: {prov.source} · model: {prov.model}\n  {prov.location}\n  {prov.url}\n"
+        f"licence: {prov.license}",
+        markup=False,
+        highlight=False,
+    )
     for invariant in p.message.invariants:
         console.print(f"invariant: {invariant}", markup=False, highlight=False)
     console.print(f"folder: {p.directory}\nfingerprint: {p.fingerprint}", markup=False, highlight=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -23,10 +22,10 @@ def validate(
         help="Print JSON (an infinite factor is null, its candidate listed as unbounded). "
         + _state.JSON_NULLS,
     ),
-    problems: Optional[list[str]] = typer.Option(
+    problems: list[str] | None = typer.Option(
         None, "--problems", "--problem", "-p", help="Slug globs or numbers."
     ),
-    family: Optional[list[str]] = typer.Option(
+    family: list[str] | None = typer.Option(
         None, "--family", "--families", "-f", help="Only these families."
     ),
 ) -> None:
@@ -48,18 +47,38 @@ def validate(
         _state.print_json([r.to_dict() for r in reports])
     else:
         table = Table(title=f"suite validation ({device})", title_justify="left")
-        for column in ("#", "slug", "result", "zeros", "const", "random", "passthrough", "low prec.", "problems"):
+        for column in (
+            "#",
+            "slug",
+            "result",
+            "zeros",
+            "const",
+            "random",
+            "passthrough",
+            "low prec.",
+            "problems",
+        ):
             table.add_column(column, overflow="fold")
         for r in reports:
             f = r.worst_factor
-            cell = lambda k: "n/a" if k not in f else (f"{f[k]:.3g}x" if f[k] != float("inf") else "inf")  # noqa: E731
+            cell = lambda k, f=f: "n/a" if k not in f else (f"{f[k]:.3g}x" if f[k] != float("inf") else "inf")  # noqa: E731
             failed = "; ".join(f"{c.name}: {c.detail}" for c in r.checks if not c.ok)
-            table.add_row(f"{r.number:02d}", _state.esc(r.slug), "[green]ok[/]" if r.ok else "[red]FAIL[/]",
-                          cell("zeros"), cell("constant"), cell("random"), cell("passthrough"),
-                          cell("low_precision"), _state.esc(failed))
+            table.add_row(
+                f"{r.number:02d}",
+                _state.esc(r.slug),
+                "[green]ok[/]" if r.ok else "[red]FAIL[/]",
+                cell("zeros"),
+                cell("constant"),
+                cell("random"),
+                cell("passthrough"),
+                cell("low_precision"),
+                _state.esc(failed),
+            )
         console.print(table)
-        console.print("Candidate columns: the least factor over the allowance across seeds (> 1: the candidate "
-                      "fails, as it must; low precision may pass).")
+        console.print(
+            "Candidate columns: the least factor over the allowance across seeds (> 1: the candidate "
+            "fails, as it must; low precision may pass)."
+        )
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
 
 
@@ -67,18 +86,18 @@ def validate(
 @_state.with_suite_option
 def verify_solutions(
     device: str = _state.device_option(),
-    dsl: Optional[list[str]] = typer.Option(None, "--dsl", help="Only these DSLs (default: both)."),
-    problems: Optional[list[str]] = typer.Option(
+    dsl: list[str] | None = typer.Option(None, "--dsl", help="Only these DSLs (default: both)."),
+    problems: list[str] | None = typer.Option(
         None, "--problems", "--problem", "-p", help="Slug globs or numbers."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON table (default: benchmarks/results/"
-                                       "solutions_<gpu>_<date>.json)."),
-    fresh: bool = typer.Option(False, "--fresh", help="Do not reuse rows of an existing --out."),
-    call_timeout: Optional[float] = typer.Option(None, "--call-timeout", help="Seconds one solve call may take "
-                                                 "(default: the judge's, 300)."),
-    as_json: bool = typer.Option(
-        False, "--json", help="Print the table as JSON. " + _state.JSON_NULLS
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="JSON table (default: benchmarks/results/solutions_<gpu>_<date>.json)."
     ),
+    fresh: bool = typer.Option(False, "--fresh", help="Do not reuse rows of an existing --out."),
+    call_timeout: float | None = typer.Option(
+        None, "--call-timeout", help="Seconds one solve call may take (default: the judge's, 300)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Judge every shipped solution (problems/*/*/solutions/<dsl>.py) like a submission and
     tabulate problem x DSL: verdict, speedup over eager, GPU span, % of the physical floor,
@@ -107,24 +126,50 @@ def verify_solutions(
         out = base / "benchmarks" / "results" / f"solutions_{gpu}_{dt.date.today().isoformat()}.json"
     console = _state.console()
     config = {"call_timeout_s": call_timeout} if call_timeout else None
-    table = verify(suite, out, device=device, dsls=dsls, problems=chosen, resume=not fresh, config=config,
-                   progress=lambda m: console.print(m, highlight=False, markup=False) if not as_json else None)
+    table = verify(
+        suite,
+        out,
+        device=device,
+        dsls=dsls,
+        problems=chosen,
+        resume=not fresh,
+        config=config,
+        progress=lambda m: console.print(m, highlight=False, markup=False) if not as_json else None,
+    )
     rows = table["rows"]
     if as_json:
         _state.print_json(table)
     else:
-        t = Table(title=f"shipped solutions ({device}; {table['environment'].get('gpu', '')})", title_justify="left")
-        for column in ("#", "problem", "dsl", "verdict", "vs eager", "span", "span 95% CI", "% floor", "compile"):
+        t = Table(
+            title=f"shipped solutions ({device}; {table['environment'].get('gpu', '')})", title_justify="left"
+        )
+        for column in (
+            "#",
+            "problem",
+            "dsl",
+            "verdict",
+            "vs eager",
+            "span",
+            "span 95% CI",
+            "% floor",
+            "compile",
+        ):
             t.add_column(column, overflow="fold")
         for r in rows:
             ok = r["passed"] and (r["speedup_vs_eager"] or 0) > 1
             fmt = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
             ci = r.get("span_ci95")
-            t.add_row(f"{r['number']:02d}", _state.esc(r["slug"]), r["dsl"],
-                      ("[green]" if ok else "[red]") + r["status"] + "[/]",
-                      fmt(r["speedup_vs_eager"], "{:.2f}x"), fmt(r["span_ms"] and r["span_ms"] * 1e3, "{:.1f} us"),
-                      "-" if not ci else f"{ci[0] * 1e3:.1f}-{ci[1] * 1e3:.1f} us",
-                      fmt(r["floor_pct"], "{:.0f}%"), fmt(r["compile_s"], "{:.1f} s"))
+            t.add_row(
+                f"{r['number']:02d}",
+                _state.esc(r["slug"]),
+                r["dsl"],
+                ("[green]" if ok else "[red]") + r["status"] + "[/]",
+                fmt(r["speedup_vs_eager"], "{:.2f}x"),
+                fmt(r["span_ms"] and r["span_ms"] * 1e3, "{:.1f} us"),
+                "-" if not ci else f"{ci[0] * 1e3:.1f}-{ci[1] * 1e3:.1f} us",
+                fmt(r["floor_pct"], "{:.0f}%"),
+                fmt(r["compile_s"], "{:.1f} s"),
+            )
         console.print(t)
         console.print(f"written to {out}", highlight=False)
     good = all(r["passed"] and (r["speedup_vs_eager"] or 0) > 1 for r in rows)
@@ -136,7 +181,9 @@ def compare_upstream(
     checkout: Path = typer.Argument(..., help="A checkout of the published harness (holds problems/)."),
     device: str = _state.device_option(),
     seed: int = typer.Option(0, "--seed", help="The seed of the published draw."),
-    problems: Optional[list[int]] = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
+    problems: list[int] | None = typer.Option(
+        None, "--problems", "--problem", "-p", help="Only these numbers."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
 ) -> None:
     """Compare our problems with the published files of a checkout, problem for problem.
@@ -152,9 +199,14 @@ def compare_upstream(
     device = _state.resolve_device(device)
     console = _state.console()
     rows = up.compare_checkout(
-        _state.load_suite(), checkout, device=device, seed=seed, numbers=problems,
-        progress=None if as_json else lambda what: console.print(f"[dim]comparing {what}[/]",
-                                                                 highlight=False),
+        _state.load_suite(),
+        checkout,
+        device=device,
+        seed=seed,
+        numbers=problems,
+        progress=None
+        if as_json
+        else lambda what: console.print(f"[dim]comparing {what}[/]", highlight=False),
     )
     if as_json:
         _state.print_json([r.to_dict() for r in rows])
@@ -168,12 +220,20 @@ def compare_upstream(
 
         for r in rows:
             signature = r.error or ("match" if not r.signature else "; ".join(r.signature))
-            table.add_row(f"{r.number:02d}", r.slug, signature, factor(r.ours_vs_published),
-                          factor(r.published_vs_ours), "[green]match[/]" if r.matches else "[red]DIFFERS[/]")
+            table.add_row(
+                f"{r.number:02d}",
+                r.slug,
+                signature,
+                factor(r.ours_vs_published),
+                factor(r.published_vs_ours),
+                "[green]match[/]" if r.matches else "[red]DIFFERS[/]",
+            )
         console.print(table)
-        console.print("Factors: the largest error over the judge's allowance (<= 1 passes), ours judged "
-                      "against the published output and anchor, and the published output against ours.",
-                      soft_wrap=True)
+        console.print(
+            "Factors: the largest error over the judge's allowance (<= 1 passes), ours judged "
+            "against the published output and anchor, and the published output against ours.",
+            soft_wrap=True,
+        )
         if not rows:
             console.print("[yellow]no problem of the suite is in the checkout[/]")
     raise typer.Exit(0 if rows and all(r.matches for r in rows) else 1)

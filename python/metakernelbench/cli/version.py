@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import platform
 
-
 from .. import __version__, _core
 from . import _state
 

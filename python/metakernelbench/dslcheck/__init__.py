@@ -111,16 +111,24 @@ def submission_diagnostic(data: bytes, dsl: str, problem, filename: str = "kerne
         compile(data.decode("utf-8"), filename, "exec", dont_inherit=True)
     except SyntaxError as error:
         builder.set_unparseable(error.lineno or 0, error.msg or "syntax error")
-        return Diagnostic("invalid_submission", builder.finish().message, error.lineno,
-                          (error.text or "").rstrip())
+        return Diagnostic(
+            "invalid_submission", builder.finish().message, error.lineno, (error.text or "").rstrip()
+        )
     except ValueError as error:
         builder.set_unparseable(0, str(error))
         return Diagnostic("invalid_submission", builder.finish().message, None)
     return None
 
 
-def check_kernel(kernel: str | os.PathLike, dsl: str, problem, arch: str, timeout_s: float = 600,
-                 site_dirs: list[str] | None = None, python: str = sys.executable) -> CheckResult:
+def check_kernel(
+    kernel: str | os.PathLike,
+    dsl: str,
+    problem,
+    arch: str,
+    timeout_s: float = 600,
+    site_dirs: list[str] | None = None,
+    python: str = sys.executable,
+) -> CheckResult:
     """Compile-checks `kernel` (a path) in `dsl` for `problem` (Problem, slug or number) and
     `arch`. Never raises for a bad kernel: its errors are diagnostics."""
     import time
@@ -144,12 +152,26 @@ def check_kernel(kernel: str | os.PathLike, dsl: str, problem, arch: str, timeou
         return result
     sites = site_dirs if site_dirs is not None else toolchains.site_dirs(dsl, required=True)
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
-    command = [python, "-m", "metakernelbench.dslcheck.run", "--dsl", dsl, "--kernel", str(path.resolve()),
-               "--problem-dir", str(problem.directory), "--arch", arch, "--sites", json.dumps(sites)]
+    command = [
+        python,
+        "-m",
+        "metakernelbench.dslcheck.run",
+        "--dsl",
+        dsl,
+        "--kernel",
+        str(path.resolve()),
+        "--problem-dir",
+        str(problem.directory),
+        "--arch",
+        arch,
+        "--sites",
+        json.dumps(sites),
+    ]
     t0 = time.monotonic()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env,
-                              start_new_session=True)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True
+        )
     except subprocess.TimeoutExpired as expired:
         result.seconds = time.monotonic() - t0
         tail = (expired.stderr or b"")[-2000:]
@@ -159,11 +181,18 @@ def check_kernel(kernel: str | os.PathLike, dsl: str, problem, arch: str, timeou
         return result
     result.seconds = time.monotonic() - t0
     marker = "@@mkb-check@@"
-    payload = next((line[len(marker):] for line in done.stdout.splitlines() if line.startswith(marker)), None)
+    payload = next(
+        (line[len(marker) :] for line in done.stdout.splitlines() if line.startswith(marker)), None
+    )
     if payload is None:
-        result.diagnostics.append(Diagnostic(
-            "runtime", f"the check process ended without a result (exit {done.returncode})", None,
-            (done.stderr or done.stdout)[-3000:]))
+        result.diagnostics.append(
+            Diagnostic(
+                "runtime",
+                f"the check process ended without a result (exit {done.returncode})",
+                None,
+                (done.stderr or done.stdout)[-3000:],
+            )
+        )
         return result
     result.diagnostics = [Diagnostic(**d) for d in json.loads(payload)]
     return result

@@ -18,8 +18,12 @@ def syntax_diagnostic(source: str, path: str) -> dict | None:
     try:
         compile(source, path, "exec")
     except SyntaxError as error:
-        return {"kind": "syntax", "message": str(error.msg), "line": error.lineno,
-                "detail": (error.text or "").rstrip()}
+        return {
+            "kind": "syntax",
+            "message": str(error.msg),
+            "line": error.lineno,
+            "detail": (error.text or "").rstrip(),
+        }
     return None
 
 

@@ -44,8 +44,14 @@ def check(kernel_path: str, inputs: list, arch: str) -> list[dict]:
             return [_diagnostic(error, kernel_path, state.kind(error, "import"))]
         solve = getattr(module, "solve", None)
         if not callable(solve):
-            return [{"kind": "import", "message": "kernel.py defines no solve(*inputs)",
-                     "line": None, "detail": ""}]
+            return [
+                {
+                    "kind": "import",
+                    "message": "kernel.py defines no solve(*inputs)",
+                    "line": None,
+                    "detail": "",
+                }
+            ]
         try:
             solve(*inputs)
         except BaseException as error:
@@ -88,9 +94,15 @@ def _checked(path: str, arch: str, run, what: str) -> list[dict]:
         with _offline(arch, compiled) as state:
             diagnostics = run(state)
         if not compiled and not diagnostics:
-            diagnostics = [{"kind": "runtime", "line": None, "detail": "",
-                            "message": f"{what} compiled no CuTe DSL function (every call must "
-                                       "launch a kernel written in the DSL)"}]
+            diagnostics = [
+                {
+                    "kind": "runtime",
+                    "line": None,
+                    "detail": "",
+                    "message": f"{what} compiled no CuTe DSL function (every call must "
+                    "launch a kernel written in the DSL)",
+                }
+            ]
         return [{"kind": "ok", "message": m, "line": None, "detail": ""} for m in compiled] + diagnostics
     except BaseException as error:  # the hook never raises
         return [_diagnostic(error, path, "runtime")]

@@ -43,15 +43,22 @@ def main() -> None:
     for finding in _core.static_audit(source, args.dsl, True, None):
         if finding.severity == "violation":
             m = re.match(r"kernel\.py:(\d+):", finding.evidence)
-            diagnostics.append({"kind": "audit", "message": f"{finding.code}: {finding.message}",
-                                "line": int(m.group(1)) if m else None, "detail": finding.evidence})
+            diagnostics.append(
+                {
+                    "kind": "audit",
+                    "message": f"{finding.code}: {finding.message}",
+                    "line": int(m.group(1)) if m else None,
+                    "detail": finding.evidence,
+                }
+            )
     # 3. The problem's small workload, on the CPU, from a fixed seed.
     import importlib.util
 
     import torch
 
-    spec = importlib.util.spec_from_file_location("_mkb_check_reference",
-                                                  os.path.join(args.problem_dir, "reference.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_mkb_check_reference", os.path.join(args.problem_dir, "reference.py")
+    )
     reference = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(reference)
     torch.manual_seed(0)

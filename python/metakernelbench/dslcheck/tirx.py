@@ -460,4 +460,3 @@ def _offline(arch: str, compiled: list[str]):
 def _capability(arch: str) -> tuple[int, int]:
     m = re.fullmatch(r"sm_(\d+)(\d)[af]?", arch)
     return (int(m.group(1)), int(m.group(2))) if m else (9, 0)
-

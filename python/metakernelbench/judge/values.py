@@ -65,7 +65,8 @@ def open_scalar(handle):
 def _not_a_value(x) -> _core.InvalidArgumentError:
     return _core.InvalidArgumentError(
         f"an input is a {type(x).__module__}.{type(x).__qualname__}: inputs are tensors or Python "
-        "float / int / bool scalars")
+        "float / int / bool scalars"
+    )
 
 
 def _split(items: list) -> tuple[list[torch.Tensor], list[int]]:
@@ -107,16 +108,25 @@ def byte_dtype_name(t: torch.Tensor) -> str:
     return "uint8" if t.dtype in BYTE_VIEW else dtype_name(t)
 
 
-def comparison_leaf(path: str, out: torch.Tensor, expected: torch.Tensor, anchor: torch.Tensor,
-                    exact: bool) -> tuple:
+def comparison_leaf(
+    path: str, out: torch.Tensor, expected: torch.Tensor, anchor: torch.Tensor, exact: bool
+) -> tuple:
     """The arguments of one output's comparison, as VerdictBuilder.judge_tensors takes them:
     (path, out, out_dtype, expected, expected_dtype, anchor or None, anchor_dtype, exact).
     Integer and bool outputs are always exact; exact ones compare bits, others go against the
     anchor."""
     exact = exact or not expected.is_floating_point()
     name = byte_dtype_name(expected) if exact else dtype_name(expected)
-    return (path, capsule(out), name, capsule(expected), name, None if exact else capsule(anchor),
-            dtype_name(anchor), exact)
+    return (
+        path,
+        capsule(out),
+        name,
+        capsule(expected),
+        name,
+        None if exact else capsule(anchor),
+        dtype_name(anchor),
+        exact,
+    )
 
 
 def tensor_meta(t: torch.Tensor, plain: bool | None = None) -> dict:
@@ -170,7 +180,9 @@ def empty_like_meta(meta, device: str) -> torch.Tensor:
 
 def upcast(inputs: list) -> list:
     """The anchor's inputs: float32 / float16 / bfloat16 tensors as float64, others cloned."""
-    return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in UPCAST else clone(x) for x in inputs]
+    return [
+        x.to(torch.float64) if isinstance(x, torch.Tensor) and x.dtype in UPCAST else clone(x) for x in inputs
+    ]
 
 
 def clone(x):
@@ -220,8 +232,9 @@ class CpuTransport:
             out[i] = buffer[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t
         return out
 
-    def open(self, handles: list, fds: list[int], writable: bool,
-             scalars: bool = False) -> tuple[list, object]:
+    def open(
+        self, handles: list, fds: list[int], writable: bool, scalars: bool = False
+    ) -> tuple[list, object]:
         """The values of `handles`: tensors mapped from the one segment in `fds`, and (with
         `scalars`, for inputs) Python scalars carried by value."""
         try:
@@ -289,8 +302,15 @@ class CudaArena:
             nbytes = t.numel() * t.element_size()
             if nbytes:
                 raw[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
-            handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
-                            "nbytes": nbytes, "device_index": self._device})
+            handles.append(
+                {
+                    "meta": tensor_meta(t),
+                    "cuda_ipc_handle": handle,
+                    "cuda_offset": offset,
+                    "nbytes": nbytes,
+                    "device_index": self._device,
+                }
+            )
             views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
         # The other side's stream knows nothing of this one: the copies are done before the
         # handles leave (and before the host's clock starts on the call).
@@ -338,12 +358,20 @@ class CudaTransport:
                 c = c.clone()
             handle, offset = (b"", 0) if nbytes == 0 else self._cuda.ipc_export(c.data_ptr())
             keep.append(c)
-            handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
-                            "nbytes": nbytes, "device_index": c.device.index or 0})
+            handles.append(
+                {
+                    "meta": tensor_meta(t),
+                    "cuda_ipc_handle": handle,
+                    "cuda_offset": offset,
+                    "nbytes": nbytes,
+                    "device_index": c.device.index or 0,
+                }
+            )
         return _merge(items, handles), [], keep
 
-    def open(self, handles: list, fds: list[int], writable: bool,
-             scalars: bool = False) -> tuple[list, object]:
+    def open(
+        self, handles: list, fds: list[int], writable: bool, scalars: bool = False
+    ) -> tuple[list, object]:
         """The values of `handles`: tensors mapped by IPC handle, and (with `scalars`, for
         inputs) Python scalars carried by value."""
         for fd in fds:

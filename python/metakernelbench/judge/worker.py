@@ -43,8 +43,13 @@ _DSL_ENTRY_POINTS = {
 # Modules the DSLs import lazily while they compile, imported before kernel.py so that they are
 # the harness's imports, not events raised during the kernel's calls.
 _DSL_LAZY_IMPORTS = {
-    "cutedsl": ("cutlass", "cutlass.cute", "cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.cuda_jit_executor",
-                "cutlass.cutlass_dsl.tvm_ffi_provider"),
+    "cutedsl": (
+        "cutlass",
+        "cutlass.cute",
+        "cutlass.base_dsl.jit_executor",
+        "cutlass.cutlass_dsl.cuda_jit_executor",
+        "cutlass.cutlass_dsl.tvm_ffi_provider",
+    ),
     "tirx": ("tvm", "tvm.script", "tvm.support.nvcc", "cuda.bindings.nvrtc"),
 }
 # What torch imports lazily for features a kernel may use (a dispatch mode, torch.library): its
@@ -106,8 +111,10 @@ class Worker:
             if self.options.get("audit_record_only"):
                 # What the runtime audit would have refused (MKB_AUDIT_RECORD=1), as notes.
                 recorded = _core.runtime_audit_recorded()
-                reply["findings"].extend({"code": "runtime.recorded", "severity": "info", "phase": "correctness",
-                                          "message": line} for line in recorded[self._recorded:])
+                reply["findings"].extend(
+                    {"code": "runtime.recorded", "severity": "info", "phase": "correctness", "message": line}
+                    for line in recorded[self._recorded :]
+                )
                 self._recorded = len(recorded)
             self._reply(reply)
 
@@ -117,9 +124,11 @@ class Worker:
 
     def _sandbox_findings(self) -> list[dict]:
         s = self.sandbox
-        notes = [f"worker uid {s.get('uid')}, PID namespace {s.get('own_pid_namespace')}, "
-                 f"filesystem view {s.get('filesystem_view')}, network isolated "
-                 f"{s.get('network_isolated')}, syscall filter {s.get('syscall_filter')}"]
+        notes = [
+            f"worker uid {s.get('uid')}, PID namespace {s.get('own_pid_namespace')}, "
+            f"filesystem view {s.get('filesystem_view')}, network isolated "
+            f"{s.get('network_isolated')}, syscall filter {s.get('syscall_filter')}"
+        ]
         notes += list(s.get("notes", []))
         return [{"code": "sandbox.note", "severity": "info", "phase": "startup", "message": m} for m in notes]
 
@@ -132,7 +141,9 @@ class Worker:
         dsl = request.dsl
         if self.device == "cuda":
             try:
-                self._monitor = _core.cuda.LaunchMonitor(cupti_dirs(), list(self.options.get("dsl_roots", [])))
+                self._monitor = _core.cuda.LaunchMonitor(
+                    cupti_dirs(), list(self.options.get("dsl_roots", []))
+                )
             except _core.Error as error:
                 return {"ok": False, "judge_error": f"launch monitor: {error}"}
         root = {"cutedsl": "cutlass", "tirx": "tvm"}.get(dsl)
@@ -159,12 +170,20 @@ class Worker:
         try:
             module = _private_module("kernel", self.kernel_path, register=True)
         except BaseException as error:  # SystemExit too: an import must not end the worker
-            return {"ok": False, "error_type": type(error).__name__, "error": self._format(error),
-                    "versions": versions}
+            return {
+                "ok": False,
+                "error_type": type(error).__name__,
+                "error": self._format(error),
+                "versions": versions,
+            }
         solve = getattr(module, "solve", None)
         if not callable(solve):
-            return {"ok": False, "error_type": "ImportError", "error": "kernel.py defines no callable solve(*inputs)",
-                    "versions": versions}
+            return {
+                "ok": False,
+                "error_type": "ImportError",
+                "error": "kernel.py defines no callable solve(*inputs)",
+                "versions": versions,
+            }
         self.solve = solve
         _core.runtime_audit_phase("correctness")
         return {"ok": True, "versions": versions}
@@ -227,8 +246,11 @@ class Worker:
                     snapshot = self._snapshot(out)
                     sync()
                     seconds = perf() - start
-                    race = any(_differs(s, t) for s, t in zip(snapshot, values.leaves(out))
-                               if _exportable(t, self.device))
+                    race = any(
+                        _differs(s, t)
+                        for s, t in zip(snapshot, values.leaves(out))
+                        if _exportable(t, self.device)
+                    )
                 elif op == "warmup":
                     out = self.solve(*inputs)
                     seconds = 0.0
@@ -238,8 +260,12 @@ class Worker:
                 if monitor is not None:
                     launches = monitor.end_call()
         except (Exception, SystemExit) as error:  # sys.exit in solve is the kernel's exception
-            return {"ok": False, "error_type": type(error).__name__, "error": self._format(error),
-                    **({"launches": launches} if launches is not None else {})}
+            return {
+                "ok": False,
+                "error_type": type(error).__name__,
+                "error": self._format(error),
+                **({"launches": launches} if launches is not None else {}),
+            }
         finally:
             if poison:
                 _poison(False)
@@ -333,6 +359,7 @@ class Worker:
 
 def _dsl_window(original, worker):
     """`original` with the launch monitor told that what loads meanwhile is the DSL's."""
+
     def entry(*args, **kwargs):
         monitor = worker._monitor
         if monitor is None:
@@ -342,6 +369,7 @@ def _dsl_window(original, worker):
             return original(*args, **kwargs)
         finally:
             monitor.leave_dsl_loader()
+
     entry.__name__ = getattr(original, "__name__", "entry")
     entry.__qualname__ = getattr(original, "__qualname__", entry.__name__)
     entry.__doc__ = getattr(original, "__doc__", None)
@@ -399,8 +427,12 @@ class GpuTracing:
             span = self._events[0].elapsed_time(self._events[1])
             trace = {"method": "cuda_events", "span_ms": span, "kernel_sum_ms": span}
         if self._sample is not None:
-            trace.update({k: self._sample[k] for k in ("sm_clock_mhz", "temperature_c", "throttle_reasons",
-                                                        "throttled")})
+            trace.update(
+                {
+                    k: self._sample[k]
+                    for k in ("sm_clock_mhz", "temperature_c", "throttle_reasons", "throttled")
+                }
+            )
         return trace
 
 
