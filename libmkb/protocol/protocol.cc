@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "libmkb/core/clock.h"
 #include "libmkb/core/status_macros.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/protocol/skill_handoff.h"
@@ -70,8 +71,6 @@ int ExperimentStatus::Count(PlanAction action) const {
 }
 
 namespace {
-
-double NowUnix() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
 
 bool Passed(const v1::Attempt& attempt) {
   return attempt.state() != v1::ATTEMPT_FAILED && attempt.final().passed();

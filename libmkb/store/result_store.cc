@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "libmkb/core/clock.h"
 #include "libmkb/core/status_macros.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
@@ -177,8 +178,6 @@ CREATE TABLE usage(
   tool_seconds REAL NOT NULL,
   PRIMARY KEY(trial_id, try_number));
 )sql";
-
-double NowUnix() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
 
 std::string HostName() {
   char name[256] = {};
