@@ -1,6 +1,6 @@
 # The two entry points of the README, and the developer's targets.
 #   make demo   install what is missing, build, run the offline demo
-#   make test   install what is missing, build, run every test (C++ and Python)
+#   make test   install what is missing, build, lint (make lint), run every test (C++ and Python)
 SHELL := /bin/bash
 VENV ?= .venv
 BUILD ?= build/dev
@@ -14,7 +14,7 @@ all: build
 setup build:
 	scripts/setup.sh
 
-test: build
+test: build lint
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	$(PY) -m pytest -q -ra
 
@@ -31,12 +31,21 @@ demo: build
 gpu-check:
 	scripts/gpu-check.sh
 
-format:
-	clang-format -i $$(git ls-files '*.cc' '*.h' '*.cu' '*.cuh')
-	$(VENV)/bin/ruff format python tests || true
+PY_SOURCES := python tests benchmarks scripts examples
+CXX_SOURCES = $$(git ls-files '*.cc' '*.h' '*.cu' '*.cuh')
 
+# Rewrites the sources as the checks want them.
+format:
+	$(VENV)/bin/clang-format -i $(CXX_SOURCES)
+	$(VENV)/bin/ruff format $(PY_SOURCES)
+	$(VENV)/bin/ruff check --fix $(PY_SOURCES)
+
+# What CI checks before the tests (make test runs it first): lint findings, unformatted Python,
+# unformatted C++ (the pinned clang-format of pyproject's lint extra).
 lint:
-	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff check $(PY_SOURCES)
+	$(VENV)/bin/ruff format --check $(PY_SOURCES)
+	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 
 clean:
 	rm -rf build

@@ -14,6 +14,7 @@
 #include "libmkb/model/validation.h"
 #include "libmkb/stats/bootstrap.h"
 #include "libmkb/stats/cell_replicates.h"
+#include "libmkb/stats/help_threshold.h"
 #include "libmkb/stats/hypothesis_tests.h"
 #include "libmkb/stats/multiple_comparisons.h"
 #include "libmkb/stats/proportions.h"
@@ -92,6 +93,9 @@ void RegisterStats(py::module_& module) {
       "stats",
       "The statistics core of SPEC §6 (libmkb/stats). Use metakernelbench.stats for DataFrames.");
 
+  m.def("default_tau", &stats::DefaultTau,
+        "The help / harm threshold on d when neither the config nor a noise floor sets one "
+        "(log 1.05).");
   m.def(
       "compute_report",
       [](py::handle cells, py::handle config, py::handle options) {

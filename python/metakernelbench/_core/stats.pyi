@@ -4,7 +4,7 @@ The statistics core of SPEC §6 (libmkb/stats). Use metakernelbench.stats for Da
 from __future__ import annotations
 import metakernelbench._core
 import typing
-__all__: list[str] = ['bh_adjust', 'bootstrap_paired_lift', 'compute_report', 'holm_adjust', 'mcnemar_exact', 'report_json', 'sign_test', 'validate_cells', 'wilcoxon_signed_rank', 'wilson_interval']
+__all__: list[str] = ['bh_adjust', 'bootstrap_paired_lift', 'compute_report', 'default_tau', 'holm_adjust', 'mcnemar_exact', 'report_json', 'sign_test', 'validate_cells', 'wilcoxon_signed_rank', 'wilson_interval']
 def bh_adjust(p: typing.Any) -> list[float]:
     """
     Benjamini-Hochberg-adjusted p-values (NaN entries left out and kept NaN).
@@ -20,6 +20,10 @@ def compute_report(cells: typing.Any, config: typing.Any = None, options: typing
     config: StatsConfig dict (zero fields: the paper's constants); options: StatsOptions dict.
     Raises InvalidArgumentError naming the field at fault ('cells[3].base.speedup: ...').
     Blocks for the bootstraps (released GIL): about a second for the published design.
+    """
+def default_tau() -> float:
+    """
+    The help / harm threshold on d when neither the config nor a noise floor sets one (log 1.05).
     """
 def holm_adjust(p: typing.Any) -> list[float]:
     """

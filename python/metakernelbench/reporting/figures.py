@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _core
+
 FAMILY_COLORS = {
     "attention": "#4C72B0",
     "kv_cache": "#DD8452",
@@ -81,8 +83,6 @@ def _figure(width: float, height: float) -> Any:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        from .. import _core
-
         raise _core.FailedPreconditionError(
             "the report's figures need matplotlib: pip install matplotlib (or metakernelbench[analysis])"
         ) from None
@@ -159,7 +159,7 @@ def _group_key(row: Any, level: str) -> tuple[str, ...]:
 
 def _tau(report: Any) -> float:
     tau = report.config.get("tau")
-    return float(tau) if tau is not None and math.isfinite(tau) else math.log(1.05)
+    return float(tau) if tau is not None and math.isfinite(tau) else _core.stats.default_tau()
 
 
 # ------------------------------------------------------------------------------------------------
