@@ -24,7 +24,7 @@ struct HookState {
   RuntimePolicyConfig config;
   bool enforce = true;  // false: allow everything, record what would have been refused
   std::string phase = "import";
-  std::vector<py::dict> findings;  // guarded by the GIL (the hook runs with it held)
+  std::vector<py::dict> findings;     // guarded by the GIL (the hook runs with it held)
   std::vector<std::string> recorded;  // record mode: event | caller | library | arg
   int64_t refused = 0;
   std::string workspace;  // named <workspace> in what the agent reads
@@ -173,10 +173,10 @@ int Hook(const char* event, PyObject* args, void*) {
         caller.library_file.empty() ? caller.direct_file : caller.library_file));
     if (!g_state->enforce) {
       if (g_state->recorded.size() < 2000) {
-        g_state->recorded.push_back(absl::StrCat(event, " | direct=", caller.direct_file, ":",
-                                                 caller.direct_function, " | library=",
-                                                 caller.library_file, " | ", arg0.substr(0, 160),
-                                                 " | ", arg1.substr(0, 80), " | ", decision.code));
+        g_state->recorded.push_back(
+            absl::StrCat(event, " | direct=", caller.direct_file, ":", caller.direct_function,
+                         " | library=", caller.library_file, " | ", arg0.substr(0, 160), " | ",
+                         arg1.substr(0, 80), " | ", decision.code));
       }
     } else {
       ++g_state->refused;
@@ -185,14 +185,14 @@ int Hook(const char* event, PyObject* args, void*) {
         f["code"] = decision.code;
         f["severity"] = "violation";
         f["phase"] = g_state->phase;
-        f["message"] = Redacted(absl::StrCat("the worker refused '", event, "': ", decision.reason));
+        f["message"] =
+            Redacted(absl::StrCat("the worker refused '", event, "': ", decision.reason));
         f["evidence"] = evidence;
         g_state->findings.push_back(std::move(f));
       }
-      PyErr_SetString(
-          PyExc_PermissionError,
-          Redacted(absl::StrCat("blocked by the judge: ", event, " (", decision.reason, ")"))
-              .c_str());
+      PyErr_SetString(PyExc_PermissionError, Redacted(absl::StrCat("blocked by the judge: ", event,
+                                                                   " (", decision.reason, ")"))
+                                                 .c_str());
       result = -1;
     }
   }
@@ -222,7 +222,8 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         c.judge_roots = list("judge_roots");
         c.writable_roots = list("writable_roots");
         c.readable_paths = list("readable_paths");
-        if (config.contains("workspace")) state->workspace = config["workspace"].cast<std::string>();
+        if (config.contains("workspace"))
+          state->workspace = config["workspace"].cast<std::string>();
         state->enforce = enforce;
         g_state = state;
         if (PySys_AddAuditHook(&Hook, nullptr) != 0) throw py::error_already_set();
@@ -231,7 +232,8 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "Installs the worker's runtime audit (once; it cannot be removed). With enforce=False it "
       "refuses nothing and records what it would have refused (see runtime_audit_recorded).");
   m.def(
-      "runtime_audit_phase", [](const std::string& phase) {
+      "runtime_audit_phase",
+      [](const std::string& phase) {
         if (g_state != nullptr) g_state->phase = phase;
       },
       py::arg("phase"));
@@ -242,9 +244,8 @@ void RegisterRuntimeAuditHook(py::module_& m) {
     g_state->findings.clear();
     return out;
   });
-  m.def("runtime_audit_recorded", [] {
-    return g_state != nullptr ? g_state->recorded : std::vector<std::string>{};
-  });
+  m.def("runtime_audit_recorded",
+        [] { return g_state != nullptr ? g_state->recorded : std::vector<std::string>{}; });
   m.def("runtime_audit_codes", &RuntimeAuditCodes);
 }
 

@@ -36,8 +36,7 @@ class EvaluationSlots {
   Lease Acquire(absl::Duration* waited) {
     const absl::Time start = absl::Now();
     absl::MutexLock lock(&mutex_);
-    mutex_.Await(absl::Condition(
-        +[](int* free) { return *free > 0; }, &free_));
+    mutex_.Await(absl::Condition(+[](int* free) { return *free > 0; }, &free_));
     --free_;
     if (waited != nullptr) *waited = absl::Now() - start;
     return Lease(this);

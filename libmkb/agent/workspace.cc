@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "libmkb/core/unique_fd.h"
 #include "libmkb/core/file.h"
+#include "libmkb/core/unique_fd.h"
 #include "libmkb/model/names.h"
 
 namespace mkb {

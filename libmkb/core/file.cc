@@ -29,7 +29,6 @@ absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& pat
   }
 }
 
-
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {

@@ -130,8 +130,8 @@ std::array<uint8_t, 32> HmacSha256(absl::string_view key, absl::string_view mess
   const auto inner_digest = inner.Digest();
   Sha256 outer;
   outer.Update(outer_pad);
-  outer.Update(absl::string_view(reinterpret_cast<const char*>(inner_digest.data()),
-                                 inner_digest.size()));
+  outer.Update(
+      absl::string_view(reinterpret_cast<const char*>(inner_digest.data()), inner_digest.size()));
   return outer.Digest();
 }
 

@@ -167,9 +167,8 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
   }
   if (n == 0) return out;
   out.median_gap_ms = Quantile(gaps, 0.5);
-  const double median_rtt = Quantile(std::vector<double>(round_trip_ms.begin(),
-                                                         round_trip_ms.begin() + n),
-                                     0.5);
+  const double median_rtt =
+      Quantile(std::vector<double>(round_trip_ms.begin(), round_trip_ms.begin() + n), 0.5);
   const double allowed_gap = out.calibration_gap_ms + bound.fixed_ms + bound.fraction * median_rtt;
   const bool systematic = out.median_gap_ms > allowed_gap;
   const bool frequent = out.lifted * 4 > static_cast<int>(n);
@@ -183,10 +182,10 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
         "the host's round trip and the report is %.3f ms where the calibrated channel cost is "
         "%.3f ms (bound %.3f ms)",
         out.median_gap_ms, out.calibration_gap_ms, allowed_gap));
-    f.set_evidence(absl::StrFormat("%d of %d reports below round trip - (p90 channel cost %.3f ms "
-                                   "+ %.3f ms + %.0f%%)",
-                                   out.lifted, static_cast<int>(n), calibration_high,
-                                   bound.fixed_ms, 100 * bound.fraction));
+    f.set_evidence(absl::StrFormat(
+        "%d of %d reports below round trip - (p90 channel cost %.3f ms "
+        "+ %.3f ms + %.0f%%)",
+        out.lifted, static_cast<int>(n), calibration_high, bound.fixed_ms, 100 * bound.fraction));
     out.finding = std::move(f);
   }
   return out;

@@ -49,7 +49,7 @@ class MeasurementPlan {
   // same request, fresh inputs; only the launch monitor knows.
   struct Draw {
     uint64_t seed = 0;
-    int index = 0;         // among the ordinary draws (the knockout has index -1)
+    int index = 0;  // among the ordinary draws (the knockout has index -1)
     bool knockout = false;
   };
   const std::vector<Draw>& correctness_sequence() const { return correctness_; }
@@ -106,10 +106,10 @@ class RecheckReservoir {
 
 // The worker's reported times checked against the host's round trips of the same calls.
 struct AcceptedTimes {
-  std::vector<double> accepted_ms;    // each report, lifted to (round trip - bound) if below it
-  int lifted = 0;                     // reports that were lifted
-  double calibration_gap_ms = 0;      // median channel cost of the calibration calls
-  double median_gap_ms = 0;           // median (round trip - report) of these calls
+  std::vector<double> accepted_ms;  // each report, lifted to (round trip - bound) if below it
+  int lifted = 0;                   // reports that were lifted
+  double calibration_gap_ms = 0;    // median channel cost of the calibration calls
+  double median_gap_ms = 0;         // median (round trip - report) of these calls
   std::optional<v1::AuditFinding> finding;  // timing.inconsistent, when the reports do not hold
 };
 // `calibration_gap_ms`: (round trip - report) of no-op calls made before kernel.py was

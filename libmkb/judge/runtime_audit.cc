@@ -140,11 +140,12 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
         absl::StrCat("kernels of such a call: ", example_without_dsl)));
   }
   if (raw_kernels > 0) {
-    findings.push_back(Finding(
-        "runtime.raw_module", v1::SEVERITY_VIOLATION,
-        absl::StrCat(raw_kernels, " kernel launches came from modules the DSL's runtime did not "
-                                  "load (raw driver API, another compiler, a hand-loaded library)"),
-        absl::StrCat("e.g. ", example_raw)));
+    findings.push_back(
+        Finding("runtime.raw_module", v1::SEVERITY_VIOLATION,
+                absl::StrCat(raw_kernels,
+                             " kernel launches came from modules the DSL's runtime did not "
+                             "load (raw driver API, another compiler, a hand-loaded library)"),
+                absl::StrCat("e.g. ", example_raw)));
   }
   if (kernel_ns > 0 && library_ns / kernel_ns > options.library_share_limit) {
     findings.push_back(Finding(
@@ -177,9 +178,9 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
     std::nth_element(spans.begin(), spans.begin() + spans.size() / 2, spans.end());
     const double median = spans[spans.size() / 2];
     if (median <= 0) {
-      findings.push_back(Finding(
-          "runtime.no_gpu_work", v1::SEVERITY_VIOLATION,
-          "the median GPU span is zero: the timed calls did no work the GPU recorded", ""));
+      findings.push_back(
+          Finding("runtime.no_gpu_work", v1::SEVERITY_VIOLATION,
+                  "the median GPU span is zero: the timed calls did no work the GPU recorded", ""));
     } else if (median < options.floor_ms) {
       findings.push_back(Finding(
           "runtime.below_physical_floor", v1::SEVERITY_VIOLATION,

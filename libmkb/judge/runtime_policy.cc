@@ -82,10 +82,9 @@ size_t Deepest(absl::string_view path, const std::vector<std::string>& roots) {
 bool Writable(const RuntimePolicyConfig& config, absl::string_view path) {
   const size_t writable = Deepest(path, config.writable_roots);
   if (writable == 0) return false;
-  const size_t read_only = std::max({Deepest(path, config.code_roots),
-                                     Deepest(path, config.dsl_roots),
-                                     Deepest(path, config.judge_roots),
-                                     Deepest(path, config.stdlib_roots)});
+  const size_t read_only =
+      std::max({Deepest(path, config.code_roots), Deepest(path, config.dsl_roots),
+                Deepest(path, config.judge_roots), Deepest(path, config.stdlib_roots)});
   return writable > read_only;
 }
 
@@ -169,9 +168,9 @@ RuntimeDecision DecideFile(const RuntimePolicyConfig& config, absl::string_view 
     return Deny("runtime.file_access",
                 absl::StrCat(event, " of a relative or unreadable path '", raw_path, "'"));
   }
-  if (absl::StartsWith(path, "/proc/") && (absl::EndsWith(path, "/mem") ||
-                                           absl::EndsWith(path, "/pagemap") ||
-                                           absl::StrContains(path, "/map_files"))) {
+  if (absl::StartsWith(path, "/proc/") &&
+      (absl::EndsWith(path, "/mem") || absl::EndsWith(path, "/pagemap") ||
+       absl::StrContains(path, "/map_files"))) {
     return Deny("runtime.file_access", absl::StrCat(event, " of process memory ", path));
   }
   if (write) {
@@ -215,10 +214,11 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
       absl::StartsWith(event, "smtplib.")) {
     return Deny("runtime.network", absl::StrCat(event, ": no network in the worker"));
   }
-  if (OneOf(event, {"sys.settrace", "sys.setprofile", "sys._current_frames",
-                    "sys.addaudithook", "sys._clear_audit_hooks", "cpython._PySys_ClearAuditHooks",
+  if (OneOf(event, {"sys.settrace", "sys.setprofile", "sys._current_frames", "sys.addaudithook",
+                    "sys._clear_audit_hooks", "cpython._PySys_ClearAuditHooks",
                     "sys.monitoring.register_callback", "sys.remote_exec"})) {
-    return Deny("runtime.introspection", absl::StrCat(event, ": the interpreter's hooks are the judge's"));
+    return Deny("runtime.introspection",
+                absl::StrCat(event, ": the interpreter's hooks are the judge's"));
   }
   if (absl::StartsWith(event, "resource.")) {
     return Deny("runtime.limits", absl::StrCat(event, ": the worker's limits are the judge's"));
@@ -228,15 +228,15 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   // allowed (making a function of one raises function.__new__, refused below). A function's
   // defaults are the values its author bound to it: whoever holds the function reaches them by
   // calling it; they lead to no frame (torch._dynamo reads them as it wraps functions).
-  if (event == "object.__getattr__" &&
-      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code", "__defaults__",
-                   "__kwdefaults__"})) {
+  if (event == "object.__getattr__" && OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code",
+                                                    "f_code", "__defaults__", "__kwdefaults__"})) {
     return Allow();
   }
   // Frames and the collector: only where a frame is read and not handed on (named standard
   // modules), or by the DSL's or the judge's own code.
-  if (OneOf(event, {"sys._getframe", "sys._getframemodulename", "object.__getattr__",
-                    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.get_freeze_count"})) {
+  if (OneOf(event,
+            {"sys._getframe", "sys._getframemodulename", "object.__getattr__", "gc.get_objects",
+             "gc.get_referrers", "gc.get_referents", "gc.get_freeze_count"})) {
     if (StdlibFrameReader(config, caller) || TrustedCaller(config, caller)) return Allow();
     return Deny("runtime.introspection",
                 absl::StrCat(event, arg1.empty() ? "" : absl::StrCat(" (", arg1, ")"),
@@ -291,7 +291,9 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   if (event == "import") {
     const absl::string_view module = arg0;
     const absl::string_view root = module.substr(0, module.find('.'));
-    const char* other_dsl = config.dsl == v1::CUTEDSL ? "tvm" : config.dsl == v1::TIRX ? "cutlass" : "";
+    const char* other_dsl = config.dsl == v1::CUTEDSL ? "tvm"
+                            : config.dsl == v1::TIRX  ? "cutlass"
+                                                      : "";
     if (root == "metakernelbench" || absl::StartsWith(root, "_mkb") ||
         (other_dsl[0] != '\0' && root == other_dsl)) {
       return Deny("runtime.forbidden_import", absl::StrCat("import ", module, ": off limits"));
@@ -308,17 +310,19 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   if (OneOf(event, {"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "os.chdir"})) {
     return DecideFile(config, event, arg0.empty() ? "fd:" : arg0, false);
   }
-  if (OneOf(event, {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
-                    "os.chflags", "os.lchown", "os.symlink", "os.link", "os.truncate",
-                    "os.utime", "os.setxattr", "os.removexattr", "shutil.copyfile",
-                    "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.rmtree",
-                    "shutil.move", "shutil.chown", "os.mkfifo", "os.mknod"})) {
+  if (OneOf(event, {"os.remove",       "os.rename",       "os.rmdir",        "os.mkdir",
+                    "os.chmod",        "os.chown",        "os.chflags",      "os.lchown",
+                    "os.symlink",      "os.link",         "os.truncate",     "os.utime",
+                    "os.setxattr",     "os.removexattr",  "shutil.copyfile", "shutil.copymode",
+                    "shutil.copystat", "shutil.copytree", "shutil.rmtree",   "shutil.move",
+                    "shutil.chown",    "os.mkfifo",       "os.mknod"})) {
     if (absl::StartsWith(arg0, "fd:")) return Allow();
     return DecideFile(config, event, arg0, true);
   }
   if (OneOf(event, {"os.putenv", "os.unsetenv"})) {
     if (LibraryCaller(config, caller)) return Allow();
-    return Deny("runtime.environment", absl::StrCat(event, " ", arg0, ": the environment is the judge's"));
+    return Deny("runtime.environment",
+                absl::StrCat(event, " ", arg0, ": the environment is the judge's"));
   }
   return Allow();
 }
@@ -335,8 +339,9 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
        "ran code made at run time (exec, compile, code objects, unpickling) other than the "
        "DSL compiler's or installed packages'"},
       {"runtime.native_code", "used ctypes / mmap outside the DSL runtime"},
-      {"runtime.forbidden_import", "imported the judge, the reference, the other DSL, or a "
-                                   "forbidden module from its own code"},
+      {"runtime.forbidden_import",
+       "imported the judge, the reference, the other DSL, or a "
+       "forbidden module from its own code"},
       {"runtime.file_access",
        "read outside the toolchain and the workspace, wrote outside the workspace, or opened "
        "process memory"},

@@ -53,9 +53,9 @@ struct SandboxOptions {
 // What EnterSandbox achieved, for the verdict's findings.
 struct SandboxReport {
   bool own_process_group = false;
-  bool own_pid_namespace = false;   // the worker is PID 1 of a fresh PID namespace
+  bool own_pid_namespace = false;  // the worker is PID 1 of a fresh PID namespace
   bool own_mount_namespace = false;
-  bool filesystem_view = false;     // the restricted view of SandboxOptions::view_root
+  bool filesystem_view = false;  // the restricted view of SandboxOptions::view_root
   bool network_isolated = false;
   bool privileges_dropped = false;  // not root, no capabilities
   bool no_new_privileges = false;

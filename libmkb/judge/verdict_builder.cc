@@ -1,7 +1,5 @@
 #include "libmkb/judge/verdict_builder.h"
 
-#include "libmkb/core/utf8.h"
-
 #include <cmath>
 
 #include "absl/strings/ascii.h"
@@ -10,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "libmkb/core/sha256.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/core/version.h"
 #include "libmkb/judge/timing_summary.h"
 #include "libmkb/model/defaults.h"
@@ -17,7 +16,6 @@
 
 namespace mkb {
 namespace {
-
 
 // The last non-empty line of a traceback: the exception and its message.
 std::string LastLine(absl::string_view text) {

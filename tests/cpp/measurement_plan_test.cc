@@ -4,7 +4,8 @@
 #include <map>
 #include <set>
 
-TEST_CASE("the plan's defaults are one set, and the knockout draw sits among the correctness draws") {
+TEST_CASE(
+    "the plan's defaults are one set, and the knockout draw sits among the correctness draws") {
   const mkb::v1::JudgeConfig c = mkb::WithDefaults({});
   CHECK(c.correctness_draws() == 5);
   CHECK(c.warmup_calls() == 10);
@@ -114,7 +115,8 @@ TEST_CASE("reported times are accepted only within the calibrated bound of the h
   CHECK(caught.finding->code() == "timing.inconsistent");
   CHECK(caught.finding->severity() == mkb::v1::SEVERITY_VIOLATION);
   // Every accepted time is lifted to within the bound of the host's clock.
-  for (size_t i = 0; i < rtt.size(); ++i) CHECK(caught.accepted_ms[i] >= rtt[i] - 0.055 - 0.010 - 0.03 * rtt[i] - 1e-12);
+  for (size_t i = 0; i < rtt.size(); ++i)
+    CHECK(caught.accepted_ms[i] >= rtt[i] - 0.055 - 0.010 - 0.03 * rtt[i] - 1e-12);
 
   // Under-reporting a third of the calls: the median barely moves, but the lifts give it away.
   const mkb::AcceptedTimes partly = mkb::AcceptReportedTimes(partial, rtt, calibration, bound);

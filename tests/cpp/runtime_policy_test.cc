@@ -55,8 +55,9 @@ TEST_CASE("processes, signals and the network are refused whoever asks") {
         "runtime.subprocess");
 }
 
-TEST_CASE("code made at run time runs only where the import system, a code generator of the "
-          "standard library or the DSL's compiler makes it") {
+TEST_CASE(
+    "code made at run time runs only where the import system, a code generator of the "
+    "standard library or the DSL's compiler makes it") {
   // A torch helper exec-ing generated code (torch.fx): refused, though it is library code.
   CHECK_FALSE(Allowed("exec", Torch(), "<eval_with_key>"));
   CHECK_FALSE(Allowed("compile", Stdlib("codeop.py", Kernel()), "src", "<input>"));
@@ -75,8 +76,10 @@ TEST_CASE("code made at run time runs only where the import system, a code gener
   mkb::RuntimePolicyConfig under_tmp = Config();
   under_tmp.dsl_roots = {"/tmp/mkb-dsl/cutedsl"};
   CHECK(mkb::DecideAuditEvent(under_tmp, "compile", Import(), "src",
-                              "/tmp/mkb-dsl/cutedsl/cutlass/arith.py").allow);
-  CHECK_FALSE(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/mkb-dsl/cutedsl/x", "w").allow);
+                              "/tmp/mkb-dsl/cutedsl/cutlass/arith.py")
+            .allow);
+  CHECK_FALSE(
+      mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/mkb-dsl/cutedsl/x", "w").allow);
   CHECK(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/scratch", "w").allow);
   CHECK(Allowed("marshal.loads", Import()));
   CHECK_FALSE(Allowed("marshal.loads", Kernel()));
@@ -95,8 +98,9 @@ TEST_CASE("an installed module may build code while it is imported; nothing else
   // kernel.py's own import, a kernel frame anywhere in the chain, code made at run time in it,
   // a module of the workspace: refused.
   CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "/w/work/kernel.py"}}, "<string>"));
-  CHECK_FALSE(Allowed("exec", {"/w/work/kernel.py", "<module>", "/w/work/kernel.py",
-                                {"/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec",
+                      {"/w/work/kernel.py", "<module>", "/w/work/kernel.py", {"/w/work/kernel.py"}},
+                      "<string>"));
   CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "<string>", mp}}, "<string>"));
   CHECK_FALSE(Allowed("compile", {"/w/work/lib.py", "f", "/w/work/lib.py", {"/w/work/lib.py"}},
                       "src", "<string>"));
@@ -107,14 +111,14 @@ TEST_CASE("frames and the collector: only for named readers and the DSL's own co
   CHECK_FALSE(Allowed("sys._getframe", Kernel()));
   CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "tb_frame"));
   CHECK_FALSE(Allowed("object.__getattr__", Torch(), "", "gi_frame"));
-  CHECK(Allowed("object.__getattr__", Torch(), "", "__code__"));  // a code object: no frame
+  CHECK(Allowed("object.__getattr__", Torch(), "", "__code__"));      // a code object: no frame
   CHECK(Allowed("object.__getattr__", Torch(), "", "__defaults__"));  // values, no frame
   CHECK(Allowed("object.__getattr__", Kernel(), "", "__kwdefaults__"));
   CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "f_back"));
   CHECK_FALSE(Allowed("gc.get_objects", Kernel()));
   CHECK_FALSE(Allowed("sys._getframe", Torch()));
   CHECK_FALSE(Allowed("sys._getframe", Stdlib("inspect.py", Kernel())));  // hands frames back
-  CHECK(Allowed("sys._getframe", Stdlib("inspect.py", Dsl())));          // the DSL asked
+  CHECK(Allowed("sys._getframe", Stdlib("inspect.py", Dsl())));           // the DSL asked
   CHECK(Allowed("sys._getframe", Stdlib("collections/__init__.py", Kernel())));
   CHECK(Allowed("sys._getframe", Stdlib("warnings.py", Kernel())));
   const std::string te = "/venv/lib/python3.11/site-packages/typing_extensions.py";

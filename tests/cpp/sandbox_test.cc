@@ -58,8 +58,8 @@ TEST_CASE("the worker's sandbox: unprivileged PID 1 with a view of its own and a
   if (child == 0) {
     mkb::SandboxOptions options;
     options.view_root = (tree.root / "view").string();
-    options.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc",
-                               (tree.root / "tools").string()};
+    options.read_only_paths = {"/usr", "/lib", "/lib64",
+                               "/bin", "/etc", (tree.root / "tools").string()};
     options.writable_paths = {(tree.root / "work").string()};
     options.hidden_paths = {(tree.root / "tools" / "secret").string()};
     auto report = mkb::EnterSandbox(options);

@@ -5,9 +5,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <utility>
 #include <cub/block/block_reduce.cuh>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "libmkb/judge/compare.h"

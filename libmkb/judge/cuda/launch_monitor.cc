@@ -82,8 +82,7 @@ class Monitor {
       return absl::FailedPreconditionError(
           absl::StrCat("CUPTI callbacks are held by another tool: ", text));
     }
-    for (CUpti_CallbackDomain domain :
-         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API}) {
+    for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API}) {
       if (api_.EnableDomain(1, subscriber, domain) != CUPTI_SUCCESS)
         return absl::InternalError("cannot enable CUPTI's API callbacks");
     }
@@ -94,8 +93,7 @@ class Monitor {
   absl::Status SetEnabled(bool enabled) {
     absl::MutexLock lock(&mutex_);
     if (!started_ || enabled == enabled_) return absl::OkStatus();
-    for (CUpti_CallbackDomain domain :
-         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API}) {
+    for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API}) {
       if (api_.EnableDomain(enabled ? 1 : 0, subscriber_, domain) != CUPTI_SUCCESS)
         return absl::InternalError("cannot switch CUPTI's API callbacks");
     }
@@ -112,7 +110,8 @@ class Monitor {
       if (r == CUDA_SUCCESS) r = api_.ModuleGetFunction(&fn, module, "mkb_knockout_noop");
       t_state.judge_depth--;
       if (r != CUDA_SUCCESS)
-        return absl::InternalError(absl::StrCat("cannot load the knockout kernel (CUresult ", r, ")"));
+        return absl::InternalError(
+            absl::StrCat("cannot load the knockout kernel (CUresult ", r, ")"));
       noop_ = fn;
     }
     absl::MutexLock lock(&mutex_);
@@ -297,9 +296,10 @@ class Monitor {
         return;
     }
     if (std::getenv("MKB_LAUNCH_MONITOR_LOG") != nullptr) {
-      std::fprintf(stderr, "[launch monitor] %s loaded %p as %s %s\n",
-                   id == CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData ? "cuLibraryLoadData" : "a module load",
-                   handle, LaunchOriginName(t_state.pending_load), NativeCaller().c_str());
+      std::fprintf(
+          stderr, "[launch monitor] %s loaded %p as %s %s\n",
+          id == CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData ? "cuLibraryLoadData" : "a module load",
+          handle, LaunchOriginName(t_state.pending_load), NativeCaller().c_str());
     }
     absl::MutexLock lock(&mutex_);
     owners_[handle] = t_state.pending_load;
@@ -406,12 +406,13 @@ class Monitor {
   // The CUDA runtime, PyTorch's CUDA libraries and NVIDIA's kernel libraries.
   static bool IsVendorLibrary(const std::string& object) {
     const size_t slash = object.rfind('/');
-    const absl::string_view base =
-        slash == std::string::npos ? absl::string_view(object) : absl::string_view(object).substr(slash + 1);
+    const absl::string_view base = slash == std::string::npos
+                                       ? absl::string_view(object)
+                                       : absl::string_view(object).substr(slash + 1);
     for (absl::string_view prefix :
-         {"libtorch_cuda", "libc10_cuda", "libcublas", "libcudnn", "libcufft",
-          "libcurand", "libcusparse", "libcusolver", "libnccl", "libnvrtc", "libnvJitLink",
-          "libcufile", "libnvshmem"}) {
+         {"libtorch_cuda", "libc10_cuda", "libcublas", "libcudnn", "libcufft", "libcurand",
+          "libcusparse", "libcusolver", "libnccl", "libnvrtc", "libnvJitLink", "libcufile",
+          "libnvshmem"}) {
       if (absl::StartsWith(base, prefix)) return true;
     }
     return false;

@@ -104,8 +104,8 @@ absl::Status InstallWorkerSeccompFilter() {
 #endif
   for (const Denied& d : kDenied) {
     program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(d.nr), 0, 1));
-    program.push_back(Statement(BPF_RET | BPF_K,
-                                SECCOMP_RET_ERRNO | (static_cast<uint32_t>(d.error) & 0xffff)));
+    program.push_back(
+        Statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (static_cast<uint32_t>(d.error) & 0xffff)));
   }
   // clone(flags, ...): refuse namespace flags (the low 32 bits of the first argument).
   program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4));
