@@ -15,6 +15,28 @@ __global__ void mkb_l2_flush(uint4* buffer, int64_t count, uint32_t salt) {
   }
 }
 
+// A device allocation freed when it goes out of scope.
+struct DeviceMemory {
+  void* pointer = nullptr;
+  DeviceMemory() = default;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory() {
+    if (pointer != nullptr) cudaFree(pointer);
+  }
+};
+
+// An event destroyed when it goes out of scope.
+struct Event {
+  cudaEvent_t event = nullptr;
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() {
+    if (event != nullptr) cudaEventDestroy(event);
+  }
+};
+
 }  // namespace
 
 absl::StatusOr<L2Flusher> L2Flusher::Create(int device) {
@@ -30,7 +52,8 @@ absl::StatusOr<L2Flusher> L2Flusher::Create(int device) {
 L2Flusher::L2Flusher(L2Flusher&& other) noexcept
     : device_(other.device_),
       buffer_(std::exchange(other.buffer_, nullptr)),
-      bytes_(other.bytes_) {}
+      bytes_(other.bytes_),
+      salt_(other.salt_.load()) {}
 
 L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
   if (this != &other) {
@@ -38,6 +61,7 @@ L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
     device_ = other.device_;
     buffer_ = std::exchange(other.buffer_, nullptr);
     bytes_ = other.bytes_;
+    salt_ = other.salt_.load();
   }
   return *this;
 }
@@ -47,11 +71,11 @@ L2Flusher::~L2Flusher() {
 }
 
 absl::Status L2Flusher::Flush(uintptr_t stream) const {
-  static uint32_t salt = 1;
+  const uint32_t salt = salt_.fetch_add(1);
   MKB_CUDA_CALL(cudaSetDevice(device_));
   const int64_t count = bytes_ / static_cast<int64_t>(sizeof(uint4));
   auto s = reinterpret_cast<cudaStream_t>(stream);
-  mkb_l2_flush<<<1024, 256, 0, s>>>(static_cast<uint4*>(buffer_), count, salt++);
+  mkb_l2_flush<<<1024, 256, 0, s>>>(static_cast<uint4*>(buffer_), count, salt);
   MKB_CUDA_CALL(cudaGetLastError());
   MKB_CUDA_CALL(cudaStreamSynchronize(s));
   return absl::OkStatus();
@@ -59,32 +83,26 @@ absl::Status L2Flusher::Flush(uintptr_t stream) const {
 
 absl::StatusOr<double> MeasureCopyBandwidth(int device, int64_t bytes, int repeats) {
   MKB_CUDA_CALL(cudaSetDevice(device));
-  void* a = nullptr;
-  void* b = nullptr;
-  MKB_CUDA_CALL(cudaMalloc(&a, bytes));
-  if (cudaMalloc(&b, bytes) != cudaSuccess) {
-    cudaFree(a);
+  DeviceMemory a, b;
+  MKB_CUDA_CALL(cudaMalloc(&a.pointer, bytes));
+  if (cudaMalloc(&b.pointer, bytes) != cudaSuccess) {
+    cudaGetLastError();  // the failed allocation is this measurement's, not the next call's
     return absl::ResourceExhaustedError("no room for the bandwidth measurement");
   }
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
+  Event start, stop;
+  MKB_CUDA_CALL(cudaEventCreate(&start.event));
+  MKB_CUDA_CALL(cudaEventCreate(&stop.event));
   float best_ms = 0;
-  absl::Status status;
-  for (int i = 0; i <= repeats && status.ok(); ++i) {  // the first copy warms up
-    cudaEventRecord(start);
-    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(stop);
-    status = CudaStatus(cudaEventSynchronize(stop), "cudaEventSynchronize", __FILE__, __LINE__);
+  for (int i = 0; i <= repeats; ++i) {  // the first copy warms up
+    MKB_CUDA_CALL(cudaEventRecord(start.event));
+    MKB_CUDA_CALL(cudaMemcpyAsync(b.pointer, a.pointer, bytes, cudaMemcpyDeviceToDevice));
+    MKB_CUDA_CALL(cudaEventRecord(stop.event));
+    MKB_CUDA_CALL(cudaEventSynchronize(stop.event));
     float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
+    MKB_CUDA_CALL(cudaEventElapsedTime(&ms, start.event, stop.event));
     if (i > 0 && (best_ms == 0 || ms < best_ms)) best_ms = ms;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(a);
-  cudaFree(b);
-  if (!status.ok()) return status;
+  if (best_ms <= 0) return absl::InternalError("the bandwidth measurement timed no copy");
   return 2.0 * static_cast<double>(bytes) / (best_ms * 1e-3);
 }
 

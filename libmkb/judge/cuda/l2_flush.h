@@ -3,6 +3,7 @@
 #ifndef LIBMKB_JUDGE_CUDA_L2_FLUSH_H_
 #define LIBMKB_JUDGE_CUDA_L2_FLUSH_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -29,6 +30,9 @@ class L2Flusher {
   int device_ = 0;
   void* buffer_ = nullptr;
   int64_t bytes_ = 0;
+  // What the next flush writes (it differs on every flush, so no write is a no-op). Logically
+  // const: a flush changes no observable state of the flusher.
+  mutable std::atomic<uint32_t> salt_{1};
 };
 
 // Device-to-device copy bandwidth in bytes per second (bytes read plus bytes written), the best
