@@ -65,7 +65,7 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
 
 
 def _register() -> None:
-    from . import check, demo, docs, dsl, eval, export, import_, problems, report, run, stats, suite, version
+    from . import check, demo, docs, dsl, eval, export, import_, problems, report, run, stats, store, suite, version
 
     with_suite = _state.with_suite_option
     app.add_typer(problems.app, name="problems")
@@ -76,6 +76,7 @@ def _register() -> None:
     app.command("run")(with_suite(run.run))
     app.command("export")(export.export)
     app.command("stats")(stats.stats)
+    app.add_typer(store.app, name="store")
     app.command("report")(report.report)
     app.add_typer(import_.app, name="import")
     app.add_typer(dsl.app, name="dsl")
