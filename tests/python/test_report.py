@@ -82,7 +82,7 @@ class DemoStandIn:
 def demo_store(tmp_path_factory):
     store = tmp_path_factory.mktemp("demo") / "mkb-demo.db"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(demo_cli, "demo_executor", lambda suite, store: DemoStandIn())
+        patch.setattr(demo_cli, "demo_executor", lambda suite, store, *_: DemoStandIn())
         code, out = run_cli("demo", "--store", str(store))
     assert code == 0, out
     return store
