@@ -7,6 +7,7 @@
 #include <frameobject.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct HookState {
   std::vector<py::dict> findings;  // guarded by the GIL (the hook runs with it held)
   std::vector<std::string> recorded;  // record mode: event | caller | library | arg
   int64_t refused = 0;
+  std::string workspace;  // named <workspace> in what the agent reads
 };
 
 HookState* g_state = nullptr;
@@ -72,24 +74,48 @@ bool InStdlib(const std::string& file) {
   return false;
 }
 
-AuditCaller FindCaller(int* kernel_line) {
+bool CodeEvent(const char* event) {
+  for (const char* e : {"exec", "compile", "code.__new__", "function.__new__", "types.CodeType"}) {
+    if (std::strcmp(event, e) == 0) return true;
+  }
+  return false;
+}
+
+// `import_chain` is filled for code events only (the walk then goes on to the module body).
+AuditCaller FindCaller(const char* event, int* kernel_line) {
   AuditCaller caller;
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   Py_XINCREF(frame);
   bool first = true;
+  bool chain_open = CodeEvent(event);
+  std::vector<std::string> chain;
+  bool previous_is_module_body = false;
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     const std::string file = Text(code->co_filename);
+    const std::string function = Text(code->co_name);
     if (first) {
       caller.direct_file = file;
-      caller.direct_function = Text(code->co_name);
+      caller.direct_function = function;
       first = false;
+    }
+    if (chain_open) {
+      if (absl::StartsWith(file, "<frozen importlib")) {
+        // The import system runs the module body just above: the chain ends there.
+        if (previous_is_module_body && !chain.empty()) caller.import_chain = std::move(chain);
+        chain_open = false;
+      } else if (chain.size() < 256) {
+        chain.push_back(file);
+        previous_is_module_body = function == "<module>";
+      } else {
+        chain_open = false;
+      }
     }
     if (file == g_state->config.kernel_path && *kernel_line == 0)
       *kernel_line = PyFrame_GetLineNumber(frame);
     if (caller.library_file.empty() && !InStdlib(file)) caller.library_file = file;
     Py_DECREF(code);
-    if (!caller.library_file.empty() && *kernel_line != 0) {
+    if (!caller.library_file.empty() && *kernel_line != 0 && !chain_open) {
       Py_DECREF(frame);
       break;
     }
@@ -128,7 +154,7 @@ std::string Redacted(std::string text) {
       text.replace(at, from.size(), to);
   };
   replace(g_state->config.kernel_path, "kernel.py");
-  for (const std::string& root : g_state->config.writable_roots) replace(root, "<workspace>");
+  replace(g_state->workspace, "<workspace>");
   for (const std::string& root : g_state->config.judge_roots) replace(root, "<judge>");
   return text;
 }
@@ -137,7 +163,7 @@ int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
   ++t_in_hook;
   int kernel_line = 0;
-  const AuditCaller caller = FindCaller(&kernel_line);
+  const AuditCaller caller = FindCaller(event, &kernel_line);
   const auto [arg0, arg1] = Arguments(event, args);
   const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
   int result = 0;
@@ -196,6 +222,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         c.judge_roots = list("judge_roots");
         c.writable_roots = list("writable_roots");
         c.readable_paths = list("readable_paths");
+        if (config.contains("workspace")) state->workspace = config["workspace"].cast<std::string>();
         state->enforce = enforce;
         g_state = state;
         if (PySys_AddAuditHook(&Hook, nullptr) != 0) throw py::error_already_set();

@@ -105,6 +105,22 @@ void RegisterSuite(py::module_& module) {
       },
       "The four arms of the published protocol.");
   module.def(
+      "python_scalar_type",
+      [](const std::string& dtype) {
+        return PythonScalarTypeName(ValueOrThrow(ParseDType(dtype)));
+      },
+      py::arg("dtype"),
+      "The Python type a scalar input of this dtype is passed as: 'float' (float64), 'int' "
+      "(int64), 'bool' (bool); '' for a dtype no scalar has.");
+  module.def(
+      "python_scalar_literal",
+      [](const std::string& dtype, double value) {
+        return PythonScalarLiteral(ValueOrThrow(ParseDType(dtype)), value);
+      },
+      py::arg("dtype"), py::arg("value"),
+      "A scalar input's value as a Python literal of its type ('0.08838834764831843', '32', "
+      "'True').");
+  module.def(
       "sha256_hex", [](py::bytes data) { return Sha256Hex(std::string(data)); }, py::arg("data"),
       "Lower-case hex SHA-256 of bytes.");
 }

@@ -5,6 +5,8 @@
 #   scripts/gpu-check.sh              build, GPU tests, benchmarks (benchmarks/*/run.py)
 #   MKB_SKIP_TESTS=1 MKB_BENCHMARKS="benchmarks/x/run.py" scripts/gpu-check.sh   a subset
 #   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
+#   MKB_PYTEST_ARGS="tests/python/test_adversarial.py" ...                         some GPU tests
+#   MKB_SKIP_SOLUTIONS=1 scripts/gpu-check.sh --dsl   the DSLs without verify-solutions
 #   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
 #                                     GPU machine lacks into .gpu/debs, and pack both DSL
 #                                     toolchains for its Python into .gpu/dsl (docs/gpu-device.md)
@@ -149,7 +151,8 @@ fi
 if [ -z "${MKB_SKIP_PYTEST:-}" ]; then
 note "Python tests: the GPU-tagged ones (CI runs the rest)"
 t0=$(date +%s)
-if "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s tests/python > "$OUT_DIR/pytest.log" 2>&1; then
+# MKB_PYTEST_ARGS="tests/python/test_adversarial.py" limits it (default: every GPU test).
+if "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s ${MKB_PYTEST_ARGS:-tests/python} > "$OUT_DIR/pytest.log" 2>&1; then
   row "pytest" "$(tail -1 "$OUT_DIR/pytest.log") ($(elapsed "$t0"))"
 else
   row "pytest" "FAILED: $(tail -1 "$OUT_DIR/pytest.log")"

@@ -22,6 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]
 EAGER_KERNEL = ROOT / "tests/adversarial/kernels/honest_rmsnorm.py"
 
 
+def _shown(path: Path) -> str:
+    """The kernel's path as a reader finds it: relative to the checkout, or to the installed
+    package's folder (the GPU machine runs an installed copy), else as it is."""
+    for base in (ROOT, Path(mkb.__file__).resolve().parent):
+        try:
+            return str(path.resolve().relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -46,11 +57,12 @@ def main() -> int:
             "status": verdict.status,
             "speedup_vs_eager": verdict.speedup_vs_eager,
             "speedup_span": verdict.speedup_span,
-            "kernel_median_ms": verdict.kernel_parity.median_ms,
-            "eager_median_ms": verdict.eager_parity.median_ms,
-            "kernel_span_ms": verdict.kernel_span.median_ms,
-            "kernel_span_cv": verdict.kernel_span.cv,
-            "span_samples": verdict.kernel_span.samples,
+            "message": verdict.message,
+            "kernel_median_ms": verdict.kernel_parity.median_ms if verdict.kernel_parity else None,
+            "eager_median_ms": verdict.eager_parity.median_ms if verdict.eager_parity else None,
+            "kernel_span_ms": verdict.kernel_span.median_ms if verdict.kernel_span else None,
+            "kernel_span_cv": verdict.kernel_span.cv if verdict.kernel_span else None,
+            "span_samples": verdict.kernel_span.samples if verdict.kernel_span else None,
             "wall_s": wall,
             "host_start_s": wall - phases["total_s"],
             **phases,
@@ -60,11 +72,10 @@ def main() -> int:
               f" + eager {phases.get('eager_s', 0):.2f} + calibration {phases.get('calibration_s', 0):.2f}"
               f" + import {phases['import_s']:.2f}"
               f" + correctness {phases['correctness_s']:.2f} + timing {phases['timing_s']:.2f}"
-              f"; speedup {verdict.speedup_vs_eager} (span {verdict.speedup_span}, {verdict.kernel_span.samples} "
-              f"span samples)")
+              f"; speedup {verdict.speedup_vs_eager} (span {verdict.speedup_span})")
     env = verdict.environment.to_dict()
     result = {"benchmark": "judge_evaluation", "date": date.today().isoformat(), "gpu": env.get("gpu_name") or "cpu",
-              "kernel": str(kernel.relative_to(ROOT)),
+              "kernel": _shown(kernel),
               "device": env.get("device"), "workload": verdict.workload, "torch": env.get("torch_version"),
               "host": platform.node(), "rows": rows}
     args.out.write_text(json.dumps(result, indent=2))

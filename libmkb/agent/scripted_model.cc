@@ -39,60 +39,62 @@ const Script kScripts[] = {
      R"(import torch
 
 
-def solve(x, residual, weight):
-    s = x.float() + residual.float()
+def solve(hidden_states, residual, weight):
+    s = hidden_states.float() + residual.float()
     inv = torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-5)
-    return (s * inv).to(x.dtype), s.to(residual.dtype)
+    return (s * inv).to(hidden_states.dtype)
 )",
      R"(import torch
 
 
-def solve(x, residual, weight):
-    s = x.float() + residual.float()
+def solve(hidden_states, residual, weight):
+    s = hidden_states.float() + residual.float()
     inv = torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-5)
-    return (s * inv * weight.float()).to(x.dtype), s.to(residual.dtype)
+    return (s * inv * weight.float()).to(hidden_states.dtype)
 )",
      R"(# Fused residual add + RMSNorm (problem 28)
 
 - Observed: a first version that normalised the float32 sum but left out the RMSNorm gain
-  failed the first correctness draw on `out` (error far above the allowance) while
-  `residual_out` matched exactly. The gain scales every element after the normalisation and is
-  easy to drop when the two steps are fused.
+  failed the first correctness draw (error far above the allowance). The gain scales every
+  element after the normalisation and is easy to drop when the two steps are fused.
 - Observed: forming the sum in float32, normalising from the unrounded float32 sum, applying
-  the gain, and rounding both outputs to bf16 only at the end passed all five draws.
-- Why: the reference rounds the new residual to bf16 but takes the norm of the float32 sum;
-  a norm of the rounded sum differs at the bf16 level.
+  the gain, and rounding the output to bf16 only at the end passed all five draws.
+- Why: the reference takes the norm of the float32 sum; a norm of the sum rounded to bf16
+  first differs at the bf16 level.
 - Worth moving into the kernel: the add, the sum of squares and both scalings in one pass per
   row; the row reduction is the only step that needs threads to cooperate.
-- Holds for: bf16 inputs, eps 1e-5, contiguous rows (seen on the small CPU workload, hidden 256).
+- Holds for: bf16 inputs, eps 1e-5, contiguous rows of 4096 (seen on the small CPU workload).
 - Test next: one row per thread block with a block-wide reduction, against several rows per
   block when there are many tokens.
 )",
      "gain"},
     {25,
-     R"(def solve(kv_cache, block_mapping):
-    src = (block_mapping[:, 0] + 1) % kv_cache.shape[2]
-    kv_cache[:, :, block_mapping[:, 1]] = kv_cache[:, :, src]
-    return kv_cache
+     R"(def solve(src_k, src_v, dst_k, dst_v, block_mapping):
+    src = (block_mapping[:, 0] + 1) % src_k.shape[0]
+    dst_k[block_mapping[:, 1]] = src_k[src]
+    dst_v[block_mapping[:, 1]] = src_v[src]
+    return dst_k, dst_v
 )",
-     R"(def solve(kv_cache, block_mapping):
-    kv_cache[:, :, block_mapping[:, 1]] = kv_cache[:, :, block_mapping[:, 0]]
-    return kv_cache
+     R"(def solve(src_k, src_v, dst_k, dst_v, block_mapping):
+    dst_k[block_mapping[:, 1]] = src_k[block_mapping[:, 0]]
+    dst_v[block_mapping[:, 1]] = src_v[block_mapping[:, 0]]
+    return dst_k, dst_v
 )",
      R"(# KV-cache block copy with a remap (problem 25)
 
 - Observed: a first version that read each source block one block too far (the neighbouring
   source block) failed the exact byte comparison on the first draw; only the destination
   blocks differed.
-- Observed: copying block `src` over block `dst` for every pair, layer and key/value half,
-  in place, and returning the cache passed every draw with an exact match.
+- Observed: copying source block `src` over destination block `dst` for every pair, in the
+  key and the value caches alike, in place, and returning both destination caches passed
+  every draw with an exact match.
 - Why it is safe to copy all pairs at once: destinations are distinct and never a source, so
   no copy reads a block another copy writes.
 - Worth moving into the kernel: the whole gather-scatter; it is pure data movement, one
   block per thread block, wide loads of the uint8 bytes.
 - Holds for: the stated invariants (distinct destinations, none of them a source).
-- Test next: the number of bytes each thread moves per load, and whether layers and the
-  key/value halves go in one launch.
+- Test next: the number of bytes each thread moves per load, and whether key and value go
+  in one launch.
 )",
      "neighbouring source block"},
     {2,
@@ -101,10 +103,10 @@ def solve(x, residual, weight):
 import torch
 
 
-def solve(q, k_cache, v_cache, kv_indptr, kv_indices):
+def solve(q, k_cache, v_cache, kv_indptr, kv_indices, sm_scale):
     out = torch.empty_like(q)
     lse = torch.empty(q.shape[:2], dtype=torch.float32, device=q.device)
-    scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = sm_scale
     for b in range(q.shape[0]):
         pages = kv_indices[kv_indptr[b] : kv_indptr[b + 1]].long()
         k = k_cache[pages, 0, 0].float()
@@ -119,10 +121,10 @@ def solve(q, k_cache, v_cache, kv_indptr, kv_indices):
 import torch
 
 
-def solve(q, k_cache, v_cache, kv_indptr, kv_indices):
+def solve(q, k_cache, v_cache, kv_indptr, kv_indices, sm_scale):
     out = torch.empty_like(q)
     lse = torch.empty(q.shape[:2], dtype=torch.float32, device=q.device)
-    scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = sm_scale
     for b in range(q.shape[0]):
         pages = kv_indices[kv_indptr[b] : kv_indptr[b + 1]].long()
         k = k_cache[pages, 0, 0].float()

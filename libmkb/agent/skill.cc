@@ -42,20 +42,27 @@ const std::vector<std::regex>& CodePatterns() {
 std::string SkillRules() {
   return "SKILL.md is what this attempt hands on. It will be given, as it stands when the attempt "
          "ends, to a fresh attempt at this same problem written in the other DSL; that attempt "
-         "sees "
-         "nothing else of yours. Keep it up to date as you work: an empty SKILL.md hands on "
-         "nothing.\n\n"
-         "Record kernel knowledge that would transfer to another DSL, backed by what you observed "
-         "here:\n"
+         "sees nothing else of yours. It holds kernel knowledge only: evidence-backed conclusions "
+         "about how this computation maps to the hardware, written so that they transfer to "
+         "another DSL -- not a summary of the problem, a step-by-step account of your final "
+         "kernel, or a log of benchmark numbers. An empty SKILL.md hands on nothing.\n\n"
+         "Record:\n"
          "- what you changed, what you expected, what you observed (correctness, error sizes, "
-         "timings), and why;\n"
+         "timings), and the explanation the evidence supports;\n"
          "- which parts of the computation are worth moving out of eager PyTorch into the kernel, "
-         "and which are not;\n"
+         "and which are not, with the evidence for that boundary;\n"
          "- why the approaches that failed failed;\n"
          "- the conditions under which each conclusion holds (shapes, dtypes, the GPU);\n"
-         "- what to try or test next.\n\n"
-         "Do not write code, shell commands, DSL API instructions, the rules of the contract, a "
-         "narrative of your session, or generic advice. At most 16 KiB; longer is cut.\n";
+         "- the questions most worth testing next.\n\n"
+         "Every conclusion rests on concrete evidence: a measured change in correctness, a time or "
+         "speedup the judge reported, or a specific observation about generated code or hardware "
+         "behaviour. Mention DSL-specific details only where the evidence needs them, and state "
+         "the conclusions without this DSL's syntax or API.\n\n"
+         "Do not write code, shell commands, DSL API instructions, the rules of the contract, "
+         "compilation or debugging narratives, submission mechanics, a narrative of your session, "
+         "or unsupported generic advice. Update it as you experiment rather than reconstructing "
+         "it from memory at the end. Concise Markdown paragraphs or lists; no title or heading "
+         "(one is added when the file is handed on). At most 16 KiB; longer is cut.\n";
 }
 
 std::vector<std::string> FindCodeEvidence(absl::string_view text, int max_items) {

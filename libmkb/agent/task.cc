@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "libmkb/agent/skill.h"
 #include "libmkb/agent/text_protocol.h"
+#include "libmkb/judge/verdict_builder.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
 
@@ -37,6 +38,15 @@ void TensorTable(std::string* out, const char* title,
     std::string notes = t.description();
     if (t.exact()) absl::StrAppend(&notes, notes.empty() ? "" : "; ", "compared exactly");
     if (t.in_place()) absl::StrAppend(&notes, notes.empty() ? "" : "; ", "updated in place");
+    if (t.scalar()) {
+      const std::string type = PythonScalarTypeName(t.dtype());
+      absl::StrAppend(&notes, notes.empty() ? "" : "; ", "a Python ", type, ", not a tensor",
+                      t.has_value()
+                          ? absl::StrCat("; always ", PythonScalarLiteral(t.dtype(), t.value()))
+                          : "");
+      absl::StrAppend(out, "| `", t.name(), "` | ", type, " | scalar | ", notes, " |\n");
+      continue;
+    }
     absl::StrAppend(out, "| `", t.name(), "` | ", DTypeName(t.dtype()), " | ", Shape(t), " | ",
                     notes, " |\n");
   }
@@ -112,6 +122,12 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
     absl::StrAppend(&out, w.description(), "\n\n");
     for (const auto& [key, value] :
          std::map<std::string, int64_t>(w.params().begin(), w.params().end())) {
+      const auto minimum = w.param_minimums().find(key);
+      if (minimum != w.param_minimums().end()) {
+        absl::StrAppend(&out, "- `", key, "` = ", minimum->second, "..", value,
+                        " (drawn: it varies between draws)\n");
+        continue;
+      }
       absl::StrAppend(&out, "- `", key, "` = ", value, "\n");
     }
     if (w.roofline().min_bytes() > 0) {
@@ -127,23 +143,57 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
                   "```python\n",
                   absl::StripTrailingAsciiWhitespace(p.reference_source()), "\n```\n");
 
+  const v1::JudgeConfig judge = WithDefaults(v1::JudgeConfig());
   absl::StrAppend(
       &out, "\n## The contract\n\n", "- `kernel.py` (at most ", b.max_kernel_bytes(),
-      " bytes) defines `solve(*inputs)`. The "
-      "judge imports it as a module and calls `solve` with the list `make_inputs()` returns, "
-      "positionally.\n",
-      "- `solve` returns exactly the structure `reference` returns: the same container type, "
-      "length and nesting; each tensor a plain `torch.Tensor` with the same shape, dtype and "
-      "device.\n",
-      "- Allowed: eager PyTorch for glue (allocation, views, layout), Python, and ", dsl,
-      "; caching compiled kernels and buffers across calls; specialising on the facts stated as "
-      "invariant; any internal precision that meets the tolerance.\n",
-      "- Required: every call launches at least one kernel written in ", dsl,
-      ", and every returned tensor depends on it.\n",
-      "- Forbidden: calling or copying `reference` / `make_inputs`; torch.compile, torch.jit, "
-      "Triton, raw CUDA (inline builds, extensions, ctypes, subprocesses); library kernels "
-      "(cuBLAS, cuDNN, ATen compute ops) doing the main work; CUDA Graphs; depending on seeds, "
-      "call order or timing; touching the judge.\n");
+      " bytes) is the whole submission. It defines `solve(*inputs)`; the judge imports it as a "
+      "module and calls `solve` positionally with exactly the list `make_inputs()` returns. "
+      "Tensors "
+      "arrive as tensors; scalar inputs (marked in the table) arrive as Python numbers (`float`, "
+      "`int`, `bool`), by value. Nothing else you write here is present when it is judged: "
+      "kernel.py must not depend on other files you create.\n",
+      "- `solve` returns exactly the structure `reference` returns: the same container types, "
+      "lengths and nesting (nested tuples and lists included); each tensor a plain `torch.Tensor` "
+      "with the same shape, dtype and device.\n",
+      "- `solve` is called many times, each time on fresh, independently drawn inputs. A ", dsl,
+      " kernel may be compiled on first use and the compiled kernel cached and reused; every "
+      "call must still launch it and recompute every output from that call's arguments.\n",
+      "- Specialise only on facts that hold on every legal draw of `make_inputs()` (fixed shapes, "
+      "dtypes, constants, index structures) and that its source or the invariants above prove; "
+      "anything that may vary between draws must be read from the current call's arguments.\n",
+      "- You may cache compiled kernels, static metadata and output or scratch buffers; never a "
+      "numerical result that depends on an input.\n");
+  absl::StrAppend(
+      &out, "\n## What counts as a ", dsl, " kernel\n\n",
+      "- Allowed: eager PyTorch and plain Python for every remaining part of the computation "
+      "(allocation, views, layout changes, dtype conversions, dispatch on shapes and dtypes); "
+      "values flowing freely between eager operations and ",
+      dsl, " kernels; any number of ", dsl,
+      " kernels using the DSL's own operations, hardware intrinsics, tensor cores, asynchronous "
+      "copies and mixed precision; an internal algorithm and precision other than the "
+      "reference's, as long as the outputs meet the tolerance. ATen and the libraries eager "
+      "operations call (cuBLAS, cuDNN) are allowed.\n",
+      "- Required: every call launches at least one kernel of your own written in ", dsl,
+      ", and at least one returned output tensor depends on a value that kernel computed or "
+      "moved during that call. The ",
+      dsl,
+      " part may be small, even pure data movement, but it must do part of the computation: "
+      "bypassing it and returning the eager result must not give the same valid outputs. It does "
+      "not count to compile a kernel without launching it, to launch it for some inputs only, to "
+      "discard its result, to recompute and overwrite its contribution, or to route an already "
+      "valid eager result through a copy, cast or layout change. A later eager operation may "
+      "consume or transform the kernel's result. A submission without a working ",
+      dsl, " contribution is invalid and scores 0, however correct and fast it is.\n",
+      "- Forbidden: calling `reference`, `make_inputs` or any helper of reference.py, or reusing "
+      "their results (you may read them, reproduce their logic in kernel.py and copy their "
+      "constants into it; the judge's kernel process cannot import reference.py); torch.compile, "
+      "torch.jit, Triton and raw CUDA C/C++, also through inline builds, extensions, driver-API "
+      "modules, ctypes or subprocesses; ",
+      dsl,
+      " kernels taken from a kernel library (those vendored in PyTorch included) instead of "
+      "written in kernel.py; CUDA Graphs (they remove launch overhead the eager baseline pays); "
+      "depending on seeds, call order, the timing phase, judge state or the results of earlier "
+      "calls; modifying or circumventing the judge.\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "
@@ -152,30 +202,75 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
   }
 
   absl::StrAppend(
-      &out, "\n## How a submission is judged\n\n",
-      "- Correctness: 5 draws, each with fresh inputs from a secret seed. Every floating-point "
-      "output must satisfy max|out - anchor| <= 3 * max(max|expected - anchor|, eps(dtype) * "
-      "max|anchor|), where `expected` is the reference at the inputs' dtypes and `anchor` the "
-      "reference in float64; integer and bool outputs must be exact; any NaN fails. All 5 must "
-      "pass, and outputs are checked again on later timing draws. Inputs must come back "
-      "unmodified (unless marked in place).\n",
-      "- Speed: end-to-end time of one synchronised `solve` call, median of 50 after 10 "
-      "warm-up calls, against eager PyTorch (the reference) timed the same way: speedup = "
-      "eager / kernel. GPU time is also traced per kernel.\n",
-      "- The attempt's score is a fresh regrade, with new seeds, of the `kernel.py` you leave at "
-      "the end. Your best submission is recorded too.\n");
+      &out, "\n## How a submission is judged\n\n", "- Correctness: ", judge.correctness_draws(),
+      " draws, each with fresh inputs from a secret seed, and all must pass. The structure, "
+      "shapes, dtypes and devices must match exactly. Integer and bool outputs must equal "
+      "`expected`, the reference at the inputs' own dtypes, element for element. Every other "
+      "output is compared with `anchor`, the reference run with every float32 / float16 / "
+      "bfloat16 tensor input upcast to float64 (other inputs, scalars included, unchanged): it "
+      "passes iff max|out - anchor| <= 3 * max(max|expected - anchor|, eps(dtype) * "
+      "max|anchor|); an output more accurate than `expected` always passes, empty outputs pass, "
+      "any NaN fails. The internal precision is yours (tensor cores, TF32, mixed precision); but "
+      "for exactly compared outputs and for steps that quantise, round or convert dtypes, "
+      "mathematically equal expressions can give different discrete results: follow the "
+      "reference's order of operations.\n",
+      "- Stricter than the published harness: memory solve allocates through torch is "
+      "pre-filled with poison (NaN, or the largest integer), so unwritten elements fail; inputs "
+      "must come back unmodified (unless marked in place); reading the reference or the seeds is "
+      "a policy violation.\n",
+      "- Speed, per timing draw: the inputs are built untimed; then the device is synchronised, "
+      "a start event recorded, `solve` called once, the whole device synchronised and the end "
+      "event read. The time includes Python dispatch inside `solve`, every launch and all GPU "
+      "work of eager PyTorch and ",
+      dsl, ". After ", judge.warmup_calls(), " warm-up calls, the median over ",
+      judge.timing_draws(),
+      " fresh draws. The eager baseline is `reference` timed the same way on the same seeds, at "
+      "the inputs' dtypes under the reference numerics (TF32 off, reduced-precision reductions "
+      "off, float32 matmul \"highest\"); the float64 anchor is for correctness only. speedup = "
+      "eager / kernel, uncapped (1.0x is no ceiling), recorded only when the submission passed. "
+      "Outputs are checked again on ",
+      judge.recheck_draws(),
+      " secretly chosen timing draws; a divergence fails. GPU time is also traced per kernel "
+      "(CUPTI) and reported beside it.\n",
+      "- Passed means correctness passed and timing completed; it does not by itself mean faster "
+      "than eager: read the speedup.\n",
+      "- The report: whether kernel.py imported, correct draws, passed, the first mismatch (which "
+      "output, what differs, and for floating-point outputs how far the error is over the "
+      "allowance), the kernel's and eager's median times and the speedup, tracebacks of "
+      "exceptions, the reason of any other failure (a timeout, a crash), and the tails of the "
+      "kernel process's stdout and stderr. The kernel runs in a process of its own; importing "
+      "kernel.py may take at most ",
+      absl::StrFormat("%g", judge.import_timeout_s()), " s, one call ",
+      absl::StrFormat("%g", judge.call_timeout_s()), " s and the whole evaluation ",
+      absl::StrFormat("%g", judge.total_timeout_s()), " s, or the submission fails.\n");
 
   std::vector<v1::PackagePin> toolchain = s.toolchain;
   if (toolchain.empty()) toolchain = DefaultToolchain(s.dsl);
   std::vector<std::string> pins;
   for (const v1::PackagePin& pin : toolchain)
     pins.push_back(absl::StrCat(pin.name(), "==", pin.version()));
-  absl::StrAppend(
-      &out, "\n## Target\n\n- Device: ", s.target.empty() ? "the judge's GPU" : s.target,
-      "\n- Toolchain: ", pins.empty() ? "(none pinned)" : absl::StrJoin(pins, ", "), "\n");
+  absl::StrAppend(&out,
+                  "\n## Target\n\n- Device: ", s.target.empty() ? "the judge's GPU" : s.target,
+                  "\n- Toolchain: ", pins.empty() ? "(none pinned)" : absl::StrJoin(pins, ", "),
+                  " (the same versions here and in the judge)\n");
 
   absl::StrAppend(
-      &out, "\n## Tools and budget\n\n",
+      &out, "\n## Budget and the final score\n\n", "- You have ", b.max_submissions(),
+      " counted submissions. One that never reaches evaluation (empty, unparseable, oversized, "
+      "a judge failure) is returned with the reason and not counted. After the last one no more "
+      "feedback is given; the final regrade still runs.\n",
+      "- Time: ", Minutes(b.agent_seconds()), " minutes of wall-clock (", b.agent_seconds(),
+      " s): thinking, commands and waiting for reports count; time spent waiting for a free GPU "
+      "does not. Every report says how many submissions and minutes are left.\n",
+      "- Submissions are feedback only. The score is a fresh regrade, with new seeds, of the "
+      "`kernel.py` left on disk when the attempt ends (you finish, or the time or submissions "
+      "run out); your best submission is recorded too. Finishing early earns nothing: spend "
+      "the budget on improving the kernel, keep a copy of the best working version, and make "
+      "sure kernel.py holds it before you finish.\n");
+  if (b.max_turns() > 0) absl::StrAppend(&out, "- Turns: at most ", b.max_turns(), ".\n");
+
+  absl::StrAppend(
+      &out, "\n## Tools\n\n",
       "- `bash`: runs one command in this folder, in a sandbox: no GPU, no network, ",
       b.sandbox_cpus(), " CPUs, ", b.sandbox_memory_bytes() >> 30,
       " GB of memory; a command "
@@ -184,19 +279,43 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       " s; only this folder is writable. Each "
       "command starts afresh here (cd and variables do not carry over; files do). Use it to "
       "read, write and edit files and to compile offline: `mkb check kernel.py --dsl $MKB_DSL "
-      "--problem ", p.slug(), "` parses, audits, imports and compiles kernel.py for the judge's GPU "
-      "architecture (errors with their kernel.py line) and costs no submission. The DSL's guide "
-      "is under `docs/`.\n",
-      "- `submit`: evaluates the current `kernel.py` on the judge and returns its report, with "
-      "the submissions and minutes you have left. You have ",
-      b.max_submissions(),
-      " counted submissions; one that never reaches evaluation (empty, "
-      "unparseable, oversized, a judge failure) is not counted.\n",
+      "--problem ",
+      p.slug(),
+      "` parses, audits, imports and compiles kernel.py for the judge's GPU architecture, "
+      "calling your `solve` on the CPU tensors of the problem's small workload and launching "
+      "nothing (errors with their kernel.py line); it costs no submission. ",
+      dsl,
+      " reads kernel source from files: define kernels in .py files, not in heredocs or "
+      "`python -c` strings. The DSL's guide is under `docs/`.\n",
+      "- `submit`: evaluates a snapshot of the current `kernel.py` on the judge and returns its "
+      "report; edits made while it runs do not change what is evaluated.\n",
       "- `finish`: ends the attempt. The attempt also ends when the time or the submissions run "
-      "out.\n",
-      "- Time: ", Minutes(b.agent_seconds()), " minutes of wall-clock (", b.agent_seconds(),
-      " s); time spent waiting for a free GPU does not count.\n");
-  if (b.max_turns() > 0) absl::StrAppend(&out, "- Turns: at most ", b.max_turns(), ".\n");
+      "out.\n");
+
+  absl::StrAppend(
+      &out, "\n## A way to work\n\n",
+      "1. Read the reference and `make_inputs` first: the inputs and outputs, the whole "
+      "computation, the invariant facts, what is drawn at random, and the correctness rule for "
+      "every output.\n",
+      "2. Split the reference into a dataflow and candidate kernels, and find the likely "
+      "bottleneck on the target GPU; settle doubts that change the design from the guide or with "
+      "one submission that tests a stated hypothesis.\n",
+      "3. Make the first version valid from the start: eager PyTorch for the computation plus the "
+      "smallest genuine ",
+      dsl,
+      " kernel whose result reaches a returned output. Get import, interface, structure and "
+      "numerics right first; then move more of the work into ",
+      dsl, " and optimise.\n",
+      "4. Before each submission run every check that needs no GPU (`mkb check`, imports, "
+      "tracing, generated code, structure on the small workload).\n",
+      "5. Submit a first candidate before a quarter of the time has passed, even a plain slow "
+      "kernel: a correct slow kernel scores, an unfinished fast one does not. Then fix failures "
+      "in this order: import, structure, correctness, speed. Change one thing per experiment and "
+      "say beforehand what you expect.\n",
+      "6. After each report, add only the new kernel knowledge and its evidence to SKILL.md, and "
+      "check that kernel.py still holds the best version.\n",
+      "7. In the last five minutes stop risky experiments, do the final checks and keep the best "
+      "version.\n");
 
   absl::StrAppend(&out, "\n## SKILL.md\n\n", SkillRules());
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -49,6 +50,12 @@ bool StdlibCodegen(const RuntimePolicyConfig& config, const AuditCaller& caller)
 // Standard-library modules that read a frame for a name or a warning's location and hand no
 // frame back to their caller.
 bool StdlibFrameReader(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  // typing_extensions (the standard typing module's backport, a dependency of torch and the
+  // DSLs) reads its caller's module name the way typing does.
+  if (absl::EndsWith(caller.direct_file, "-packages/typing_extensions.py") &&
+      PathUnder(caller.direct_file, config.code_roots)) {
+    return true;
+  }
   const std::string module = StdlibModule(config, caller.direct_file);
   for (absl::string_view m : {"collections/__init__.py", "typing.py", "enum.py", "warnings.py",
                               "logging/__init__.py", "dataclasses.py", "abc.py", "functools.py"}) {
@@ -61,6 +68,45 @@ bool FromImportSystem(const AuditCaller& caller) {
   return absl::StartsWith(caller.direct_file, "<frozen importlib");
 }
 
+// The length of the longest root of `roots` that holds `path` (0 when none does).
+size_t Deepest(absl::string_view path, const std::vector<std::string>& roots) {
+  size_t best = 0;
+  for (const std::string& root : roots) {
+    if (PathUnder(path, {root})) best = std::max(best, root.size());
+  }
+  return best;
+}
+
+// Whether `path` lies in a writable tree and in no read-only tree bound inside it (the DSL's
+// toolchain under the private /tmp is read-only).
+bool Writable(const RuntimePolicyConfig& config, absl::string_view path) {
+  const size_t writable = Deepest(path, config.writable_roots);
+  if (writable == 0) return false;
+  const size_t read_only = std::max({Deepest(path, config.code_roots),
+                                     Deepest(path, config.dsl_roots),
+                                     Deepest(path, config.judge_roots),
+                                     Deepest(path, config.stdlib_roots)});
+  return writable > read_only;
+}
+
+// Code an installed module makes while it is imported, by its own module body and the installed
+// code it calls (mpmath builds its number type's operators so as torch._dynamo imports it): every
+// frame from the event down to the module body is an installed, read-only file, never kernel.py
+// nor code made at run time. The kernel only chose to import the module.
+bool InstalledImportTime(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  if (caller.import_chain.empty()) return false;
+  for (const std::string& file : caller.import_chain) {
+    if (file.empty() || file == config.kernel_path || file[0] != '/' || Writable(config, file)) {
+      return false;
+    }
+    if (!PathUnder(file, config.code_roots) && !PathUnder(file, config.dsl_roots) &&
+        !PathUnder(file, config.stdlib_roots)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The DSL's or the judge's own code asked (the innermost frame outside the standard library).
 bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
   return PathUnder(caller.library_file, config.dsl_roots) ||
@@ -70,7 +116,7 @@ bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller)
 // Any installed library asked (not kernel.py, not code written at run time).
 bool LibraryCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
   const std::string& f = caller.library_file;
-  if (f.empty() || f == config.kernel_path || PathUnder(f, config.writable_roots)) return false;
+  if (f.empty() || f == config.kernel_path || Writable(config, f)) return false;
   return PathUnder(f, config.code_roots) || PathUnder(f, config.dsl_roots) ||
          PathUnder(f, config.judge_roots);
 }
@@ -129,7 +175,7 @@ RuntimeDecision DecideFile(const RuntimePolicyConfig& config, absl::string_view 
     return Deny("runtime.file_access", absl::StrCat(event, " of process memory ", path));
   }
   if (write) {
-    if (PathUnder(path, config.writable_roots)) return Allow();
+    if (Writable(config, path)) return Allow();
     return Deny("runtime.file_access",
                 absl::StrCat(event, " writes ", path, " outside the workspace"));
   }
@@ -179,9 +225,12 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   }
 
   // Code objects (function.__code__ and the like) reach no frame and no object: reading them is
-  // allowed (making a function of one raises function.__new__, refused below).
+  // allowed (making a function of one raises function.__new__, refused below). A function's
+  // defaults are the values its author bound to it: whoever holds the function reaches them by
+  // calling it; they lead to no frame (torch._dynamo reads them as it wraps functions).
   if (event == "object.__getattr__" &&
-      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code"})) {
+      OneOf(arg1, {"__code__", "gi_code", "cr_code", "ag_code", "f_code", "__defaults__",
+                   "__kwdefaults__"})) {
     return Allow();
   }
   // Frames and the collector: only where a frame is read and not handed on (named standard
@@ -195,7 +244,8 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   }
 
   // Code made at run time: the import system's modules of installed packages, the standard
-  // library's namedtuple / dataclass generators, and the DSL compiling what it generated.
+  // library's namedtuple / dataclass generators, installed modules building code as they are
+  // imported, and the DSL compiling what it generated.
   if (OneOf(event, {"exec", "compile", "code.__new__", "function.__new__", "marshal.loads",
                     "marshal.load", "types.CodeType"})) {
     if (FromImportSystem(caller)) {
@@ -205,7 +255,7 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
       const absl::string_view named = event == "compile" ? arg1 : arg0;
       const std::string file = Normalize(named);
       if (file == config.kernel_path) return Allow();
-      if (!file.empty() && !PathUnder(file, config.writable_roots) &&
+      if (!file.empty() && !Writable(config, file) &&
           (PathUnder(file, config.code_roots) || PathUnder(file, config.dsl_roots) ||
            PathUnder(file, config.stdlib_roots) || PathUnder(file, config.judge_roots))) {
         return Allow();
@@ -215,7 +265,8 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                "': only installed packages and kernel.py are imported"));
     }
     if (event != "marshal.loads" && event != "marshal.load" &&
-        (StdlibCodegen(config, caller) || TrustedCaller(config, caller))) {
+        (StdlibCodegen(config, caller) || TrustedCaller(config, caller) ||
+         InstalledImportTime(config, caller))) {
       return Allow();
     }
     return Deny("runtime.dynamic_code",

@@ -45,6 +45,10 @@ struct AuditCaller {
   std::string direct_file;
   std::string direct_function;
   std::string library_file;
+  // For code events (exec, compile, ...) raised while a module is being imported: the files of
+  // the frames from the innermost one down to the module body the import system runs, inclusive
+  // (empty when no import is under way, or the event is of another kind).
+  std::vector<std::string> import_chain;
 };
 
 struct RuntimeDecision {

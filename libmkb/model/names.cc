@@ -1,8 +1,16 @@
 #include "libmkb/model/names.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 
@@ -127,6 +135,47 @@ double Epsilon(v1::DType dtype) {
     default:
       return 0.0;
   }
+}
+
+std::string PythonScalarTypeName(v1::DType dtype) {
+  switch (dtype) {
+    case v1::FLOAT64:
+      return "float";
+    case v1::INT64:
+      return "int";
+    case v1::BOOL:
+      return "bool";
+    default:
+      return "";
+  }
+}
+
+std::string PythonScalarLiteral(v1::DType dtype, double value) {
+  if (dtype == v1::BOOL) return value != 0 ? "True" : "False";
+  if (dtype == v1::INT64) return absl::StrCat(static_cast<int64_t>(value));
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  // Python's repr: the shortest digits that read back as the same double, laid out fixed for
+  // decimal exponents -4..15 and scientific (1e-05, 1e+16) outside them.
+  char text[32];
+  const std::to_chars_result written =
+      std::to_chars(text, text + sizeof(text), std::fabs(value), std::chars_format::scientific);
+  const std::string scientific(text, written.ptr);  // "8.838834764831843e-02"
+  const size_t e = scientific.find('e');
+  std::string digits = scientific.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int exponent = std::stoi(scientific.substr(e + 1));
+  std::string out = std::signbit(value) ? "-" : "";
+  if (exponent < -4 || exponent >= 16) {
+    absl::StrAppend(&out, digits.substr(0, 1), digits.size() > 1 ? "." : "", digits.substr(1),
+                    exponent < 0 ? "e-" : "e+", absl::StrFormat("%02d", std::abs(exponent)));
+  } else if (exponent < 0) {
+    absl::StrAppend(&out, "0.", std::string(-exponent - 1, '0'), digits);
+  } else if (static_cast<int>(digits.size()) <= exponent + 1) {
+    absl::StrAppend(&out, digits, std::string(exponent + 1 - digits.size(), '0'), ".0");
+  } else {
+    absl::StrAppend(&out, digits.substr(0, exponent + 1), ".", digits.substr(exponent + 1));
+  }
+  return out;
 }
 
 int ElementBytes(v1::DType dtype) {

@@ -41,6 +41,12 @@ bool IsFloatingPoint(v1::DType dtype);
 // otherwise.
 double Epsilon(v1::DType dtype);
 int ElementBytes(v1::DType dtype);
+// The Python type a scalar input of this dtype is passed as (TensorSpec.scalar): "float" for
+// FLOAT64, "int" for INT64, "bool" for BOOL; "" for every other dtype, which no scalar has.
+std::string PythonScalarTypeName(v1::DType dtype);
+// A scalar's value as Python writes a literal of that type: "0.08838834764831843" (the shortest
+// text that reads back as the same double), "32", "True".
+std::string PythonScalarLiteral(v1::DType dtype, double value);
 
 std::string DeviceKindName(v1::DeviceKind device);  // "auto", "cpu", "cuda"
 absl::StatusOr<v1::DeviceKind> ParseDeviceKind(absl::string_view name);

@@ -29,10 +29,39 @@ std::string Join(absl::string_view prefix, absl::string_view field) {
 
 bool IsBlank(const std::string& text) { return absl::StripAsciiWhitespace(text).empty(); }
 
+// A scalar input: a Python float, int or bool passed by value. Its dtype names the Python type,
+// and the tensor-only fields must stay unset so that no reader mistakes it for a tensor.
+absl::Status ValidateScalarSpec(const v1::TensorSpec& spec, const std::string& path) {
+  if (PythonScalarTypeName(spec.dtype()).empty()) {
+    return FieldError(
+        Join(path, "dtype"),
+        "a scalar input is FLOAT64 (a Python float), INT64 (an int) or BOOL (a bool)");
+  }
+  if (spec.shape_size() > 0) {
+    return FieldError(Join(path, "shape"), "a scalar input has no shape");
+  }
+  if (spec.in_place()) {
+    return FieldError(Join(path, "in_place"), "a scalar is passed by value: nothing to update");
+  }
+  if (spec.exact()) return FieldError(Join(path, "exact"), "applies to tensor outputs only");
+  if (!spec.has_value()) return absl::OkStatus();
+  const double value = spec.value();
+  if (!std::isfinite(value)) return FieldError(Join(path, "value"), "must be a finite number");
+  if (spec.dtype() == v1::INT64 && (value != std::floor(value) || std::fabs(value) > 0x1p53)) {
+    return FieldError(Join(path, "value"), "an INT64 scalar's value is an integer below 2^53");
+  }
+  if (spec.dtype() == v1::BOOL && value != 0 && value != 1) {
+    return FieldError(Join(path, "value"), "a BOOL scalar's value is 0 or 1");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTensorSpec(const v1::TensorSpec& spec, const std::string& path,
                                 const v1::Problem& problem) {
   if (spec.name().empty()) return FieldError(Join(path, "name"), "required");
   if (spec.dtype() == v1::DTYPE_UNSPECIFIED) return FieldError(Join(path, "dtype"), "required");
+  if (spec.scalar()) return ValidateScalarSpec(spec, path);
+  if (spec.has_value()) return FieldError(Join(path, "value"), "applies to scalar inputs only");
   for (int i = 0; i < spec.shape_size(); ++i) {
     const std::string& dim = spec.shape(i);
     int64_t value = 0;
@@ -57,6 +86,18 @@ absl::Status ValidateWorkload(const v1::Workload& workload, const std::string& p
   if (IsBlank(workload.description())) return FieldError(Join(path, "description"), "required");
   for (const auto& [name, value] : workload.params()) {
     if (value < 0) return FieldError(absl::StrCat(path, ".params[\"", name, "\"]"), "must be >= 0");
+  }
+  for (const auto& [name, minimum] : workload.param_minimums()) {
+    const std::string field = absl::StrCat(path, ".param_minimums[\"", name, "\"]");
+    const auto largest = workload.params().find(name);
+    if (largest == workload.params().end()) {
+      return FieldError(
+          field, "names no parameter of this workload's params (which holds the largest value)");
+    }
+    if (minimum < 0 || minimum > largest->second) {
+      return FieldError(field, absl::StrCat("must be between 0 and the parameter's largest value ",
+                                            largest->second));
+    }
   }
   if (!workload.has_roofline()) return FieldError(Join(path, "roofline"), "required");
   const v1::RooflineFacts& roofline = workload.roofline();
@@ -145,6 +186,9 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
     const std::string path = Indexed("outputs", i);
     if (problem.outputs(i).in_place())
       return FieldError(Join(path, "in_place"), "applies to inputs only");
+    if (problem.outputs(i).scalar()) {
+      return FieldError(Join(path, "scalar"), "applies to inputs only: outputs are tensors");
+    }
     if (auto status = ValidateTensorSpec(problem.outputs(i), path, problem); !status.ok())
       return status;
     if (!names.insert(problem.outputs(i).name()).second) {

@@ -16,6 +16,23 @@ from ._paths import default_suite_root
 
 _MODULE_LOCK = threading.Lock()
 
+# The optional function of reference.py that the judge computes expected outputs and float64
+# anchors with in place of `reference`: a faster formulation of the same computation, for a
+# problem whose published reference is a slow Python loop (docs/problem-format.md, "Slow
+# references"). `reference` stays the published formulation, which the eager baseline times.
+CORRECTNESS_REFERENCE = "correctness_reference"
+
+
+def correctness_reference_of(module: ModuleType):
+    """The function a judge compares against: reference.py's correctness_reference where it
+    defines one, else its reference."""
+    fn = getattr(module, CORRECTNESS_REFERENCE, None)
+    if fn is None:
+        return module.reference
+    if not callable(fn):
+        raise _core.InvalidArgumentError(f"{module.__file__}: {CORRECTNESS_REFERENCE} is not callable")
+    return fn
+
 
 class Problem:
     """One problem: its metadata (an immutable mkb.v1.Problem view) and its reference code.
@@ -76,6 +93,24 @@ class Problem:
             f"problem {self.slug} has no workload '{name}'; it has: {', '.join(self.workload_names)}"
         )
 
+    def dimensions(self, spec: _core.Message, workload: str = "full") -> list[tuple[int, int]]:
+        """(smallest, largest) size of each dimension of a TensorSpec on a workload: equal for
+        fixed sizes, a range for a parameter the workload draws (`param_minimums`)."""
+        w = self.workload(workload)
+        params, minimums = dict(w.params), dict(w.param_minimums)
+        out = []
+        for d in spec.shape:
+            if d.lstrip("-").isdigit():
+                out.append((int(d), int(d)))
+            else:
+                out.append((minimums.get(d, params[d]), params[d]))
+        return out
+
+    def shape_fits(self, shape, spec: _core.Message, workload: str = "full") -> bool:
+        """Whether a tensor shape is one the spec allows on the workload."""
+        dims = self.dimensions(spec, workload)
+        return len(shape) == len(dims) and all(lo <= int(n) <= hi for n, (lo, hi) in zip(shape, dims))
+
     def roofline(self, workload: str = "full") -> dict[str, float]:
         """{'flops': ..., 'min_bytes': ...} of a workload."""
         r = self.workload(workload).roofline
@@ -107,12 +142,26 @@ class Problem:
                 for fn in ("reference", "make_inputs"):
                     if not callable(getattr(module, fn, None)):
                         raise _core.InvalidArgumentError(f"{path}: defines no callable {fn}()")
+                extra = getattr(module, CORRECTNESS_REFERENCE, None)
+                if extra is not None and not callable(extra):
+                    raise _core.InvalidArgumentError(f"{path}: {CORRECTNESS_REFERENCE} is not callable")
                 self._module = module
             return self._module
 
     def reference(self, *inputs: Any) -> Any:
-        """The reference computation, called on the inputs as solve() would be."""
+        """The reference computation (the published formulation, which the eager baseline
+        times), called on the inputs as solve() would be."""
         return self.module.reference(*inputs)
+
+    @property
+    def has_correctness_reference(self) -> bool:
+        """Whether reference.py defines a faster correctness_reference beside reference."""
+        return getattr(self.module, CORRECTNESS_REFERENCE, None) is not None
+
+    def correctness_reference(self, *inputs: Any) -> Any:
+        """What the judge compares against (expected outputs and float64 anchors):
+        correctness_reference where reference.py defines one, else reference."""
+        return correctness_reference_of(self.module)(*inputs)
 
     def make_inputs(self, workload: str = "small", device: str = "cpu", seed: int | None = None) -> list:
         """Inputs of a workload. With a seed, torch's generators are seeded first (the judge

@@ -4,8 +4,9 @@ For every problem: it loads; its reference runs on the small workload with outpu
 the metadata, are finite, deterministic for a seed and different across seeds, and leave the
 inputs alone (except `in_place` ones); and the trivial candidates — zeros, a constant, random
 values, an input passed through, the reference at low precision where that misses the
-allowance — all fail the judge's correctness rule (the C++ comparison the judge uses). On a GPU
-it also runs the full workload: peak memory against the estimate, and the eager time.
+allowance — all fail the judge's correctness rule (the C++ comparison the judge uses). Where
+reference.py defines a faster correctness_reference, the published reference must agree with it.
+On a GPU it also runs the full workload: peak memory against the estimate, and the eager time.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def _outputs(problem: Problem, out) -> list:
     return list(out) if type(out) is wanted else None
 
 
-def _shape(spec, params) -> tuple:
-    return tuple(int(d) if d.lstrip("-").isdigit() else params[d] for d in spec.shape)
+def _shape(problem: Problem, spec) -> tuple:
+    """The spec's shape on the small workload, a drawn dimension as 'lo..hi'."""
+    return tuple(lo if lo == hi else f"{lo}..{hi}" for lo, hi in problem.dimensions(spec, "small"))
 
 
 @contextlib.contextmanager
@@ -81,7 +83,19 @@ def _no_upcast():
         torch.promote_types = original
 
 
-def _factor(problem: Problem, outs: list, expected: list, anchor: list) -> float:
+def _scalar_problems(x, spec) -> list[str]:
+    """What is wrong with a drawn scalar input against its spec: its Python type (a bool is not an
+    int here, nor an int a float) and, where the spec fixes it, its value."""
+    wanted = _core.python_scalar_type(spec.dtype)
+    if type(x).__name__ != wanted or type(x) not in (float, int, bool):
+        return [f"input {spec.name}: a {type(x).__name__}, metadata a Python {wanted} scalar"]
+    if spec.value is not None and x != spec.value:
+        return [f"input {spec.name}: {x!r}, metadata fixes it at "
+                f"{_core.python_scalar_literal(spec.dtype, spec.value)}"]
+    return []
+
+
+def factor_over_allowance(problem: Problem, outs: list, expected: list, anchor: list) -> float:
     """The largest factor over the allowance among the outputs (inf for a failed exact output,
     a NaN, or a wrong shape / dtype); a value <= 1 means the candidate passes."""
     tolerance = problem.message.tolerance
@@ -116,6 +130,38 @@ def _candidates(problem: Problem, inputs: list, expected: list) -> dict:
     return out
 
 
+# How closely the float64 results of the two formulations of a slow reference must agree, relative
+# to the largest magnitude of the output: the same computation differs only by float64 rounding.
+FORMULATION_AGREEMENT = 1e-9
+
+
+def _formulations_disagree(problem: Problem, draw: list, expected: list, anchor: list,
+                           seed: int) -> list[str]:
+    """Where a problem's published `reference` and its faster `correctness_reference` differ on a
+    draw: the published one, taken as a candidate, must pass the judge's rule against the other's
+    expected outputs and anchors, and the two float64 runs must agree to FORMULATION_AGREEMENT."""
+    out = []
+    published = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
+    factor = factor_over_allowance(problem, published, expected, anchor)
+    if factor > 1:
+        out.append(f"seed {seed}: reference misses the allowance of correctness_reference by {factor:.3g}x")
+    wide = _outputs(problem, problem.reference(*values.upcast(draw)))
+    for spec, a, b in zip(problem.message.outputs, wide, anchor):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            out.append(f"seed {seed}: {spec.name}: float64 runs return {a.dtype}{tuple(a.shape)} and "
+                       f"{b.dtype}{tuple(b.shape)}")
+        elif not a.is_floating_point():
+            if not torch.equal(a, b):
+                out.append(f"seed {seed}: {spec.name}: float64 runs differ")
+        else:
+            scale = max(float(b.abs().max()), 1e-30) if b.numel() else 1.0
+            gap = float((a.double() - b.double()).abs().max()) if b.numel() else 0.0
+            if not gap <= FORMULATION_AGREEMENT * scale:
+                out.append(f"seed {seed}: {spec.name}: float64 runs differ by {gap:.3g} "
+                           f"(allowed {FORMULATION_AGREEMENT:g} x {scale:.3g})")
+    return out
+
+
 def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ...] = (11, 12, 13),
                      full: bool = False) -> ProblemReport:
     report = ProblemReport(problem.number, problem.slug, problem.family)
@@ -126,7 +172,6 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     except Exception as error:  # noqa: BLE001 - a broken reference.py is what this reports
         add(Check("loads", False, f"{type(error).__name__}: {error}"))
         return report
-    params = problem.workload("small").params
     try:
         inputs = problem.make_inputs("small", device=device, seed=seeds[0])
         start = time.perf_counter()
@@ -144,12 +189,19 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
                         f"{len(problem.message.outputs)}")
     else:
         for o, spec in zip(outs, problem.message.outputs):
-            if type(o) is not torch.Tensor or values.dtype_name(o) != spec.dtype or tuple(o.shape) != _shape(spec, params):
+            if (type(o) is not torch.Tensor or values.dtype_name(o) != spec.dtype
+                    or not problem.shape_fits(o.shape, spec, "small")):
                 problems.append(f"{spec.name}: {getattr(o, 'dtype', type(o))}{tuple(getattr(o, 'shape', ()))}, "
-                                f"metadata {spec.dtype}{_shape(spec, params)}")
+                                f"metadata {spec.dtype}{_shape(problem, spec)}")
+    if len(inputs) != len(problem.message.inputs):
+        problems.append(f"make_inputs returns {len(inputs)} inputs, metadata lists {len(problem.message.inputs)}")
     for x, spec in zip(inputs, problem.message.inputs):
-        if values.dtype_name(x) != spec.dtype or tuple(x.shape) != _shape(spec, params):
-            problems.append(f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(spec, params)}")
+        if spec.scalar:
+            problems += _scalar_problems(x, spec)
+        elif not isinstance(x, torch.Tensor):
+            problems.append(f"input {spec.name}: a {type(x).__name__}, metadata a {spec.dtype} tensor")
+        elif values.dtype_name(x) != spec.dtype or not problem.shape_fits(x.shape, spec, "small"):
+            problems.append(f"input {spec.name}: {x.dtype}{tuple(x.shape)}, metadata {spec.dtype}{_shape(problem, spec)}")
     add(Check("matches metadata", not problems, "; ".join(problems)))
     if problems:
         return report
@@ -163,20 +215,25 @@ def validate_problem(problem: Problem, device: str = "cpu", seeds: tuple[int, ..
     kept = [values.clone(x) for x in fresh]
     problem.reference(*fresh)
     touched = [spec.name for x, y, spec in zip(fresh, kept, problem.message.inputs)
-               if not spec.in_place and not torch.equal(x, y)]
+               if not spec.in_place and isinstance(x, torch.Tensor) and not torch.equal(x, y)]
     add(Check("inputs untouched", not touched, ", ".join(touched)))
 
     factors: dict[str, list[float]] = {}
+    disagreements = []
     for seed in seeds:
         draw = problem.make_inputs("small", device=device, seed=seed)
-        expected = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-        anchor = _outputs(problem, problem.reference(*values.upcast(draw)))
+        expected = _outputs(problem, problem.correctness_reference(*[values.clone(x) for x in draw]))
+        anchor = _outputs(problem, problem.correctness_reference(*values.upcast(draw)))
         torch.manual_seed(seed + 1000)
         for name, candidate in _candidates(problem, draw, expected).items():
-            factors.setdefault(name, []).append(_factor(problem, candidate, expected, anchor))
+            factors.setdefault(name, []).append(factor_over_allowance(problem, candidate, expected, anchor))
         with _no_upcast():
-            low = _outputs(problem, problem.reference(*[values.clone(x) for x in draw]))
-        factors.setdefault("low_precision", []).append(_factor(problem, low, expected, anchor))
+            low = _outputs(problem, problem.correctness_reference(*[values.clone(x) for x in draw]))
+        factors.setdefault("low_precision", []).append(factor_over_allowance(problem, low, expected, anchor))
+        if problem.has_correctness_reference:
+            disagreements += _formulations_disagree(problem, draw, expected, anchor, seed)
+    if problem.has_correctness_reference:
+        add(Check("correctness_reference agrees with reference", not disagreements, "; ".join(disagreements)))
     report.worst_factor = {name: min(f) for name, f in factors.items()}
     for name, f in factors.items():
         if name == "low_precision":
@@ -202,8 +259,8 @@ def _full_workload(problem: Problem) -> dict:
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     inputs = problem.make_inputs("full", device="cuda", seed=5)
-    problem.reference(*[values.clone(x) for x in inputs])
-    problem.reference(*values.upcast(inputs))
+    problem.correctness_reference(*[values.clone(x) for x in inputs])
+    problem.correctness_reference(*values.upcast(inputs))
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - base
     times = []

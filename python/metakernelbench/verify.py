@@ -11,6 +11,7 @@ steady call's). Results are appended to a JSON file as they come, so a killed ru
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import statistics
 import time
@@ -48,6 +49,10 @@ class SolutionRow:
     detail: str = ""  # for a failure: the worker's traceback / stderr tail
     kernels: list[str] | None = None
     dsl_versions: dict[str, str] | None = None
+    # What was judged: the problem's fingerprint and the solution file's SHA-256. A row whose
+    # problem or solution has changed since is stale (not resumed from, not cited).
+    problem_fingerprint: str | None = None
+    solution_sha256: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -75,10 +80,20 @@ def floor_ms(problem: Problem, workload: str, bandwidth: float, gpu_name: str) -
     return max(parts) if parts else None
 
 
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def is_current(row: dict, problem: Problem, path: Path) -> bool:
+    """Whether a table row judged this problem's current definition and this solution file."""
+    return row.get("problem_fingerprint") == problem.fingerprint and row.get("solution_sha256") == file_sha256(path)
+
+
 def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth: float) -> SolutionRow:
     status = verdict.status if isinstance(verdict.status, str) else str(verdict.status)
     row = SolutionRow(problem.number, problem.slug, dsl, str(path), status.lower(), bool(verdict.passed),
-                      message=verdict.message)
+                      message=verdict.message, problem_fingerprint=problem.fingerprint,
+                      solution_sha256=file_sha256(path))
     if verdict.has("speedup_vs_eager"):
         row.speedup_vs_eager = verdict.speedup_vs_eager
     if verdict.has("speedup_span"):
@@ -135,7 +150,7 @@ def verify(suite: Suite, out: Path, device: str = "cuda", dsls: tuple[str, ...] 
     table["rows"] = [r for key, r in previous.items() if key not in chosen]
     for i, (problem, dsl, path) in enumerate(todo, 1):
         key = (problem.slug, dsl)
-        if key in previous and previous[key].get("status") != "infra_error":
+        if key in previous and previous[key].get("status") != "infra_error" and is_current(previous[key], problem, path):
             table["rows"].append(previous[key])
             progress(f"[{i}/{len(todo)}] {problem.number:02d} {dsl}: kept from {out.name}")
             continue

@@ -564,9 +564,8 @@ TEST_CASE("a kernel.py that is not UTF-8, or is a link, is invalid; the judge ne
       // Not UTF-8 by the judge's own check: its message.
       ReplayModel::Call("bash", "printf 'def solve(*x):\\n    return \"\\xff\"\\n' > kernel.py"),
       ReplayModel::Call("submit"),
-      // A UTF-8-encoded surrogate on line 2: the judge's check lets it through, but neither
-      // protobuf nor Python's parser would take it (the judge host would fail on the request,
-      // the attempt would see judge failures and be retried).
+      // A UTF-8-encoded surrogate on line 2: neither protobuf's strings nor Python's parser take
+      // it, and neither does the judge's strict UTF-8 check.
       ReplayModel::Call("bash", "printf '# PASS 3\\nx = \"\\xed\\xa0\\x80\"\\n' > kernel.py"),
       ReplayModel::Call("submit"),
       // A link to a file the shell cannot see but this process can.
@@ -588,8 +587,8 @@ TEST_CASE("a kernel.py that is not UTF-8, or is a link, is invalid; the judge ne
   CHECK(attempt->submissions(0).verdict().message() ==
         "invalid submission: kernel.py is not UTF-8 text (not counted)");
   CHECK(attempt->submissions(0).kernel_bytes() == 30);  // the bytes as submitted
-  CHECK(absl::StrContains(attempt->submissions(1).verdict().message(),
-                          "kernel.py does not parse: line 2: not UTF-8: byte 0xED at offset 14"));
+  CHECK(attempt->submissions(1).verdict().message() ==
+        "invalid submission: kernel.py is not UTF-8 text (not counted)");
   CHECK(absl::StrContains(attempt->submissions(2).verdict().message(),
                           "kernel.py is a symbolic link"));
   // The agent read each refusal as the submit call's result.

@@ -108,6 +108,114 @@ TEST_CASE("TASK.md holds the problem, the reference, the contract, the budget an
   CHECK(conditioned.find("the gain matters", header) != std::string::npos);
 }
 
+// The terms of the published instruction (metakernelbench/template/instruction.md of the
+// published harness), each with the words of ours that state it.
+TEST_CASE("TASK.md states every term of the published instruction, with our mechanics") {
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::CUTEDSL;
+  settings.target = "NVIDIA H200 (sm_90a)";
+  const std::string task = mkb::RenderTask(Problem28(), settings);
+  const std::pair<const char*, const char*> kTerms[] = {
+      {"solve called positionally with make_inputs()'s list",
+       "calls `solve` positionally with exactly the list `make_inputs()` returns"},
+      {"structure, shape, dtype, device", "the same container types, lengths and nesting"},
+      {"kernel.py alone, byte limit, no other files", "must not depend on other files you create"},
+      {"fresh inputs; compile once, launch and recompute every call",
+       "every call must still launch it and recompute every output"},
+      {"specialise on proven invariants only",
+       "Specialise only on facts that hold on every legal draw"},
+      {"cache artifacts, not input-dependent results",
+       "never a numerical result that depends on an input"},
+      {"eager PyTorch for the rest", "eager PyTorch and plain Python for every remaining part"},
+      {"own DSL kernel each call, an output depends on it",
+       "at least one returned output tensor depends on a value that kernel computed or moved"},
+      {"bypassing must not give valid outputs",
+       "bypassing it and returning the eager result must not give the same valid outputs"},
+      {"what does not count",
+       "to route an already valid eager result through a copy, cast or layout change"},
+      {"no DSL contribution scores 0", "is invalid and scores 0"},
+      {"internal algorithm and precision may differ", "an internal algorithm and precision other"},
+      {"no reference / make_inputs, reproducing allowed",
+       "reproduce their logic in kernel.py and copy their constants"},
+      {"no other kernel language or compiler", "torch.compile, torch.jit, Triton and raw CUDA"},
+      {"no library DSL kernels", "kernels taken from a kernel library"},
+      {"no CUDA Graphs", "CUDA Graphs (they remove launch overhead the eager baseline pays)"},
+      {"no seeds, call order, timing phase", "depending on seeds, call order, the timing phase"},
+      {"correctness draws, all must pass", "5 draws, each with fresh inputs from a secret seed"},
+      {"integer outputs exact", "Integer and bool outputs must equal"},
+      {"anchor tolerance", "max|out - anchor| <= 3 * max(max|expected - anchor|"},
+      {"more accurate always passes", "more accurate than `expected` always passes"},
+      {"discrete results: follow the order of operations",
+       "follow the reference's order of operations"},
+      {"timing procedure", "the whole device synchronised and the end event read"},
+      {"warm-up and median", "After 10 warm-up calls, the median over 50 fresh draws"},
+      {"eager baseline under reference numerics", "under the reference numerics (TF32 off"},
+      {"uncapped speedup", "uncapped (1.0x is no ceiling)"},
+      {"re-check on timing draws", "Outputs are checked again on 3 secretly chosen timing draws"},
+      {"passed is not faster", "it does not by itself mean faster"},
+      {"report contents", "the first mismatch (which output, what differs"},
+      {"evaluation time limits", "the whole evaluation 1800 s"},
+      {"counted submissions", "10 counted submissions"},
+      {"not counted when never evaluated", "is returned with the reason and not counted"},
+      {"time budget", "40 minutes of wall-clock"},
+      {"final regrade of the file on disk",
+       "a fresh regrade, with new seeds, of the `kernel.py` left on disk"},
+      {"no bonus for finishing early; keep the best", "keep a copy of the best working version"},
+      {"sandbox without GPU, CPU check",
+       "calling your `solve` on the CPU tensors of the problem's small"},
+      {"kernels in files", "define kernels in .py files, not in heredocs"},
+      {"submission snapshot", "evaluates a snapshot of the current `kernel.py`"},
+      {"same toolchain here and in the judge", "(the same versions here and in the judge)"},
+      {"workflow: first candidate early", "before a quarter of the time has passed"},
+      {"workflow: last five minutes", "In the last five minutes"},
+      {"skill: kernel knowledge only", "It holds kernel knowledge only"},
+      {"skill: concrete evidence", "Every conclusion rests on concrete evidence"},
+      {"skill: no code or narratives", "compilation or debugging narratives, submission mechanics"},
+      {"skill: update as you go", "Update it as you experiment"},
+      {"skill: no heading", "no title or heading"},
+  };
+  for (const auto& [term, words] : kTerms) {
+    INFO(term);
+    CHECK(task.find(words) != std::string::npos);
+  }
+}
+
+TEST_CASE("TASK.md shows scalar inputs as Python numbers, with a fixed value where there is one") {
+  mkb::v1::Problem problem = Problem28();
+  mkb::v1::TensorSpec* scale = problem.add_inputs();
+  scale->set_name("sm_scale");
+  scale->set_dtype(mkb::v1::FLOAT64);
+  scale->set_scalar(true);
+  scale->set_value(0.08838834764831843);
+  mkb::v1::TensorSpec* offset = problem.add_inputs();
+  offset->set_name("offset");
+  offset->set_dtype(mkb::v1::INT64);
+  offset->set_scalar(true);
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::CUTEDSL;
+  const std::string task = mkb::RenderTask(problem, settings);
+  for (const char* expected : {"| `sm_scale` | float | scalar | a Python float, not a tensor; "
+                               "always 0.08838834764831843 |",
+                               "| `offset` | int | scalar | a Python int, not a tensor |",
+                               "scalar inputs (marked in the table) arrive as Python numbers"}) {
+    INFO(expected);
+    CHECK(task.find(expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("TASK.md gives a drawn parameter's range") {
+  mkb::v1::Problem problem = Problem28();
+  for (mkb::v1::Workload& workload : *problem.mutable_workloads()) {
+    if (workload.name() == "full") (*workload.mutable_param_minimums())["num_tokens"] = 1000;
+  }
+  mkb::TaskSettings settings;
+  settings.dsl = mkb::v1::CUTEDSL;
+  settings.workload = "full";
+  const std::string task = mkb::RenderTask(problem, settings);
+  CHECK(task.find("- `num_tokens` = 1000..") != std::string::npos);
+  CHECK(task.find("(drawn: it varies between draws)") != std::string::npos);
+}
+
 TEST_CASE("the scripted model's skills are prose, and name the pitfall it acts on") {
   mkb::ScriptedModel model;
   CHECK_FALSE(model.is_llm());

@@ -45,3 +45,22 @@ TEST_CASE("dtype facts") {
   CHECK(mkb::OtherDsl(mkb::v1::CUTEDSL) == mkb::v1::TIRX);
   CHECK(mkb::OtherDsl(mkb::v1::TIRX) == mkb::v1::CUTEDSL);
 }
+
+TEST_CASE("scalar inputs are Python floats, ints and bools, written as Python writes them") {
+  CHECK(mkb::PythonScalarTypeName(mkb::v1::FLOAT64) == "float");
+  CHECK(mkb::PythonScalarTypeName(mkb::v1::INT64) == "int");
+  CHECK(mkb::PythonScalarTypeName(mkb::v1::BOOL) == "bool");
+  CHECK(mkb::PythonScalarTypeName(mkb::v1::FLOAT32).empty());
+  using mkb::PythonScalarLiteral;
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 0.08838834764831843) == "0.08838834764831843");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 1e-05) == "1e-05");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 0.0001) == "0.0001");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 2.5) == "2.5");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 100000.0) == "100000.0");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 1e16) == "1e+16");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, -1.5e-7) == "-1.5e-07");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 0.0) == "0.0");
+  CHECK(PythonScalarLiteral(mkb::v1::FLOAT64, 10000.5) == "10000.5");
+  CHECK(PythonScalarLiteral(mkb::v1::INT64, 32) == "32");
+  CHECK(PythonScalarLiteral(mkb::v1::BOOL, 1) == "True");
+}

@@ -71,9 +71,36 @@ TEST_CASE("code made at run time runs only where the import system, a code gener
   CHECK(Allowed("exec", Import(), "/w/work/kernel.py"));
   CHECK_FALSE(Allowed("exec", Import(), "/w/work/helper_mod.py"));
   CHECK_FALSE(Allowed("exec", Import(), "/tmp/x.py"));
+  // A DSL toolchain bound read-only under the private /tmp is code, not the workspace.
+  mkb::RuntimePolicyConfig under_tmp = Config();
+  under_tmp.dsl_roots = {"/tmp/mkb-dsl/cutedsl"};
+  CHECK(mkb::DecideAuditEvent(under_tmp, "compile", Import(), "src",
+                              "/tmp/mkb-dsl/cutedsl/cutlass/arith.py").allow);
+  CHECK_FALSE(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/mkb-dsl/cutedsl/x", "w").allow);
+  CHECK(mkb::DecideAuditEvent(under_tmp, "open", Kernel(), "/tmp/scratch", "w").allow);
   CHECK(Allowed("marshal.loads", Import()));
   CHECK_FALSE(Allowed("marshal.loads", Kernel()));
   CHECK_FALSE(Allowed("pickle.find_class", Torch(), "posix", "system"));
+}
+
+TEST_CASE("an installed module may build code while it is imported; nothing else rides on that") {
+  const std::string mp = "/venv/lib/python3.11/site-packages/mpmath/ctx_mp_python.py";
+  const std::string typing = "/py/lib/python3.11/typing.py";
+  // mpmath's module body calls a helper of its own that execs the operators it builds.
+  mkb::AuditCaller building{mp, "binary_op", mp, {mp, mp}};
+  CHECK(Allowed("exec", building, "<string>"));
+  CHECK(Allowed("exec", {typing, "f", mp, {typing, mp, mp}}, "<string>"));  // through the stdlib
+  // The same helper called after the import (no module body under it): refused.
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp}, "<string>"));
+  // kernel.py's own import, a kernel frame anywhere in the chain, code made at run time in it,
+  // a module of the workspace: refused.
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec", {"/w/work/kernel.py", "<module>", "/w/work/kernel.py",
+                                {"/w/work/kernel.py"}}, "<string>"));
+  CHECK_FALSE(Allowed("exec", {mp, "binary_op", mp, {mp, "<string>", mp}}, "<string>"));
+  CHECK_FALSE(Allowed("compile", {"/w/work/lib.py", "f", "/w/work/lib.py", {"/w/work/lib.py"}},
+                      "src", "<string>"));
+  CHECK_FALSE(Allowed("exec", {"/tmp/m.py", "f", "/tmp/m.py", {"/tmp/m.py"}}, "<string>"));
 }
 
 TEST_CASE("frames and the collector: only for named readers and the DSL's own code") {
@@ -81,12 +108,17 @@ TEST_CASE("frames and the collector: only for named readers and the DSL's own co
   CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "tb_frame"));
   CHECK_FALSE(Allowed("object.__getattr__", Torch(), "", "gi_frame"));
   CHECK(Allowed("object.__getattr__", Torch(), "", "__code__"));  // a code object: no frame
+  CHECK(Allowed("object.__getattr__", Torch(), "", "__defaults__"));  // values, no frame
+  CHECK(Allowed("object.__getattr__", Kernel(), "", "__kwdefaults__"));
+  CHECK_FALSE(Allowed("object.__getattr__", Kernel(), "", "f_back"));
   CHECK_FALSE(Allowed("gc.get_objects", Kernel()));
   CHECK_FALSE(Allowed("sys._getframe", Torch()));
   CHECK_FALSE(Allowed("sys._getframe", Stdlib("inspect.py", Kernel())));  // hands frames back
   CHECK(Allowed("sys._getframe", Stdlib("inspect.py", Dsl())));          // the DSL asked
   CHECK(Allowed("sys._getframe", Stdlib("collections/__init__.py", Kernel())));
   CHECK(Allowed("sys._getframe", Stdlib("warnings.py", Kernel())));
+  const std::string te = "/venv/lib/python3.11/site-packages/typing_extensions.py";
+  CHECK(Allowed("sys._getframe", {te, "_caller", te}));  // typing's backport, as typing
   CHECK(Allowed("object.__getattr__", {"/src/metakernelbench/judge/worker.py", "format_error",
                                        "/src/metakernelbench/judge/worker.py"}));
 }

@@ -134,7 +134,7 @@ TEST_CASE("malformed problem.textproto gives one line with file:line") {
           std::string::npos);
   }
   SECTION("a validation error points at the line of the field") {
-    const std::string text = Replace(original, "min_bytes: 76288", "min_bytes: -1");
+    const std::string text = Replace(original, "min_bytes: 917504", "min_bytes: -1");
     ScratchSuite suite(text);
     auto loaded = mkb::Suite::Load(suite.root());
     REQUIRE_FALSE(loaded.ok());

@@ -16,7 +16,7 @@ namespace {
 
 // Whether protobuf parses an EvaluationRequest whose kernel_source holds `bytes`.
 bool ProtobufAccepts(const std::string& bytes) {
-  std::string wire = "\x12";  // field 2 (kernel_source), length-delimited
+  std::string wire = "\x0a";  // field 1 (problem_dir, a string), length-delimited
   size_t n = bytes.size();
   do {
     wire += static_cast<char>((n & 0x7f) | (n > 0x7f ? 0x80 : 0));

@@ -1,6 +1,7 @@
 #include "libmkb/model/validation.h"
 
 #include <catch2/catch_test_macros.hpp>
+#include <limits>
 #include <string>
 
 #include "google/protobuf/text_format.h"
@@ -88,9 +89,81 @@ TEST_CASE("problem errors name the offending field") {
     problem.set_fingerprint("abc");
     CHECK(FieldPath(mkb::ValidateProblem(problem)) == "fingerprint");
   }
+  SECTION("a varying parameter's minimum lies within its range") {
+    (*problem.mutable_workloads(0)->mutable_param_minimums())["n"] = 512;
+    CHECK(mkb::ValidateProblem(problem).ok());
+    (*problem.mutable_workloads(0)->mutable_param_minimums())["n"] = 2048;
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "workloads[0].param_minimums[\"n\"]");
+    problem.mutable_workloads(0)->mutable_param_minimums()->clear();
+    (*problem.mutable_workloads(0)->mutable_param_minimums())["m"] = 1;
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "workloads[0].param_minimums[\"m\"]");
+  }
   SECTION("in_place is for inputs") {
     problem.mutable_outputs(0)->set_in_place(true);
     CHECK(FieldPath(mkb::ValidateProblem(problem)) == "outputs[0].in_place");
+  }
+}
+
+TEST_CASE("scalar inputs: a Python number, no tensor fields") {
+  auto problem = ValidProblem();
+  mkb::v1::TensorSpec* scale = problem.add_inputs();
+  scale->set_name("sm_scale");
+  scale->set_dtype(mkb::v1::FLOAT64);
+  scale->set_scalar(true);
+  scale->set_value(0.125);
+  CHECK(mkb::ValidateProblem(problem).ok());
+
+  SECTION("an int and a bool scalar, fixed or drawn") {
+    mkb::v1::TensorSpec* offset = problem.add_inputs();
+    offset->set_name("offset");
+    offset->set_dtype(mkb::v1::INT64);
+    offset->set_scalar(true);
+    offset->set_value(32);
+    mkb::v1::TensorSpec* flag = problem.add_inputs();
+    flag->set_name("flag");
+    flag->set_dtype(mkb::v1::BOOL);
+    flag->set_scalar(true);
+    CHECK(mkb::ValidateProblem(problem).ok());
+  }
+  SECTION("a scalar has no shape") {
+    scale->add_shape("n");
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].shape");
+  }
+  SECTION("a scalar's dtype is a Python type's") {
+    scale->set_dtype(mkb::v1::FLOAT32);
+    auto status = mkb::ValidateProblem(problem);
+    CHECK(FieldPath(status) == "inputs[1].dtype");
+    CHECK(status.message().find("FLOAT64 (a Python float)") != std::string::npos);
+  }
+  SECTION("a scalar is not updated in place") {
+    scale->set_in_place(true);
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].in_place");
+  }
+  SECTION("exact is for tensor outputs") {
+    scale->set_exact(true);
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].exact");
+  }
+  SECTION("an INT64 value is integral") {
+    scale->set_dtype(mkb::v1::INT64);
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].value");
+  }
+  SECTION("a BOOL value is 0 or 1") {
+    scale->set_dtype(mkb::v1::BOOL);
+    scale->set_value(2);
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].value");
+  }
+  SECTION("a value must be finite") {
+    scale->set_value(std::numeric_limits<double>::infinity());
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].value");
+  }
+  SECTION("a value belongs to a scalar") {
+    scale->set_scalar(false);
+    scale->add_shape("n");
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "inputs[1].value");
+  }
+  SECTION("outputs are tensors") {
+    problem.mutable_outputs(0)->set_scalar(true);
+    CHECK(FieldPath(mkb::ValidateProblem(problem)) == "outputs[0].scalar");
   }
 }
 

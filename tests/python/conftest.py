@@ -40,6 +40,71 @@ def scratch_suite(tmp_path):
     return root
 
 
+SCALAR_PROBLEM_TEXTPROTO = """\
+# proto-file: proto/mkb/v1/problem.proto
+# proto-message: mkb.v1.Problem
+slug: "scaled_add_scalars_bf16"
+number: 90
+family: MLP_NORM
+title: "A scaled add whose scale, offset and sign are Python scalars (test problem)"
+description: "out = ((x * alpha + y) * (-1 if negate else 1) + offset) in float32, rounded to bf16."
+provenance { source: "custom" model: "none" license: "Apache-2.0 (test)" }
+inputs { name: "x" dtype: BFLOAT16 shape: "n" }
+inputs { name: "y" dtype: BFLOAT16 shape: "n" }
+inputs { name: "alpha" dtype: FLOAT64 scalar: true value: 0.5 description: "the scale" }
+inputs { name: "offset" dtype: INT64 scalar: true description: "0..3, drawn" }
+inputs { name: "negate" dtype: BOOL scalar: true }
+outputs { name: "out" dtype: BFLOAT16 shape: "n" }
+output_container: SINGLE_TENSOR
+workloads {
+  name: "full"
+  description: "n = 4096"
+  params { key: "n" value: 4096 }
+  roofline { flops: 12288 min_bytes: 24576 derivation: "3 flops and 6 bytes per element" }
+  peak_memory_bytes: 200000
+}
+workloads {
+  name: "small"
+  description: "n = 64"
+  params { key: "n" value: 64 }
+  roofline { flops: 192 min_bytes: 384 derivation: "3 flops and 6 bytes per element" }
+  peak_memory_bytes: 4096
+}
+"""
+
+SCALAR_PROBLEM_REFERENCE = """\
+import torch
+
+SIZES = {"full": 4096, "small": 64}
+
+
+def reference(x, y, alpha, offset, negate):
+    compute = torch.promote_types(x.dtype, torch.float32)
+    out = (x.to(compute) * alpha + y.to(compute)) * (-1.0 if negate else 1.0) + offset
+    return out.to(x.dtype)
+
+
+def make_inputs(workload="full", device="cpu"):
+    n = SIZES[workload]
+    x = torch.randn(n, device=device).to(torch.bfloat16)
+    y = torch.randn(n, device=device).to(torch.bfloat16)
+    offset = int(torch.randint(0, 4, (), device=device))
+    negate = bool(torch.randint(0, 2, (), device=device))
+    return [x, y, 0.5, offset, negate]
+"""
+
+
+@pytest.fixture
+def scalar_suite(tmp_path):
+    """A one-problem suite (number 90) whose inputs include a fixed float, a drawn int and a drawn
+    bool scalar."""
+    folder = tmp_path / "scalars" / "mlp_norm" / "90_scaled_add_scalars_bf16"
+    folder.mkdir(parents=True)
+    (folder / "problem.textproto").write_text(SCALAR_PROBLEM_TEXTPROTO)
+    (folder / "reference.py").write_text(SCALAR_PROBLEM_REFERENCE)
+    return tmp_path / "scalars"
+
+
 @pytest.fixture
 def mkb_cli():
     """Runs `mkb ARGS` in-process; returns (exit code, stdout, stderr)."""

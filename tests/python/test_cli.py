@@ -20,7 +20,7 @@ def test_problems_list_json_has_families_and_roofline():
     assert {2, 25, 28} <= set(by_number)
     assert by_number[28]["family"] == "mlp_norm"
     assert by_number[28]["workloads"]["full"]["flops"] == 297144320
-    assert by_number[25]["workloads"]["full"]["min_bytes"] == 536887296
+    assert by_number[25]["workloads"]["full"]["min_bytes"] == 67112960
 
 
 def test_problems_list_filters_by_family():
@@ -118,6 +118,9 @@ def test_every_json_output_is_strict_json(tmp_path):
     store = _store_with_undefined_numbers(tmp_path)
     kernel = repo / "tests" / "adversarial" / "kernels" / "honest_rmsnorm.py"
     solution = next(repo.glob("problems/mlp_norm/28_*/solutions/tirx.py"))
+    checkout = tmp_path / "checkout"
+    (checkout / "problems" / "mlp_norm").mkdir(parents=True)
+    (checkout / "problems" / "mlp_norm" / "36_rmsnorm_fake_bf16.py").write_text("def reference(x):\n    return x\n")
     # One invocation per --json command, with the exit status it should end with.
     invocations = {
         ("problems", "list"): (["problems", "list", "--json"], 0),
@@ -130,6 +133,8 @@ def test_every_json_output_is_strict_json(tmp_path):
         ("check",): (["check", str(solution), "--dsl", "tirx", "-p", "28", "--arch", "sm_90a", "--json"], 0),
         ("dsl", "info"): (["dsl", "info", "--json"], 0),
         ("suite", "validate"): (["suite", "validate", "-p", "28", "--json"], 0),
+        # A published file without make_inputs(): one row that says so, exit status 1.
+        ("suite", "compare-upstream"): (["suite", "compare-upstream", str(checkout), "--json"], 1),
         ("suite", "verify-solutions"): (
             [
                 "suite",
@@ -294,7 +299,7 @@ def _early_breaks(args):
 def test_rich_markup_never_eats_text():
     code, out, _ = run("problems", "show", "28")
     assert code == 0
-    assert "[num_tokens, 4096]" in out and "[4096]" in out
+    assert "[num_tokens, hidden]" in out and "[hidden]" in out and "[14509, 4096]" in out
 
 
 def test_names_are_legible_in_80_columns(tmp_path):

@@ -155,3 +155,52 @@ def test_type_sample_reports_compile_at_its_line(checked):
 def test_missing_kernel_is_a_diagnostic_not_an_exception(tmp_path):
     diagnostics = hook.check(str(tmp_path / "missing.py"), [], ARCH)
     assert [d["kind"] for d in diagnostics] == ["import"]
+
+
+_PIN_CHILD = r"""
+import json, os, sys
+from metakernelbench import toolchains
+toolchains.activate(json.loads(sys.argv[1]))
+os.environ.pop("CUDA_PATH", None)
+os.environ["CUDA_HOME"] = sys.argv[2]
+from tvm.support import nvcc
+if sys.argv[3] == "pin":
+    from metakernelbench.judge.worker import pin_tvm_cuda_toolkit
+    pin_tvm_cuda_toolkit()
+spawned = []
+sys.addaudithook(lambda event, args: spawned.append(event) if event == "subprocess.Popen" else None)
+found = (nvcc.find_cuda_path(), list(nvcc.get_cuda_version()))
+print(json.dumps({"found": found, "spawned": spawned}))
+"""
+
+
+@needs_tirx
+@pytest.mark.parametrize("mode", ["pin", "unpinned"])
+def test_the_worker_pins_tvms_cuda_toolkit_lookup(tmp_path, mode):
+    """TVM's toolkit lookup runs `which nvcc` / `nvcc --version`, subprocesses the worker's runtime
+    audit refuses (every TIRx solution failed so on the H200): pinned before the audit, it spawns
+    nothing and answers from the toolkit's cuda.h."""
+    home = tmp_path / "cuda"
+    (home / "include").mkdir(parents=True)
+    (home / "include" / "cuda.h").write_text("#pragma once\n#define CUDA_VERSION 12080\n")
+    (home / "bin").mkdir()
+    (home / "bin" / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    (home / "bin" / "nvcc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{home / 'bin'}:{os.environ['PATH']}"}
+    proc = subprocess.run([sys.executable, "-c", _PIN_CHILD, json.dumps(SITES), str(home), mode],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if mode == "pin":
+        assert result == {"found": [str(home), [12, 8]], "spawned": []}
+    else:
+        assert result["spawned"], "without the pin TVM runs nvcc: the test would not see the difference"
+
+
+def test_the_toolkit_version_is_read_from_cuda_h(tmp_path):
+    from metakernelbench.judge.worker import cuda_toolkit_version
+
+    (tmp_path / "include").mkdir()
+    assert cuda_toolkit_version(str(tmp_path)) is None
+    (tmp_path / "include" / "cuda.h").write_text("/* x */\n#define CUDA_VERSION 13000\n")
+    assert cuda_toolkit_version(str(tmp_path)) == (13, 0)

@@ -50,7 +50,10 @@ def _same_tree(source: str) -> None:
     "path", SOLUTIONS + HONEST + sorted(KERNELS.glob("*.py")), ids=lambda p: str(p.relative_to(REPO))
 )
 def test_both_parsers_read_the_kernels_alike(path):
-    source = path.read_text()
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        pytest.skip("not UTF-8 (the judge refuses it before parsing: the adversarial case not_utf8)")
     try:
         _core.python_syntax_dump(source, "cpython")
     except ValueError:

@@ -43,7 +43,7 @@ def test_select_by_family_and_glob(suite):
 def test_roofline_and_workloads(suite):
     p = suite.find(28)
     assert p.workload_names == ["full", "small"]
-    assert p.roofline("full") == {"flops": 297144320.0, "min_bytes": 475439104.0}
+    assert p.roofline("full") == {"flops": 297144320.0, "min_bytes": 356581376.0}
     assert p.workload("full").params["num_tokens"] == 14509
     with pytest.raises(mkb.NotFoundError, match="no workload 'medium'"):
         p.workload("medium")

@@ -30,8 +30,10 @@ def test_a_problem_whose_output_is_always_zero_is_caught(scratch_suite):
     # A reference that (wrongly) returns zeros makes the zeros candidate pass: validate must fail.
     ref = next(scratch_suite.glob("mlp_norm/28_*/reference.py"))
     text = ref.read_text()
-    text = text.replace("return out.to(x.dtype), total.to(residual.dtype)",
-                        "return (out * 0).to(x.dtype), (total * 0).to(residual.dtype)")
+    wrong = text.replace("return (total * inv_rms * weight.to(compute)).to(hidden_states.dtype)",
+                         "return (total * inv_rms * weight.to(compute) * 0).to(hidden_states.dtype)")
+    assert wrong != text
+    text = wrong
     ref.write_text(text)
     code, out, _ = run("--suite", str(scratch_suite), "suite", "validate", "--json", "-p", "28")
     assert code == 1
@@ -42,8 +44,10 @@ def test_a_problem_whose_output_is_always_zero_is_caught(scratch_suite):
 
 def test_metadata_mismatch_is_caught(scratch_suite):
     path = next(scratch_suite.glob("mlp_norm/28_*/problem.textproto"))
-    path.write_text(re.sub(r'outputs \{ name: "residual_out" dtype: BFLOAT16', 'outputs { name: "residual_out" dtype: FLOAT32',
-                           path.read_text()))
+    text = path.read_text()
+    changed = re.sub(r'outputs \{ name: "out" dtype: BFLOAT16', 'outputs { name: "out" dtype: FLOAT32', text)
+    assert changed != text
+    path.write_text(changed)
     code, out, _ = run("--suite", str(scratch_suite), "suite", "validate", "--json", "-p", "28")
     assert code == 1
     assert any(c["name"] == "matches metadata" and not c["ok"] for c in json.loads(out)[0]["checks"])

@@ -37,6 +37,7 @@ constexpr char kNoopPtx[] =
     ".visible .entry mkb_knockout_noop()\n{\n\tret;\n}\n";
 
 struct ThreadState {
+  int runtime_depth = 0;     // inside a CUDA runtime API call
   int dsl_loader_depth = 0;  // inside the DSL's own module loader (marked by the harness)
   int judge_depth = 0;       // the judge's own GPU work
   LaunchOrigin pending_load = LaunchOrigin::kRaw;
@@ -73,6 +74,7 @@ class Monitor {
     resolve(driver, api_.ModuleGetFunction, "cuModuleGetFunction");
     if (!ok) return absl::UnavailableError("libcupti or libcuda lacks an entry point");
     dsl_native_dirs_ = dsl_native_dirs;
+    harness_thread_ = std::this_thread::get_id();
     CUpti_SubscriberHandle& subscriber = subscriber_;
     if (CUptiResult r = api_.Subscribe(&subscriber, &Callback, nullptr); r != CUPTI_SUCCESS) {
       const char* text = "unknown";
@@ -80,8 +82,11 @@ class Monitor {
       return absl::FailedPreconditionError(
           absl::StrCat("CUPTI callbacks are held by another tool: ", text));
     }
-    if (api_.EnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
-      return absl::InternalError("cannot enable CUPTI's driver API callbacks");
+    for (CUpti_CallbackDomain domain :
+         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API}) {
+      if (api_.EnableDomain(1, subscriber, domain) != CUPTI_SUCCESS)
+        return absl::InternalError("cannot enable CUPTI's API callbacks");
+    }
     started_ = true;
     return absl::OkStatus();
   }
@@ -89,9 +94,10 @@ class Monitor {
   absl::Status SetEnabled(bool enabled) {
     absl::MutexLock lock(&mutex_);
     if (!started_ || enabled == enabled_) return absl::OkStatus();
-    if (api_.EnableDomain(enabled ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API) !=
-        CUPTI_SUCCESS) {
-      return absl::InternalError("cannot switch CUPTI's driver API callbacks");
+    for (CUpti_CallbackDomain domain :
+         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API}) {
+      if (api_.EnableDomain(enabled ? 1 : 0, subscriber_, domain) != CUPTI_SUCCESS)
+        return absl::InternalError("cannot switch CUPTI's API callbacks");
     }
     enabled_ = enabled;
     return absl::OkStatus();
@@ -149,7 +155,12 @@ class Monitor {
     const bool enter = cb->callbackSite == CUPTI_API_ENTER;
     // Launches are counted where they reach the driver, the runtime's too (CuTe DSL launches
     // through cudaLaunchKernelExC, ATen through cudaLaunchKernel): the driver callback's
-    // function handle says whose module it is.
+    // function handle says whose module it is. The runtime's own calls are tracked only to know
+    // that a launch came through it.
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      t_state.runtime_depth += cb->callbackSite == CUPTI_API_ENTER ? 1 : -1;
+      return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     switch (id) {
       case CUPTI_DRIVER_TRACE_CBID_cuModuleLoad:
@@ -320,6 +331,10 @@ class Monitor {
         origin = it->second;
         auto ev = evidence_.find(it->first);
         if (ev != evidence_.end()) evidence = ev->second;
+      } else if (t_state.runtime_depth > 0) {
+        // A kernel the CUDA runtime launches from its own registrations (a library's fatbin,
+        // e.g. ATen's, loaded through paths CUPTI does not report): a library's.
+        origin = LaunchOrigin::kLibrary;
       } else {
         evidence = "a function of no module the monitor saw loaded";
       }
@@ -337,7 +352,12 @@ class Monitor {
     if (correlations_.size() > 200000) correlations_.clear();
     correlations_[correlation] = origin;
     if (!in_call_.load()) {
-      if (origin != LaunchOrigin::kJudge && t_state.judge_depth == 0) ++background_;
+      // Between calls the harness's thread does the judge's own GPU work (snapshots, the L2
+      // flush); a launch from any other thread then is the kernel's, in the background.
+      if (origin != LaunchOrigin::kJudge && t_state.judge_depth == 0 &&
+          std::this_thread::get_id() != harness_thread_) {
+        ++background_;
+      }
       return false;
     }
     if (graph) counts_.set_graph(counts_.graph() + 1);
@@ -417,6 +437,7 @@ class Monitor {
   bool knockout_ ABSL_GUARDED_BY(mutex_) = false;
   int64_t background_ ABSL_GUARDED_BY(mutex_) = 0;
   std::atomic<bool> in_call_{false};
+  std::thread::id harness_thread_;  // the thread that started the monitor (the worker's harness)
   CUfunction noop_ = nullptr;
 };
 

@@ -27,7 +27,8 @@ const char* LaunchOriginName(LaunchOrigin origin);
 // solve on the harness's thread.
 class LaunchMonitor {
  public:
-  // Subscribes to CUPTI's callbacks (the one subscriber a process may have) the first time.
+  // Subscribes to CUPTI's callbacks (the one subscriber a process may have) the first time; the
+  // calling thread is the harness's (its launches between calls are the judge's own).
   // `cupti_dirs` as for CuptiActivitySource; `dsl_native_dirs`: directories whose shared
   // libraries are the DSL's own runtime (their module loads are the DSL's).
   // FailedPreconditionError when another tool holds CUPTI's callbacks.
@@ -49,7 +50,7 @@ class LaunchMonitor {
   // again. While off, EndCall's counts say monitored = false.
   absl::Status SetEnabled(bool enabled);
 
-  // Launches outside any call by code that is not the judge's, since Start.
+  // Launches outside any call from threads other than the harness's, since Start.
   int64_t background_launches() const;
 
   // Sets each record's origin from the launch it came from (its correlation id).

@@ -1,41 +1,33 @@
-"""vLLM's copy_blocks: after beam search or prefix forking, the scheduler asks for physical KV
-blocks to be duplicated (copy-on-write). Every (src, dst) pair of block_mapping copies block src
-to block dst, in the key and the value cache of every layer. The caches hold FP8 values stored
-as uint8, so the copy is byte-exact."""
+"""vLLM's block copy between two paged KV caches (swap_blocks, as its kernel test poses it): a
+list of (source block, destination block) pairs is applied to the key cache and the value cache
+alike, copying whole blocks of bytes from the source caches into the destination caches.
+Returns the two updated destination caches."""
 
 import torch
 
 WORKLOADS = {
-    # 8 layers of a 4,096-block pool (block 16 tokens x 8 KV heads x head 128), 1,024 pairs.
-    "full": {"num_layers": 8, "num_blocks": 4096, "block_size": 16, "num_kv_heads": 8,
-             "head_dim": 128, "num_pairs": 1024},
-    "small": {"num_layers": 2, "num_blocks": 64, "block_size": 4, "num_kv_heads": 2,
-              "head_dim": 16, "num_pairs": 12},
+    # 1,024 blocks of 32 slots x 8 heads x 256 bytes per cache (64 MiB each); 256 pairs.
+    "full": {"num_blocks": 1024, "block_size": 32, "num_heads": 8, "head_dim": 256, "num_pairs": 256},
+    "small": {"num_blocks": 16, "block_size": 4, "num_heads": 2, "head_dim": 16, "num_pairs": 4},
 }
 
 
-def reference(kv_cache: torch.Tensor, block_mapping: torch.Tensor):
-    # kv_cache: [layers, 2 (key, value), blocks, block_size, kv_heads, head_dim] uint8, updated
-    # in place. block_mapping: [pairs, 2] int64 of (src, dst); destinations are distinct and
-    # never a source, so the pairs may be copied in any order.
-    src = block_mapping[:, 0]
-    dst = block_mapping[:, 1]
-    kv_cache[:, :, dst] = kv_cache[:, :, src]
-    return kv_cache
+@torch.no_grad()
+def reference(src_k, src_v, dst_k, dst_v, block_mapping):
+    # src_*, dst_*: [blocks, block_size, heads, head_dim] uint8; block_mapping: [pairs, 2] int64
+    # (source, destination). dst_k and dst_v are updated in place and returned.
+    sources, destinations = block_mapping[:, 0], block_mapping[:, 1]
+    dst_k[destinations] = src_k[sources]
+    dst_v[destinations] = src_v[sources]
+    return dst_k, dst_v
 
 
 def make_inputs(workload: str = "full", device: str = "cpu"):
     p = WORKLOADS[workload]
-    shape = (p["num_layers"], 2, p["num_blocks"], p["block_size"], p["num_kv_heads"], p["head_dim"])
-    # Every byte pattern is a valid FP8 e4m3 code except NaN's; draw the codes of N(0, 1) values.
-    values = torch.randn(shape, device=device, dtype=torch.float32).clamp_(-448, 448)
-    kv_cache = values.to(torch.float8_e4m3fn).view(torch.uint8)
-    # Sources and destinations: disjoint random blocks; a few sources repeat (a block forked
-    # into several beams), which a kernel must handle.
-    n = p["num_pairs"]
-    perm = torch.randperm(p["num_blocks"], device=device)
-    dst = perm[:n]
-    distinct_src = perm[n : n + (3 * n) // 4]
-    src = distinct_src[torch.randint(0, distinct_src.numel(), (n,), device=device)]
-    block_mapping = torch.stack([src, dst], dim=1).to(torch.int64)
-    return [kv_cache, block_mapping]
+    shape = (p["num_blocks"], p["block_size"], p["num_heads"], p["head_dim"])
+    src_k, src_v, dst_k, dst_v = (torch.randint(0, 256, shape, device=device, dtype=torch.uint8) for _ in range(4))
+    # Sources and destinations: 2 x num_pairs distinct block ids, the first half copied onto the
+    # second (each destination written once, no destination is also a source).
+    chosen = torch.randperm(p["num_blocks"], device=device)[: 2 * p["num_pairs"]]
+    block_mapping = torch.stack((chosen[: p["num_pairs"]], chosen[p["num_pairs"] :]), dim=1)
+    return [src_k, src_v, dst_k, dst_v, block_mapping]

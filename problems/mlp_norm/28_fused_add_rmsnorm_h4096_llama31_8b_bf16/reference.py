@@ -1,6 +1,6 @@
-"""Fused residual add + RMSNorm of Llama-3.1-8B (hidden size 4096), as FlashInfer's
-fused_add_rmsnorm computes it: the sum is formed in float32, stored as the new residual, and
-normalised from the unrounded float32 sum."""
+"""Fused residual add + RMSNorm of Llama-3.1-8B (hidden size 4096), as the FlashInfer-Trace
+definition fused_add_rmsnorm_h4096 states it: the sub-layer output and the residual are added in
+float32 and the unrounded sum is normalised; the normalised, weighted sum is returned in bf16."""
 
 import torch
 
@@ -8,25 +8,24 @@ HIDDEN = 4096
 EPS = 1e-5  # rms_norm_eps of Llama-3.1-8B
 
 WORKLOADS = {
-    "full": {"num_tokens": 14509, "hidden": HIDDEN},
-    "small": {"num_tokens": 37, "hidden": 256},
+    "full": {"num_tokens": 14509, "hidden": HIDDEN},  # the captured prefill batch
+    "small": {"num_tokens": 37, "hidden": HIDDEN},
 }
 
 
-def reference(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor):
-    compute = torch.promote_types(x.dtype, torch.float32)
-    total = x.to(compute) + residual.to(compute)
+@torch.no_grad()
+def reference(hidden_states: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    compute = torch.promote_types(hidden_states.dtype, torch.float32)
+    total = hidden_states.to(compute) + residual.to(compute)
     inv_rms = torch.rsqrt(total.pow(2).mean(dim=-1, keepdim=True) + EPS)
-    out = total * inv_rms * weight.to(compute)
-    return out.to(x.dtype), total.to(residual.dtype)
+    return (total * inv_rms * weight.to(compute)).to(hidden_states.dtype)
 
 
 def make_inputs(workload: str = "full", device: str = "cpu"):
     p = WORKLOADS[workload]
     t, h = p["num_tokens"], p["hidden"]
-    # Decoder-layer activations: the attention / MLP output is O(1); the residual stream has
-    # grown several times larger by the middle layers. The norm weight is learned around 1.
-    x = torch.randn(t, h, device=device, dtype=torch.float32).to(torch.bfloat16)
-    residual = (4.0 * torch.randn(t, h, device=device, dtype=torch.float32)).to(torch.bfloat16)
-    weight = (1.0 + 0.25 * torch.randn(h, device=device, dtype=torch.float32)).to(torch.bfloat16)
-    return [x, residual, weight]
+    hidden_states = torch.randn(t, h, device=device).to(torch.bfloat16)
+    residual = torch.randn(t, h, device=device).to(torch.bfloat16)
+    # The norm weight near the trained regime: 1 + 0.1 N(0, 1), drawn in float32.
+    weight = (1.0 + 0.1 * torch.randn(h, device=device, dtype=torch.float32)).to(torch.bfloat16)
+    return [hidden_states, residual, weight]

@@ -18,27 +18,20 @@ WORKLOADS = {
 }
 
 
+@torch.no_grad()
 def reference(hidden_states: torch.Tensor, weight: torch.Tensor):
     # hidden_states: [batch_size, 128]; weight: [128].
     compute = torch.promote_types(hidden_states.dtype, torch.float32)
     x = hidden_states.to(compute)
     inv_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + EPS)
-    out = x * inv_rms
-    out.mul_(weight.to(compute))
-    return out.to(hidden_states.dtype)
+    return (x * inv_rms * weight.to(compute)).to(hidden_states.dtype)
 
 
 def make_inputs(workload: str = "full", device: str = "cpu"):
     p = WORKLOADS[workload]
     rows, h = p["batch_size"], p["hidden"]
-    bf16 = torch.bfloat16
-    # Pre-norm query / key heads: O(1) values whose scale differs from head to head and token
-    # to token (log-normal row scales over ~3 decades) and from channel to channel (the
-    # rotary-frequency channels of keys carry more energy).
-    row_scale = torch.exp(1.2 * torch.randn(rows, 1, device=device, dtype=torch.float32))
-    channel_scale = torch.exp(0.5 * torch.randn(h, device=device, dtype=torch.float32))
-    x = torch.randn(rows, h, device=device, dtype=bf16)
-    x.mul_((row_scale * channel_scale).to(bf16))
-    # Learned norm gains around 1.
-    weight = (1.0 + 0.25 * torch.randn(h, device=device, dtype=torch.float32)).to(bf16)
-    return [x, weight]
+    # As the published definition draws them: standard-normal rows, and the norm weight near the
+    # trained regime, 1 + 0.1 N(0, 1) drawn in float32.
+    hidden_states = torch.randn(rows, h, device=device).to(torch.bfloat16)
+    weight = (1.0 + 0.1 * torch.randn(h, device=device, dtype=torch.float32)).to(torch.bfloat16)
+    return [hidden_states, weight]

@@ -1,66 +1,58 @@
-"""Backward pass of Jamba's token embedding followed by the first layer's input RMSNorm
-(vocabulary 65,536, hidden 4096, eps 1e-6), as a training step computes it.
+"""Backward pass of Jamba's token embedding followed by layer 0's input RMSNorm (vocabulary
+65,536, hidden 4096), posed as SOL-ExecBench's recipe poses it: from the gradient of the norm's
+output and what the forward pass saved (the float32 embedding rows the norm received and their
+per-row rstd), produce the dense embedding-table gradient — every token's input gradient
+scatter-added into the row of its id — and the norm weight's gradient.
 
-Forward: e = embed_weight[input_ids] is the residual stream entering layer 0 and
-y = norm_weight * e / sqrt(mean(e^2) + eps) is the input of its mixer. Backward, per token:
-    n       = e * rstd,                    rstd = 1 / sqrt(mean(e^2) + eps)
-    g       = grad_out * norm_weight
-    grad_e  = rstd * (g - n * mean(g * n)) + grad_residual
-then grad_embed[v] = sum of grad_e over the tokens with id v (a dense [vocab, hidden] gradient,
-zero for ids that do not occur) and grad_norm_weight = sum over tokens of grad_out * n.
-Computed in float32 and rounded to bf16 once."""
-
-import math
+Per token, with g = grad_output, n = hidden_states_fp32 * rstd:
+    grad_h           = rstd * (g * w - n * mean(g * w * n))           (mean over hidden)
+    grad_embedding   = zeros[vocab, hidden], grad_h added into row id of each token
+    grad_norm_weight = sum over tokens of g * n
+Computed in promote_types(dtype, float32) and rounded to grad_output's dtype once. Every id
+receives its gradient (the published reference does not skip a padding index)."""
 
 import torch
 
-VOCAB = 65536
+VOCAB = 65536  # Jamba's vocab_size: a constant of the problem (no input has it in its shape)
 HIDDEN = 4096
-EPS = 1e-6  # rms_norm_eps of Jamba
 
 WORKLOADS = {
-    "full": {"num_tokens": 16384, "vocab_size": VOCAB, "hidden": HIDDEN},
-    "small": {"num_tokens": 96, "vocab_size": 512, "hidden": 128},
+    # 64 sequences x 256 tokens, vocabulary 65,536 x hidden 4096 (the published recipe's axes).
+    "full": {"batch": 64, "seq_len": 256, "vocab_size": VOCAB, "hidden": HIDDEN},
+    "small": {"batch": 4, "seq_len": 24, "vocab_size": VOCAB, "hidden": 128},
 }
 
 
-def reference(input_ids, embed_weight, norm_weight, grad_out, grad_residual):
-    # input_ids: [num_tokens] int64; embed_weight: [vocab_size, hidden]; norm_weight: [hidden];
-    # grad_out (dL/dy), grad_residual (dL/de along the residual stream): [num_tokens, hidden].
-    compute = torch.promote_types(embed_weight.dtype, torch.float32)
-    e = embed_weight[input_ids].to(compute)  # gather the rows, then widen
-    rstd = torch.rsqrt(e.square().mean(dim=-1, keepdim=True) + EPS)
-    n = e.mul_(rstd)  # e is a fresh gathered copy: normalise in place
-    dy = grad_out.to(compute)
-    grad_norm_weight = (dy * n).sum(dim=0)
-    g = dy * norm_weight.to(compute)
-    dot = (g * n).mean(dim=-1, keepdim=True)
-    grad_e = g.sub_(n.mul_(dot)).mul_(rstd).add_(grad_residual.to(compute))
-    del g, n, dy
-    grad_embed = torch.zeros(embed_weight.shape, dtype=compute, device=embed_weight.device)
-    grad_embed.index_put_((input_ids,), grad_e, accumulate=True)
-    return grad_embed.to(embed_weight.dtype), grad_norm_weight.to(norm_weight.dtype)
+def reference(grad_output, input_ids, hidden_states_fp32, rstd, norm_weight):
+    # grad_output: [batch, seq_len, hidden]; input_ids: [batch, seq_len] int64;
+    # hidden_states_fp32: [batch, seq_len, hidden] float32; rstd: [batch, seq_len, 1] float32;
+    # norm_weight: [hidden]. Returns (grad_embedding [vocab, hidden], grad_norm_weight [hidden]).
+    compute = torch.promote_types(grad_output.dtype, torch.float32)
+    hidden = grad_output.shape[-1]
+    g = grad_output.to(compute).reshape(-1, hidden)
+    r = rstd.to(compute).reshape(-1, 1)
+    n = hidden_states_fp32.to(compute).reshape(-1, hidden) * r
+    grad_norm_weight = (g * n).sum(dim=0)
+    gn = g * norm_weight.to(compute)  # g may be the input itself (float64 anchor): never in place
+    dot = (gn * n).mean(dim=-1, keepdim=True)
+    grad_h = gn.sub_(n.mul_(dot)).mul_(r)
+    del n
+    grad_embedding = torch.zeros(VOCAB, hidden, dtype=compute, device=grad_output.device)
+    grad_embedding.index_add_(0, input_ids.reshape(-1), grad_h)
+    return grad_embedding.to(grad_output.dtype), grad_norm_weight.to(grad_output.dtype)
 
 
 def make_inputs(workload: str = "full", device: str = "cpu"):
     p = WORKLOADS[workload]
-    t, v, h = p["num_tokens"], p["vocab_size"], p["hidden"]
-    bf16, f32 = torch.bfloat16, torch.float32
-    # Token ids with a Zipf-like (log-uniform rank) frequency: a handful of ids occur hundreds
-    # of times (the gradient rows that collect many contributions), most occur once or not at
-    # all. Ranks map to ids through a random permutation of 1 .. vocab-1; id 0 is Jamba's
-    # padding index and does not occur.
-    u = torch.rand(t, device=device, dtype=torch.float64)
-    rank = torch.exp(u * math.log(v - 1)).long() - 1
-    id_of_rank = torch.randperm(v - 1, device=device) + 1
-    input_ids = id_of_rank[rank.clamp_(0, v - 2)]
-    # Embedding table at a trained scale (drawn directly in bf16), norm gain around 1.
-    embed_weight = torch.randn(v, h, device=device, dtype=bf16).mul_(0.02)
-    norm_weight = (1.0 + 0.25 * torch.randn(h, device=device, dtype=f32)).to(bf16)
-    # Upstream gradients, varying per token: through the layer-0 mixer (grad_out) and along the
-    # residual stream (grad_residual). The norm's backward scales grad_out by 1 / rms(e) ~ 50, so
-    # grad_residual is drawn ~50x larger to make both paths count.
-    token_scale = torch.exp(0.5 * torch.randn(t, 1, device=device, dtype=f32))
-    grad_out = (1e-2 * token_scale * torch.randn(t, h, device=device, dtype=f32)).to(bf16)
-    grad_residual = (0.4 * token_scale * torch.randn(t, h, device=device, dtype=f32)).to(bf16)
-    return [input_ids, embed_weight, norm_weight, grad_out, grad_residual]
+    b, s, v, h = p["batch"], p["seq_len"], p["vocab_size"], p["hidden"]
+
+    # As the recipe draws them: a unit-normal output gradient (bf16), token ids uniform over the
+    # vocabulary, the norm's float32 input rows unit normal, their rstd from a per-row variance
+    # near 1 drawn independently, and the gain near its trained regime.
+    grad_output = torch.randn(b, s, h, device=device, dtype=torch.bfloat16)
+    input_ids = torch.randint(0, v, (b, s), device=device, dtype=torch.int64)
+    hidden_states_fp32 = torch.randn(b, s, h, device=device, dtype=torch.float32)
+    variance = torch.rand(b, s, 1, device=device, dtype=torch.float32) * 0.5 + 0.75
+    rstd = torch.rsqrt(variance + 1e-6)
+    norm_weight = torch.randn(h, device=device, dtype=torch.bfloat16) * 0.1 + 1.0
+    return [grad_output, input_ids, hidden_states_fp32, rstd, norm_weight]

@@ -6,7 +6,51 @@ import collections.abc
 import metakernelbench._core
 import typing
 import typing_extensions
-__all__: list[str] = ['L2Flusher', 'NvmlSampler', 'Tracer', 'copy_bandwidth', 'device_capsule', 'device_count', 'device_synchronize', 'driver_version', 'ipc_close', 'ipc_export', 'ipc_open']
+__all__: list[str] = ['DeviceBuffer', 'L2Flusher', 'LaunchMonitor', 'NvmlSampler', 'Tracer', 'copy_bandwidth', 'device_capsule', 'device_count', 'device_synchronize', 'driver_version', 'ipc_close', 'ipc_export', 'ipc_open']
+class DeviceBuffer:
+    """
+    Device memory in an allocation of its own: its IPC handle maps nothing else.
+    """
+    def __init__(self, bytes: typing.SupportsInt | typing.SupportsIndex, device: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    def capsule(self) -> typing_extensions.CapsuleType:
+        """
+        A DLPack capsule of uint8[bytes] over the buffer (valid while the buffer lives).
+        """
+    def ipc_handle(self) -> bytes:
+        ...
+    @property
+    def bytes(self) -> int:
+        ...
+    @property
+    def device(self) -> int:
+        ...
+    @property
+    def ptr(self) -> int:
+        ...
+class LaunchMonitor:
+    """
+    CUPTI callbacks attributing every kernel launch to its module's loader (the DSL, a raw driver-API module, the CUDA runtime's libraries, the judge); the knockout.
+    """
+    def __init__(self, cupti_dirs: collections.abc.Sequence[str] = [], dsl_native_dirs: collections.abc.Sequence[str] = []) -> None:
+        ...
+    def begin_call(self, knockout: bool = False) -> None:
+        ...
+    def end_call(self) -> metakernelbench._core.Message:
+        ...
+    def enter_dsl_loader(self) -> None:
+        ...
+    def enter_judge(self) -> None:
+        ...
+    def leave_dsl_loader(self) -> None:
+        ...
+    def leave_judge(self) -> None:
+        ...
+    def set_enabled(self, enabled: bool) -> None:
+        ...
+    @property
+    def background_launches(self) -> int:
+        ...
 class Tracer:
     """
     CUPTI activity tracing of one call at a time (process-wide CUPTI).
@@ -18,8 +62,10 @@ class Tracer:
         """
     def begin(self) -> None:
         ...
-    def end(self) -> metakernelbench._core.Message:
-        ...
+    def end(self, monitor: LaunchMonitor = None) -> metakernelbench._core.Message:
+        """
+        Drains the call's records; with a launch monitor, each record gets its origin.
+        """
 class NvmlSampler:
     """
     SM clock, temperature and throttle reasons of a GPU (NVML).

@@ -109,3 +109,50 @@ def upstream_results(
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {_state.esc(warning)}", highlight=False, soft_wrap=True)
     console.print(f"next: mkb stats {store}   ·   mkb report {store} --out report", highlight=False)
+
+
+@app.command("upstream-problems")
+def upstream_problems(
+    checkout: Path = typer.Argument(..., help="A checkout of the published harness (holds problems/)."),
+    out: Path = typer.Option(..., "--out", "-o", help="The suite folder to write (kept out of git)."),
+    sol_execbench: Path | None = typer.Option(
+        None, "--sol-execbench", help="Your copy of the SOL-ExecBench dataset: L1/L2/Quant.parquet."
+    ),
+    device: str = _state.device_option(),
+    problems: list[int] | None = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
+) -> None:
+    """Import the published harness's problem files, as they are, into a suite folder.
+
+    Every problems/<family>/NN_<slug>.py of the checkout becomes a problem folder: a
+    problem.textproto (number, slug, family, provenance from the file's header comments, input
+    and output specs and in-place updates from draws of its make_inputs(), a roofline estimate,
+    peak memory with the float64 anchors) and a reference.py that is the published file byte
+    for byte plus an adapter (so the fingerprint follows the file). The published files draw on
+    CUDA: import them on a GPU (--device auto or cuda). With --sol-execbench, the SOL-ExecBench
+    recipes are assembled from the dataset as the published harness does, each checked against
+    its SHA-256 (a mismatch is refused). Use the folder with `mkb --suite OUT ...` or MKB_SUITE.
+    Exit status 1 when any file could not be imported."""
+    from .. import load_suite
+    from .. import upstream_problems as up
+
+    device = _state.resolve_device(device)
+    console = _state.console()
+    report = up.import_checkout(
+        checkout, out, sol_execbench=sol_execbench, device=device, numbers=problems,
+        progress=lambda what: console.print(f"[dim]importing {what}[/]", highlight=False),
+    )
+    table = Table(title=f"imported into {report.out}", title_justify="left")
+    for column in ("#", "slug", "drawn on"):
+        table.add_column(column)
+    for number, slug, drawn_on in report.imported:
+        table.add_row(f"{number:02d}", slug, drawn_on)
+    console.print(table)
+    for where, why in report.failed:
+        console.print(f"[red]not imported:[/] {where}: {why}", highlight=False, soft_wrap=True)
+    if report.skipped_recipes:
+        console.print(f"[yellow]note:[/] {report.skipped_recipes} SOL-ExecBench recipes were not assembled: "
+                      "pass --sol-execbench DATASET_DIR (your copy of nvidia/SOL-ExecBench)", highlight=False)
+    if report.imported:
+        load_suite(report.out)  # the folder loads and validates as a suite
+        console.print(f"next: mkb --suite {report.out} problems list", highlight=False)
+    raise typer.Exit(0 if report.ok else 1)

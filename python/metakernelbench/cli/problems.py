@@ -10,6 +10,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from .. import _core
 from . import _state
 
 app = typer.Typer(help="Browse the problem suite.", no_args_is_help=True)
@@ -109,6 +110,13 @@ def show(
         for t in specs:
             notes = ", ".join(x for x in (t.description, "updated in place" if t.in_place else "",
                                           "exact" if t.exact else "") if x)
+            if t.scalar:
+                type_name = _core.python_scalar_type(t.dtype)
+                literal = _core.python_scalar_literal(t.dtype, t.value) if t.value is not None else None
+                fixed = f", always {literal}" if literal is not None else ""
+                notes = ", ".join(x for x in (t.description, f"a Python {type_name}{fixed}") if x)
+                tensors.add_row(*(Text(x) for x in (kind, t.name, type_name, "scalar", notes)))
+                continue
             shape = "[" + ", ".join(t.shape) + "]"
             tensors.add_row(*(Text(x) for x in (kind, t.name, t.dtype, shape, notes)))
     console.print(tensors)

@@ -129,3 +129,51 @@ def verify_solutions(
         console.print(f"written to {out}", highlight=False)
     good = all(r["passed"] and (r["speedup_vs_eager"] or 0) > 1 for r in rows)
     raise typer.Exit(0 if good else 1)
+
+
+@app.command("compare-upstream")
+def compare_upstream(
+    checkout: Path = typer.Argument(..., help="A checkout of the published harness (holds problems/)."),
+    device: str = _state.device_option(),
+    seed: int = typer.Option(0, "--seed", help="The seed of the published draw."),
+    problems: Optional[list[int]] = typer.Option(None, "--problems", "--problem", "-p", help="Only these numbers."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
+) -> None:
+    """Compare our problems with the published files of a checkout, problem for problem.
+
+    For each problem in both (by number): draws the published inputs, runs our reference and the
+    published one on them, and reports whether the signatures match (inputs, scalars, shapes,
+    dtypes, outputs, in-place updates on the full workload) and whether our output passes the
+    judge's correctness rule against the published output and its float64 anchor, and the other
+    way round. The published make_inputs() draw on CUDA: compare on a GPU. Exit status 1 when
+    any problem differs."""
+    from .. import upstream_problems as up
+
+    device = _state.resolve_device(device)
+    console = _state.console()
+    rows = up.compare_checkout(
+        _state.load_suite(), checkout, device=device, seed=seed, numbers=problems,
+        progress=None if as_json else lambda what: console.print(f"[dim]comparing {what}[/]",
+                                                                 highlight=False),
+    )
+    if as_json:
+        _state.print_json([r.to_dict() for r in rows])
+    else:
+        table = Table(title=f"ours vs {checkout} ({device}, seed {seed})", title_justify="left")
+        for column in ("#", "slug", "signature", "ours vs published", "published vs ours", "result"):
+            table.add_column(column)
+
+        def factor(f):
+            return "-" if f is None else ("inf" if f == float("inf") else f"{f:.3g}x")
+
+        for r in rows:
+            signature = r.error or ("match" if not r.signature else "; ".join(r.signature))
+            table.add_row(f"{r.number:02d}", r.slug, signature, factor(r.ours_vs_published),
+                          factor(r.published_vs_ours), "[green]match[/]" if r.matches else "[red]DIFFERS[/]")
+        console.print(table)
+        console.print("Factors: the largest error over the judge's allowance (<= 1 passes), ours judged "
+                      "against the published output and anchor, and the published output against ours.",
+                      soft_wrap=True)
+        if not rows:
+            console.print("[yellow]no problem of the suite is in the checkout[/]")
+    raise typer.Exit(0 if rows and all(r.matches for r in rows) else 1)

@@ -34,6 +34,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() wi
 import torch  # noqa: E402
 
 from .. import _core, _paths, toolchains  # noqa: E402
+from ..suite import correctness_reference_of  # noqa: E402
 from . import values  # noqa: E402
 
 FRAME_MAGIC = b"MKB1"
@@ -206,6 +207,7 @@ def audit_config(kernel_path: str, dsl: str, view: dict, dsl_site_dirs: list[str
     stdlib = _realpaths([cfg["stdlib"], cfg["platstdlib"]])
     return {
         "kernel_path": kernel_path,
+        "workspace": os.path.realpath(work_dir),
         "dsl": dsl,
         "stdlib_roots": stdlib,
         "code_roots": [p for p in view["read_only"] if p not in ("/", "/etc", "/sys")],
@@ -321,9 +323,12 @@ class Evaluation:
         return inputs
 
     def references(self, inputs: list):
+        # The expected outputs and anchors come from correctness_reference where the problem
+        # defines one (the eager baseline times the published `reference`).
+        reference = correctness_reference_of(self.module)
         with StrictNumerics():
-            expected = self.module.reference(*[values.clone(x) for x in inputs])
-            anchor = self.module.reference(*values.upcast(inputs))
+            expected = reference(*[values.clone(x) for x in inputs])
+            anchor = reference(*values.upcast(inputs))
         if self.device == "cuda":
             torch.cuda.synchronize()
         return expected, anchor
@@ -422,7 +427,7 @@ class Evaluation:
         if self.device == "cuda":
             transport = values.CudaTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
-            session.inputs = values.CudaInputArena(torch.cuda.current_device() if torch.cuda.is_initialized() else 0)
+            session.inputs = values.CudaArena(torch.cuda.current_device() if torch.cuda.is_initialized() else 0)
         else:
             transport = values.CpuTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
@@ -488,7 +493,7 @@ class Evaluation:
         finally:
             outcome = supervisor.finish(10.0)
             b.set_process_outcome(outcome)
-            if isinstance(session.inputs, values.CudaInputArena):
+            if isinstance(session.inputs, values.CudaArena):
                 session.inputs.close()
             if isinstance(transport, values.CudaTransport):
                 transport.close()
@@ -569,15 +574,7 @@ class Evaluation:
         segment the copies were packed into."""
         if self.device == "cuda":
             return holder if holder is not None else copies
-        segment, buffer = holder
-        out, offset = [], 0
-        for x in copies:
-            offset = _core.align_tensor_offset(offset)
-            nbytes = x.numel() * x.element_size()
-            view = buffer[offset : offset + nbytes]
-            out.append(view.view(x.dtype).view(x.shape) if nbytes else x)
-            offset += nbytes
-        return out
+        return values.CpuTransport().views(holder, copies)
 
     def _judge_outputs(self, phase, index, expected, anchor, reply, outputs, pristine, worker_inputs, seconds,
                        builder=None) -> bool:

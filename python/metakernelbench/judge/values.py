@@ -1,5 +1,9 @@
 """Tensors and returned structures as the judge's wire format sees them (mkb.v1.ValueNode,
-TensorMeta), and the shared-memory / CUDA-IPC transport of tensor data between processes."""
+TensorMeta), and the shared-memory / CUDA-IPC transport of tensor data between processes.
+
+An input list may also hold Python scalars (a problem's `scalar` inputs: float, int, bool). They
+travel by value in their handle's `scalar` field, never through shared memory, and are opened as
+the same Python type; returned values are tensors only, so a scalar handle among them is refused."""
 
 from __future__ import annotations
 
@@ -25,6 +29,66 @@ NAMES: dict[torch.dtype, str] = {v: k for k, v in DTYPES.items()}
 UPCAST = (torch.float32, torch.float16, torch.bfloat16)
 # Types whose DLPack export is not standard in DLPack 0.6: crossed as uint8 bytes.
 BYTE_VIEW = (torch.float8_e4m3fn, torch.float8_e5m2, torch.bool)
+
+
+# The Python types a scalar input may have, checked with `type(x) in SCALAR_TYPES` (a bool is an
+# int to isinstance; here each is its own), and the ScalarValue field each travels in.
+SCALAR_FIELDS: dict[type, str] = {bool: "bool_value", int: "int_value", float: "float_value"}
+
+
+def is_scalar(x) -> bool:
+    return type(x) in SCALAR_FIELDS
+
+
+def scalar_handle(x) -> dict:
+    """The handle of a scalar input: its value, by value."""
+    if type(x) is int and not -(2**63) <= x < 2**63:
+        raise _core.InvalidArgumentError(f"a scalar input {x} does not fit an int64")
+    return {"scalar": {SCALAR_FIELDS[type(x)]: x}}
+
+
+def _is_scalar_handle(handle) -> bool:
+    return handle.scalar is not None
+
+
+def open_scalar(handle):
+    """The Python value a scalar handle carries, as the same Python type it was sent as."""
+    s = handle.scalar
+    for kind, field in SCALAR_FIELDS.items():
+        value = getattr(s, field)
+        if value is not None:
+            return kind(value)
+    raise _core.InvalidArgumentError("a scalar handle carries no value")
+
+
+def _not_a_value(x) -> _core.InvalidArgumentError:
+    return _core.InvalidArgumentError(
+        f"an input is a {type(x).__module__}.{type(x).__qualname__}: inputs are tensors or Python "
+        "float / int / bool scalars")
+
+
+def _split(items: list) -> tuple[list[torch.Tensor], list[int]]:
+    """The tensors of an input list, and where each sits in it; anything that is neither a tensor
+    nor a Python scalar is refused."""
+    tensors, where = [], []
+    for i, x in enumerate(items):
+        if isinstance(x, torch.Tensor):
+            tensors.append(x)
+            where.append(i)
+        elif not is_scalar(x):
+            raise _not_a_value(x)
+    return tensors, where
+
+
+def _merge(items: list, tensor_handles: list[dict]) -> list[dict]:
+    """Handles in input order: the tensors' as given, scalars by value."""
+    handles = iter(tensor_handles)
+    return [next(handles) if isinstance(x, torch.Tensor) else scalar_handle(x) for x in items]
+
+
+def _refuse_scalars(handles: list, scalars: bool) -> None:
+    if not scalars and any(_is_scalar_handle(h) for h in handles):
+        raise _core.InvalidArgumentError("a returned value's handle carries a scalar: outputs are tensors")
 
 
 def dtype_name(t: torch.Tensor) -> str:
@@ -108,12 +172,22 @@ class CpuTransport:
 
     device = "cpu"
 
-    def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
+    @staticmethod
+    def _offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
+        """Where each tensor's bytes start in the segment, and the segment's size: the layout
+        export() writes and views() reads back."""
         offsets, total = [], 0
         for t in tensors:
             total = _core.align_tensor_offset(total)
             offsets.append(total)
             total += t.numel() * t.element_size()
+        return offsets, total
+
+    def export(self, items: list) -> tuple[list[dict], list[int], object]:
+        """Handles of `items` (tensors and Python scalars) in order, the segment's descriptor, and
+        what keeps the segment alive."""
+        tensors, _ = _split(items)
+        offsets, total = self._offsets(tensors)
         segment = _core.SharedSegment.create(max(total, 1))
         buffer = torch.from_dlpack(segment.capsule())
         handles = []
@@ -122,13 +196,34 @@ class CpuTransport:
             if nbytes:
                 buffer[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
             handles.append({"meta": tensor_meta(t), "segment_offset": offset, "nbytes": nbytes})
-        return handles, [segment.fd], (segment, buffer)
+        return _merge(items, handles), [segment.fd], (segment, buffer)
 
-    def open(self, handles: list, fds: list[int], writable: bool) -> tuple[list[torch.Tensor], object]:
-        if not handles:
+    def views(self, holder, items: list) -> list:
+        """`items` as the receiver left them in the segment export() packed them into: tensors
+        as views of the segment, scalars as they are."""
+        _segment, buffer = holder
+        tensors, where = _split(items)
+        offsets, _ = self._offsets(tensors)
+        out = list(items)
+        for t, i, offset in zip(tensors, where, offsets):
+            nbytes = t.numel() * t.element_size()
+            out[i] = buffer[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t
+        return out
+
+    def open(self, handles: list, fds: list[int], writable: bool,
+             scalars: bool = False) -> tuple[list, object]:
+        """The values of `handles`: tensors mapped from the one segment in `fds`, and (with
+        `scalars`, for inputs) Python scalars carried by value."""
+        try:
+            _refuse_scalars(handles, scalars)
+        except _core.Error:
             for fd in fds:
                 _close(fd)
-            return [], None
+            raise
+        if not any(not _is_scalar_handle(h) for h in handles):
+            for fd in fds:
+                _close(fd)
+            return [open_scalar(h) for h in handles], None
         if len(fds) != 1:
             for fd in fds:
                 _close(fd)
@@ -137,6 +232,9 @@ class CpuTransport:
         buffer = torch.from_dlpack(segment.capsule())
         out = []
         for h in handles:
+            if _is_scalar_handle(h):
+                out.append(open_scalar(h))
+                continue
             meta = h.meta
             dtype = DTYPES[meta.dtype]
             start, nbytes = h.segment_offset, h.nbytes
@@ -147,11 +245,14 @@ class CpuTransport:
         return out, (segment, buffer)
 
 
-class CudaInputArena:
-    """The host's side of CUDA inputs: each call's private copies are packed into device buffers
-    of their own (cudaMalloc, not torch's caching allocator), so that the IPC handle the worker
-    opens maps those copies and nothing else of the host's memory. Buffers are reused while
-    the inputs fit and kept until close() (the worker may still map an older one)."""
+class CudaArena:
+    """CUDA tensors packed into device buffers of their own (cudaMalloc, not torch's caching
+    allocator) and exported by one IPC handle per buffer. The host packs each call's private
+    copies of the inputs into one, so that what the worker maps holds those copies and nothing
+    else of the host's memory; the worker packs a call's outputs into its own (its snapshot of
+    them), so that exporting them costs the same small, steady time on every call. Buffers are
+    reused while the data fits (the other side has read the last call's by the next request)
+    and kept until close() (the other side may still map an older one)."""
 
     device = "cuda"
 
@@ -161,7 +262,10 @@ class CudaInputArena:
         self._buffers = []  # every buffer handed out, newest last
         self._handles = {}
 
-    def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
+    def export(self, items: list) -> tuple[list[dict], list[int], object]:
+        """Handles of `items` (tensors packed into the arena, Python scalars by value) in order,
+        no descriptors, and the items as the other side will see them (arena views, scalars)."""
+        tensors, _ = _split(items)
         offsets, total = [], 0
         for t in tensors:
             total = _core.align_tensor_offset(total)
@@ -170,18 +274,20 @@ class CudaInputArena:
         buffer = self._buffer(max(total, 1))
         raw = torch.from_dlpack(buffer.capsule())
         handle = self._handles[id(buffer)]
-        out = []
+        handles, views = [], []
         for t, offset in zip(tensors, offsets):
             nbytes = t.numel() * t.element_size()
             if nbytes:
                 raw[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
-            out.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
-                        "nbytes": nbytes, "device_index": self._device})
-        views = []
-        for t, offset in zip(tensors, offsets):
-            nbytes = t.numel() * t.element_size()
+            handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
+                            "nbytes": nbytes, "device_index": self._device})
             views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
-        return out, [], views
+        # The other side's stream knows nothing of this one: the copies are done before the
+        # handles leave (and before the host's clock starts on the call).
+        torch.cuda.synchronize(self._device)
+        view_iter = iter(views)
+        worker_view = [next(view_iter) if isinstance(x, torch.Tensor) else x for x in items]
+        return _merge(items, handles), [], worker_view
 
     def _buffer(self, nbytes: int):
         current = self._buffers[-1] if self._buffers else None
@@ -208,7 +314,10 @@ class CudaTransport:
         self._opened: dict[bytes, int] = {}
         self._ranges: dict[int, int] = {}  # base of an opened allocation -> bytes seen in it
 
-    def export(self, tensors: list[torch.Tensor]) -> tuple[list[dict], list[int], object]:
+    def export(self, items: list) -> tuple[list[dict], list[int], object]:
+        """Handles of `items` (tensors and Python scalars) in order, no descriptors, and the
+        exported allocations to keep alive."""
+        tensors, _ = _split(items)
         keep, handles = [], []
         for t in tensors:
             c = t.detach().contiguous()
@@ -221,13 +330,20 @@ class CudaTransport:
             keep.append(c)
             handles.append({"meta": tensor_meta(t), "cuda_ipc_handle": handle, "cuda_offset": offset,
                             "nbytes": nbytes, "device_index": c.device.index or 0})
-        return handles, [], keep
+        return _merge(items, handles), [], keep
 
-    def open(self, handles: list, fds: list[int], writable: bool) -> tuple[list[torch.Tensor], object]:
+    def open(self, handles: list, fds: list[int], writable: bool,
+             scalars: bool = False) -> tuple[list, object]:
+        """The values of `handles`: tensors mapped by IPC handle, and (with `scalars`, for
+        inputs) Python scalars carried by value."""
         for fd in fds:
             _close(fd)
+        _refuse_scalars(handles, scalars)
         out = []
         for h in handles:
+            if _is_scalar_handle(h):
+                out.append(open_scalar(h))
+                continue
             meta = h.meta
             dtype = DTYPES[meta.dtype]
             device = h.device_index

@@ -47,6 +47,9 @@ _DSL_LAZY_IMPORTS = {
                 "cutlass.cutlass_dsl.tvm_ffi_provider"),
     "tirx": ("tvm", "tvm.script", "tvm.support.nvcc", "cuda.bindings.nvrtc"),
 }
+# What torch imports lazily for features a kernel may use (a dispatch mode, torch.library): its
+# compiler stack, whose imports (sympy, mpmath) read frames and build code as they load.
+_TORCH_LAZY_IMPORTS = ("torch._dynamo",)
 
 
 class Worker:
@@ -67,6 +70,7 @@ class Worker:
         self._event = torch.cuda.Event if device == "cuda" else None
         self._monitor = None
         self._tracing = None  # GpuTracing, created at the first strict call
+        self._outputs = None  # CudaArena of the outputs' snapshots (CUDA)
         self.solve = None
         self.kernel_path = ""
         self.versions = []
@@ -121,24 +125,28 @@ class Worker:
 
     # --- LOAD ----------------------------------------------------------------------------------
     def _prepare(self, request) -> dict:
-        """Everything before kernel.py: the DSL imported (with what it imports lazily), its
-        loaders marked, the launch monitor, the runtime audit, and the judge's modules out of
-        sys.modules. The channel's calibration runs after this, in the state the kernel's calls
-        will run in."""
+        """Everything before kernel.py: the launch monitor first (it must see every module this
+        process loads), the DSL imported (with what it imports lazily and loads natively), its
+        entry points marked, the runtime audit, and the judge's modules out of sys.modules. The
+        channel's calibration runs after this, in the state the kernel's calls will run in."""
         dsl = request.dsl
-        root = {"cutedsl": "cutlass", "tirx": "tvm"}.get(dsl)
-        if root is not None and root not in sys.modules:
-            # Not imported by a warm host before the fork: the variant's toolchain now.
-            toolchains.activate(self.options.get("dsl_site_dirs", []))
-        for name in _DSL_LAZY_IMPORTS.get(dsl, ()):
-            _try_import(name)
-        self.versions = _versions()
-        self._mark_dsl_entry_points(dsl)
         if self.device == "cuda":
             try:
                 self._monitor = _core.cuda.LaunchMonitor(cupti_dirs(), list(self.options.get("dsl_roots", [])))
             except _core.Error as error:
-                return {"ok": False, "judge_error": f"launch monitor: {error}", "versions": self.versions}
+                return {"ok": False, "judge_error": f"launch monitor: {error}"}
+        root = {"cutedsl": "cutlass", "tirx": "tvm"}.get(dsl)
+        if root is not None and root not in sys.modules:
+            # Not imported by a warm host before the fork: the variant's toolchain now.
+            toolchains.activate(self.options.get("dsl_site_dirs", []))
+        for name in (*_TORCH_LAZY_IMPORTS, *_DSL_LAZY_IMPORTS.get(dsl, ())):
+            _try_import(name)
+        if dsl == "tirx":
+            pin_tvm_cuda_toolkit()
+            if self.device == "cuda":
+                _preload_nvrtc()
+        self.versions = _versions()
+        self._mark_dsl_entry_points(dsl)
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
         self._dsl = dsl
         _scrub_modules(dsl)
@@ -175,7 +183,9 @@ class Worker:
     # --- CALIBRATE -----------------------------------------------------------------------------
     def _calibrate(self, request, fds) -> dict:
         """A timed call without solve: the same steps, synchronisations, snapshot and export."""
-        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True)
+        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
+        if self._monitor is not None:
+            self._monitor.set_enabled(False)  # as in the parity pass it calibrates
         sync, perf = self._sync, self._perf
         seconds, _ = self._timed(lambda: None, sync, perf)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
@@ -183,7 +193,7 @@ class Worker:
 
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
-        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True)
+        inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         op = request.op
         if self.solve is None:
             return {"ok": False, "error_type": "ProtocolError", "error": "kernel not loaded"}
@@ -278,11 +288,27 @@ class Worker:
                 monitor.leave_judge()
 
     def _export(self, out, seconds: float, keep, race: bool) -> dict:
+        """Snapshots the output leaves (a kernel's later writes to its own buffers do not change
+        what is judged) and exports them. On CUDA the snapshot is a copy into the worker's own
+        arena, exported by one IPC handle that the host maps once: the same copy and no IPC calls
+        on every call, so the channel's cost stays what the calibration measured."""
         leaves = values.leaves(out)
-        snapshot = self._snapshot(out)
-        self._sync()
-        data = [t for t in snapshot if _exportable(t, self.device)]
-        handles, out_fds, holder = self.transport.export(data)
+        data = [t for t in leaves if _exportable(t, self.device)]
+        monitor = self._monitor
+        if monitor is not None:
+            monitor.enter_judge()
+        try:
+            if self.device == "cuda":
+                if self._outputs is None:
+                    self._outputs = values.CudaArena(torch.cuda.current_device())
+                handles, out_fds, holder = self._outputs.export(data)
+                self._sync()
+            else:
+                snapshot = [self._clone(t) for t in data]
+                handles, out_fds, holder = self.transport.export(snapshot)
+        finally:
+            if monitor is not None:
+                monitor.leave_judge()
         handle_iter = iter(handles)
 
         def handle_of(t):
@@ -293,7 +319,7 @@ class Worker:
             return {"meta": values.tensor_meta(t)}
 
         node = values.value_node(out, handle_of)
-        self._held = (out, leaves, snapshot, holder, keep)
+        self._held = (out, leaves, holder, keep)
         return {"ok": True, "output": node, "seconds": seconds, "side_stream_race": race, "_fds": out_fds}
 
     def _gpu_tracing(self):
@@ -415,6 +441,56 @@ def _poison(on: bool) -> None:
     C-level switch avoids torch.use_deterministic_algorithms, which imports torch._inductor.)"""
     torch._C._set_deterministic_fill_uninitialized_memory(True)
     torch._C._set_deterministic_algorithms(on, warn_only=True)
+
+
+def cuda_toolkit_home() -> str:
+    return os.environ.get("CUDA_PATH") or os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+
+
+def cuda_toolkit_version(home: str) -> tuple[int, int] | None:
+    """(major, minor) from the toolkit's own cuda.h (CUDA_VERSION 13000 -> (13, 0)); None when it
+    is not there."""
+    try:
+        with open(os.path.join(home, "include", "cuda.h"), encoding="latin-1") as header:
+            for line in header:
+                parts = line.split()
+                if len(parts) >= 3 and parts[:2] == ["#define", "CUDA_VERSION"] and parts[2].isdigit():
+                    number = int(parts[2])
+                    return number // 1000, number % 1000 // 10
+    except OSError:
+        return None
+    return None
+
+
+def pin_tvm_cuda_toolkit() -> None:
+    """TVM looks for the CUDA toolkit on every compile: `which nvcc` unless CUDA_PATH is set, and
+    `nvcc --version` where the toolkit has no version.txt (CUDA 12 and later have none), both
+    subprocesses the runtime audit refuses whoever asks. Before the audit: CUDA_PATH is set to
+    the toolkit, and TVM's version lookup answers from its cuda.h."""
+    home = cuda_toolkit_home()
+    os.environ["CUDA_PATH"] = home
+    version = cuda_toolkit_version(home)
+    try:
+        from tvm.support import nvcc  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    if version is not None:
+
+        def get_cuda_version(cuda_path=None, _version=version):
+            return _version
+
+        nvcc.get_cuda_version = get_cuda_version
+
+
+def _preload_nvrtc() -> None:
+    """TVM compiles CUDA with NVRTC, which cuda-python loads on first use (a dlopen from its
+    own code): loaded here, before the runtime audit, so that it is the harness's load."""
+    try:
+        from cuda.bindings import nvrtc
+
+        nvrtc.nvrtcVersion()
+    except Exception:
+        pass
 
 
 def _try_import(name: str) -> None:

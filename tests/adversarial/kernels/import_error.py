@@ -4,4 +4,4 @@ import definitely_not_a_real_module  # noqa: F401
 
 
 def solve(x, residual, weight):
-    return torch.zeros_like(x), torch.zeros_like(residual)
+    return torch.zeros_like(x)

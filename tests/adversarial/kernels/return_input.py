@@ -1,3 +1,3 @@
 # Returns its inputs.
 def solve(x, residual, weight):
-    return x, residual
+    return x

@@ -3,4 +3,4 @@ import torch
 
 
 def solve(x, residual, weight):
-    return torch.zeros_like(x), torch.zeros_like(residual)
+    return torch.zeros_like(x)

@@ -7,7 +7,8 @@ Split-K flash decoding in two kernels:
    a lane holds 8 of the 128 dims (one 128-bit load of K and of V per token), so a K/V row is
    read once and serves all 5 query heads (the GQA group). Per token and head the dot product
    is reduced over the 16 lanes with butterfly shuffles; the group keeps an online softmax
-   (running max m, sum l, accumulator over V) in base 2 (logits scaled by sm_scale * log2 e).
+   (running max m, sum l, accumulator over V) in base 2 (logits scaled by sm_scale * log2 e;
+   sm_scale, the call's argument, reaches the kernel as a one-element float32 tensor).
    The 8 group states are merged through shared memory into one partial (m, l, acc) per head.
 2. `_merge_kernel`, grid (batch), 128 threads (one per dim): rescales the SPLITS partials to
    their common max, writes out = acc / l in bf16 and lse = m + log2(l), the base-2 LSE.
@@ -30,7 +31,6 @@ from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
 HEAD_DIM = 128
 LOG2E = 1.4426950408889634
-SM_SCALE_LOG2 = LOG2E / math.sqrt(HEAD_DIM)  # logits in base 2
 SPLITS = 8  # token ranges per sequence (CTAs per sequence)
 THREADS = 128
 LANES = 16  # lanes per token: 16 x 8 dims
@@ -50,10 +50,12 @@ def _partial_kernel(
     mPartAcc: cute.Tensor,  # (batch, SPLITS, heads, 128) f32
     mPartM: cute.Tensor,  # (batch, SPLITS, heads) f32
     mPartL: cute.Tensor,
+    mScale: cute.Tensor,  # (1,) f32: sm_scale * log2(e), logits in base 2
     heads: cutlass.Constexpr[int],
 ):
     tidx, _, _ = cute.arch.thread_idx()
     b, split, _ = cute.arch.block_idx()
+    scale_log2 = mScale[0]
     group = tidx // LANES
     lane = tidx % LANES
 
@@ -97,7 +99,7 @@ def _partial_kernel(
             v = rV[None, u].load().to(Float32)
             for h in cutlass.range_constexpr(heads):
                 s = (rQ[None, h].load() * k).reduce(cute.ReductionOp.ADD, Float32(0.0), 0)
-                s = cute.arch.warp_reduction_sum(s, threads_in_group=LANES) * SM_SCALE_LOG2
+                s = cute.arch.warp_reduction_sum(s, threads_in_group=LANES) * scale_log2
                 s = cutlass.select_(valid, s, Float32(-math.inf))
                 m_new = cute.arch.fmax(rM[h], s)
                 correction = cute.math.exp2(rM[h] - m_new, fastmath=True)
@@ -174,6 +176,7 @@ def _decode(
     mPartAcc: cute.Tensor,
     mPartM: cute.Tensor,
     mPartL: cute.Tensor,
+    mScale: cute.Tensor,
     stream: cuda.CUstream,
 ):
     batch, heads = mQ.shape[0], mQ.shape[1]
@@ -181,7 +184,7 @@ def _decode(
     rows = cute.make_layout((pages, HEAD_DIM), stride=(HEAD_DIM, 1))  # page size 1, 1 KV head
     k = cute.make_tensor(mKCache.iterator, rows)
     v = cute.make_tensor(mVCache.iterator, rows)
-    _partial_kernel(mQ, k, v, mIndptr, mIndices, mPartAcc, mPartM, mPartL, heads).launch(
+    _partial_kernel(mQ, k, v, mIndptr, mIndices, mPartAcc, mPartM, mPartL, mScale, heads).launch(
         grid=(batch, SPLITS, 1), block=(THREADS, 1, 1), stream=stream
     )
     _merge_kernel(mPartAcc, mPartM, mPartL, mOut, mLse, heads).launch(
@@ -210,12 +213,25 @@ def _compile(batch, heads, pages, tokens):
         fake(Float32, (batch, SPLITS, heads, HEAD_DIM), 16),
         fake(Float32, (batch, SPLITS, heads)),
         fake(Float32, (batch, SPLITS, heads)),
+        fake(Float32, (1,)),
         make_fake_stream(use_tvm_ffi_env_stream=True),
         options="--enable-tvm-ffi",
     )
 
 
-def solve(q, k_cache, v_cache, kv_indptr, kv_indices):
+def _scale_tensor(sm_scale, device):
+    # sm_scale * log2(e) on the device, for base-2 logits: built once per (value, device).
+    key = (float(sm_scale), str(device))
+    t = _scales.get(key)
+    if t is None:
+        t = _scales[key] = torch.tensor([float(sm_scale) * LOG2E], dtype=torch.float32, device=device)
+    return t
+
+
+_scales = {}
+
+
+def solve(q, k_cache, v_cache, kv_indptr, kv_indices, sm_scale):
     batch, heads, dim = q.shape
     if dim != HEAD_DIM or k_cache.shape[1] != 1 or k_cache.shape[2] != 1:
         raise ValueError("expects head_dim 128, page size 1 and one KV head")
@@ -232,5 +248,5 @@ def solve(q, k_cache, v_cache, kv_indptr, kv_indices):
     fn, scratch = cached
     out = torch.empty_like(q)
     lse = torch.empty(batch, heads, dtype=torch.float32, device=q.device)
-    fn(q, k_cache, v_cache, kv_indptr, kv_indices, out, lse, *scratch)
+    fn(q, k_cache, v_cache, kv_indptr, kv_indices, out, lse, *scratch, _scale_tensor(sm_scale, q.device))
     return out, lse

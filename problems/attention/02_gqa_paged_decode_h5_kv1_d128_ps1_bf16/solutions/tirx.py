@@ -7,7 +7,8 @@ Split-KV ("flash decoding") in two launches:
    long sequence is spread over many SMs. In a CTA, groups of 16 lanes each own one token at a
    time (8 dims per lane, one 128-bit load of K and of V); a group takes two tokens per step and
    loads both before computing. Each lane keeps the 5 query heads' slices in float32 registers,
-   pre-scaled by sm_scale * log2(e), so the scores are base-2 logits; the dot products are
+   pre-scaled by sm_scale * log2(e) (sm_scale is the call's argument; the kernel is built for
+   its value, which the problem fixes), so the scores are base-2 logits; the dot products are
    reduced inside the group with xor-shuffles and an online softmax (running max, sum, weighted
    V) is kept per group. The 8 groups are combined through shared memory and the CTA writes its
    partial state (max, sum, 128-wide accumulator per head) to a float32 workspace.
@@ -40,10 +41,10 @@ def _target(device):
     return tvm.target.Target({"kind": "cuda", "arch": arch})
 
 
-def _build_partial(batch: int, heads: int, kv_heads: int, dim: int, pages: int):
+def _build_partial(batch: int, heads: int, kv_heads: int, dim: int, pages: int, sm_scale: float):
     group = heads // kv_heads  # query heads per KV head
     dl = dim // LANES  # dims per lane
-    qscale = (1.0 / math.sqrt(dim)) * math.log2(math.e)
+    qscale = sm_scale * math.log2(math.e)
 
     @T.prim_func
     def decode_partial(q_h: T.handle, k_h: T.handle, v_h: T.handle, ip_h: T.handle,
@@ -177,15 +178,15 @@ def _build_merge(batch: int, heads: int, dim: int):
 _CACHE = {}
 
 
-def _kernels(q, k_cache, kv_indices):
+def _kernels(q, k_cache, kv_indices, sm_scale):
     batch, heads, dim = q.shape
     pages, _, kv_heads, _ = k_cache.shape
-    key = (batch, heads, kv_heads, dim, pages, str(q.device))
+    key = (batch, heads, kv_heads, dim, pages, float(sm_scale), str(q.device))
     entry = _CACHE.get(key)
     if entry is None:
         target = _target(q.device)
         partial = tvm.compile(
-            tvm.IRModule({"main": _build_partial(batch, heads, kv_heads, dim, pages)}),
+            tvm.IRModule({"main": _build_partial(batch, heads, kv_heads, dim, pages, float(sm_scale))}),
             target=target, tir_pipeline="tirx")["main"]
         merge = tvm.compile(tvm.IRModule({"main": _build_merge(batch, heads, dim)}),
                             target=target, tir_pipeline="tirx")["main"]
@@ -197,8 +198,8 @@ def _kernels(q, k_cache, kv_indices):
     return entry
 
 
-def solve(q, k_cache, v_cache, kv_indptr, kv_indices):
-    partial, merge, (pm, pl, pa) = _kernels(q, k_cache, kv_indices)
+def solve(q, k_cache, v_cache, kv_indptr, kv_indices, sm_scale):
+    partial, merge, (pm, pl, pa) = _kernels(q, k_cache, kv_indices, sm_scale)
     out = torch.empty_like(q)
     lse = torch.empty(q.shape[:2], dtype=torch.float32, device=q.device)
     partial(q, k_cache, v_cache, kv_indptr, kv_indices, pm, pl, pa)

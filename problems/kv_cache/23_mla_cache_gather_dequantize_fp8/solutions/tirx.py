@@ -1,12 +1,15 @@
-"""vLLM gather_and_maybe_dequant_cache (DeepSeek-V3 MLA, FP8 cache -> bf16 workspace) in TVM TIRx.
+"""vLLM gather_and_maybe_dequant_cache (MLA cache gather, FP8 codes to float32) in TVM TIRx.
 
-One thread per 16 consecutive values of a workspace row (36 threads per 576-wide row). A thread
-finds its cache entry through token_to_seq / cu_seq_lens / seq_starts / block_table (small, cached
-in L1/L2), loads its 16 FP8 codes with one 128-bit load, widens them to float32, multiplies by the
-per-tensor scale, rounds to bf16 and writes 32 bytes with two 128-bit stores. The cache is passed
-as a float8_e4m3fn view of the uint8 tensor (same bytes). Only the gathered entries are read
-(2.4 MB) and the workspace written once (4.7 MB), in a single launch, where eager PyTorch runs a
-chain of index, gather, convert and multiply kernels.
+One kernel, one thread per 16 codes of an output row. Thread (row i, chunk c) finds i's request
+r with an unrolled pass over seq_lens (requests are laid out one after another: r is the number
+of requests that end at or before i), its position p = i - (rows of the requests before r) and
+the slot (block_table[r, p // block_size], p % block_size); it loads 16 FP8 codes with one
+128-bit load, widens them to float32, multiplies by the scale in float32 (as the reference's
+`codes.float() * scale`) and stores four 128-bit float32 vectors. Entries are read once and the
+output written once; the eager reference loops over the requests.
+
+Host side: the row count is sum(seq_lens) (one small device-to-host read); the scale, the call's
+argument, reaches the kernel as a one-element float32 tensor built once per value.
 """
 
 import torch
@@ -14,6 +17,7 @@ import tvm
 from tvm.script import tirx as T
 
 THREADS = 256
+STORE = 4  # float32 lanes per 128-bit store
 
 
 def _target(device):
@@ -22,47 +26,53 @@ def _target(device):
     return tvm.target.Target({"kind": "cuda", "arch": arch})
 
 
-def _build(blocks: int, block_size: int, entry: int, batch: int, max_blocks: int):
-    vec = 16 if entry % 16 == 0 else 8 if entry % 8 == 0 else 2  # FP8 codes per thread
-    half = vec // 2 if vec > 2 else vec  # bf16 lanes per store
-    chunks = entry // vec  # threads per workspace row
+def _build(blocks: int, block_size: int, entry: int, requests: int, table_width: int):
+    vec = 16 if entry % 16 == 0 else 4  # FP8 codes per thread
+    chunks = entry // vec  # threads per output row
 
     @T.prim_func
-    def gather_dequant(src_h: T.handle, bt_h: T.handle, cu_h: T.handle, t2s_h: T.handle,
-                       starts_h: T.handle, scale_h: T.handle, dst_h: T.handle):
-        tokens = T.int32()
+    def gather_dequant(src_h: T.handle, bt_h: T.handle, len_h: T.handle, scale_h: T.handle,
+                       dst_h: T.handle):
+        rows = T.int32()
         S = T.match_buffer(src_h, (blocks, block_size, entry), "float8_e4m3fn")
-        BT = T.match_buffer(bt_h, (batch, max_blocks), "int32")
-        CU = T.match_buffer(cu_h, (batch + 1,), "int32")
-        T2S = T.match_buffer(t2s_h, (tokens,), "int32")
-        ST = T.match_buffer(starts_h, (batch,), "int32")
+        BT = T.match_buffer(bt_h, (requests, table_width), "int32")
+        L = T.match_buffer(len_h, (requests,), "int32")
         SC = T.match_buffer(scale_h, (1,), "float32")
-        D = T.match_buffer(dst_h, (tokens, entry), "bfloat16")
+        D = T.match_buffer(dst_h, (rows, entry), "float32")
         T.device_entry()
-        cta = T.cta_id([(tokens * chunks + THREADS - 1) // THREADS])
+        cta = T.cta_id([(rows * chunks + THREADS - 1) // THREADS])
         tid = T.thread_id([THREADS])
         codes = T.alloc_local((vec,), "float8_e4m3fn")
-        vals = T.alloc_local((vec,), "bfloat16")
+        vals = T.alloc_local((vec,), "float32")
+        found = T.alloc_local((3,), "int32")  # request, its first row, running end
         idx = T.meta_var(cta * THREADS + tid)
-        if idx < tokens * chunks:
+        if idx < rows * chunks:
             i = T.meta_var(idx // chunks)
             col = T.meta_var(idx % chunks * vec)
-            b = T.meta_var(T2S[i])
-            pos = T.meta_var(i - CU[b] + ST[b])  # position in the request's context
-            blk = T.meta_var(BT[b, pos // block_size])
+            found[0] = 0
+            found[1] = 0
+            found[2] = 0
+            for j in T.unroll(requests):
+                found[2] = found[2] + L[j]
+                if i >= found[2]:
+                    found[0] = j + 1
+                    found[1] = found[2]
+            pos = T.meta_var(i - found[1])
+            blk = T.meta_var(BT[found[0], pos // block_size])
             for v in T.vectorized(vec):
                 codes[v] = S[blk, pos % block_size, col + v]
             scale = SC[0]
             for v in T.unroll(vec):
-                vals[v] = T.bfloat16(T.float32(codes[v]) * scale)
-            for h in T.unroll(vec // half):
-                for v in T.vectorized(half):
-                    D[i, col + h * half + v] = vals[h * half + v]
+                vals[v] = T.float32(codes[v]) * scale
+            for h in T.unroll(vec // STORE):
+                for v in T.vectorized(STORE):
+                    D[i, col + h * STORE + v] = vals[h * STORE + v]
 
     return gather_dequant
 
 
 _KERNELS = {}
+_SCALES = {}
 
 
 def _kernel(shape, device):
@@ -75,11 +85,20 @@ def _kernel(shape, device):
     return fn
 
 
-def solve(src_cache, block_table, cu_seq_lens, token_to_seq, seq_starts, scale):
+def _scale_tensor(scale, device):
+    key = (float(scale), str(device))
+    t = _SCALES.get(key)
+    if t is None:
+        t = _SCALES[key] = torch.tensor([float(scale)], dtype=torch.float32, device=device)
+    return t
+
+
+def solve(src_cache, block_table, seq_lens, scale):
     blocks, block_size, entry = src_cache.shape
-    dst = torch.empty(token_to_seq.shape[0], entry, dtype=torch.bfloat16, device=src_cache.device)
-    if dst.shape[0] > 0:
+    rows = int(seq_lens.sum())
+    out = torch.empty(rows, entry, dtype=torch.float32, device=src_cache.device)
+    if rows > 0:
         shape = (blocks, block_size, entry, block_table.shape[0], block_table.shape[1])
-        _kernel(shape, src_cache.device)(src_cache.view(torch.float8_e4m3fn), block_table,
-                                         cu_seq_lens, token_to_seq, seq_starts, scale, dst)
-    return dst
+        _kernel(shape, src_cache.device)(src_cache.view(torch.float8_e4m3fn), block_table, seq_lens,
+                                         _scale_tensor(scale, src_cache.device), out)
+    return out

@@ -5,11 +5,14 @@ bf16 RoPE values. The kernel reads the entry through three views of the same uin
 (float8_e4m3fn, float32 and bfloat16; no copy) and writes one 576-wide bf16 workspace row with 36
 threads: threads 0..31 each load 16 FP8 codes with one 128-bit load, multiply by their tile's
 scale in float32 and store 16 bf16 (two 128-bit stores); threads 32..35 each copy 16 RoPE values.
-A row finds its request with a scan of workspace_starts (the batch is small), then its block
-through block_table. One launch; only the gathered entries are read.
+Requests are laid out one after another: a row finds its request with a scan of seq_lens (the
+number of requests that end at or before it; the batch is small), then its block through
+block_table. One launch; only the gathered entries are read.
 
-The workspace has sum(seq_lens) rows, a value that lives on the GPU: it is read once per input
-shape (one host synchronisation) and cached, as the problem states every size is fixed across draws.
+The block table's width (the longest request's block count) changes between draws: it is a
+symbolic extent of the kernel, so one build serves every draw. The output has sum(seq_lens) rows,
+a value that lives on the GPU: it is read once per input shape (one host synchronisation) and
+cached, as the problem states the total is fixed across draws.
 """
 
 import torch
@@ -29,21 +32,21 @@ def _target(device):
     return tvm.target.Target({"kind": "cuda", "arch": arch})
 
 
-def _build(blocks: int, block_size: int, entry_bytes: int, batch: int, max_blocks: int):
+def _build(blocks: int, block_size: int, entry_bytes: int, batch: int):
     assert entry_bytes == NOPE + 4 * (NOPE // TILE) + 2 * ROPE
     scale_at = NOPE // 4  # first tile scale, in float32 units of the entry
     rope_at = (NOPE + 4 * (NOPE // TILE)) // 2  # first RoPE value, in bf16 units
 
     @T.prim_func
     def gather_upconvert(q_h: T.handle, s_h: T.handle, r_h: T.handle, bt_h: T.handle,
-                         lens_h: T.handle, starts_h: T.handle, dst_h: T.handle):
+                         lens_h: T.handle, dst_h: T.handle):
         rows = T.int32()
+        width = T.int32()
         Q = T.match_buffer(q_h, (blocks, block_size, entry_bytes), "float8_e4m3fn")
         S = T.match_buffer(s_h, (blocks, block_size, entry_bytes // 4), "float32")
         R = T.match_buffer(r_h, (blocks, block_size, entry_bytes // 2), "bfloat16")
-        BT = T.match_buffer(bt_h, (batch, max_blocks), "int32")
+        BT = T.match_buffer(bt_h, (batch, width), "int32")
         LENS = T.match_buffer(lens_h, (batch,), "int32")
-        WS = T.match_buffer(starts_h, (batch,), "int32")
         D = T.match_buffer(dst_h, (rows, NOPE + ROPE), "bfloat16")
         T.device_entry()
         cta = T.cta_id([(rows * ROW_THREADS + THREADS - 1) // THREADS])
@@ -54,11 +57,15 @@ def _build(blocks: int, block_size: int, entry_bytes: int, batch: int, max_block
         if idx < rows * ROW_THREADS:
             r = T.meta_var(idx // ROW_THREADS)
             part = T.meta_var(idx % ROW_THREADS)
-            seq = T.int32(0)  # the last request starting at or before row r
+            seq = T.int32(0)  # the number of requests that end at or before row r
+            first = T.int32(0)  # where they end: the first row of request seq
+            end = T.int32(0)
             for k in range(batch):
-                if WS[k] <= r and LENS[k] > 0:
-                    seq = k
-            pos = T.meta_var(r - WS[seq])
+                end = end + LENS[k]
+                if end <= r:
+                    seq = k + 1
+                    first = end
+            pos = T.meta_var(r - first)
             blk = T.meta_var(BT[seq, pos // block_size])
             slot = T.meta_var(pos % block_size)
             if part < NOPE_THREADS:
@@ -96,20 +103,19 @@ def _kernel(shape, device):
 _ROWS = {}
 
 
-def solve(src_cache, block_table, seq_lens, workspace_starts):
-    blocks, block_size, entry_bytes = src_cache.shape
+def solve(cache, block_table, seq_lens):
+    blocks, block_size, entry_bytes = cache.shape
     batch = seq_lens.shape[0]
-    # The output's row count, sum(seq_lens), lives on the GPU. The problem states that all sizes
-    # are the same on every draw, so it is read (one host sync) once per input shape and cached.
-    key = (tuple(src_cache.shape), tuple(block_table.shape), batch)
+    # The output's row count, sum(seq_lens), lives on the GPU. The problem states that the total
+    # is the same on every draw, so it is read (one host sync) once per input shape and cached.
+    key = (tuple(cache.shape), batch)
     rows = _ROWS.get(key)
     if rows is None:
-        # workspace_starts is the exclusive prefix sum of seq_lens: rows end where the last begins.
-        rows = _ROWS[key] = int(workspace_starts[-1]) + int(seq_lens[-1]) if batch else 0
-    dst = torch.empty(rows, NOPE + ROPE, dtype=torch.bfloat16, device=src_cache.device)
+        rows = _ROWS[key] = int(seq_lens.sum())
+    out = torch.empty(rows, NOPE + ROPE, dtype=torch.bfloat16, device=cache.device)
     if rows > 0:
-        shape = (blocks, block_size, entry_bytes, batch, block_table.shape[1])
-        _kernel(shape, src_cache.device)(
-            src_cache.view(torch.float8_e4m3fn), src_cache.view(torch.float32),
-            src_cache.view(torch.bfloat16), block_table, seq_lens, workspace_starts, dst)
-    return dst
+        shape = (blocks, block_size, entry_bytes, batch)
+        _kernel(shape, cache.device)(
+            cache.view(torch.float8_e4m3fn), cache.view(torch.float32),
+            cache.view(torch.bfloat16), block_table, seq_lens, out)
+    return out

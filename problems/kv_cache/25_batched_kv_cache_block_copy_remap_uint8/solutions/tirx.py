@@ -1,12 +1,13 @@
-"""vLLM copy_blocks (KV-cache block copy with a remap, FP8 bytes) in TVM TIRx.
+"""vLLM swap_blocks (batched KV-cache block copy under one remap, bytes) in TVM TIRx.
 
-The cache is seen as [layers * 2, num_blocks, block_bytes] (a view, no copy). The grid is
-(pairs, layers * 2): each CTA reads its (src, dst) pair from block_mapping and copies one block
-(16 KB in the full workload) with 128-bit loads and stores, every thread issuing all of its loads
-before its stores. Only the copied blocks move: 2 x 268 MB for the full workload, where eager
-PyTorch's advanced-indexing assignment gathers the sources into a temporary and scatters it back.
-Destinations are distinct and never a source, so the CTAs need no ordering. The cache is updated
-in place and returned.
+Each cache is seen as [num_blocks, block_bytes] (a view, no copy). The grid is (pairs,): each CTA
+reads its (src, dst) pair from block_mapping and copies one block (64 KiB in the full workload)
+from the source cache into the destination cache with 128-bit loads and stores, every thread
+issuing all of its loads before its stores. The kernel is built once and launched twice, for the
+key caches and for the value caches. Only the copied blocks move: 2 x 2 x 16.8 MB for the full
+workload, where eager PyTorch's advanced-indexing assignment gathers the sources into a temporary
+and scatters it back. Destinations are distinct and never a source, so the CTAs need no ordering.
+The destination caches are updated in place and returned.
 """
 
 import torch
@@ -22,18 +23,19 @@ def _target(device):
     return tvm.target.Target({"kind": "cuda", "arch": arch})
 
 
-def _build(caches: int, blocks: int, block_bytes: int):
+def _build(blocks: int, block_bytes: int):
     vec = next(v for v in (16, 8, 4, 2, 1) if block_bytes % v == 0)  # bytes per access
     chunks = block_bytes // vec
     iters = (chunks + THREADS - 1) // THREADS
 
     @T.prim_func
-    def copy_blocks(cache_h: T.handle, map_h: T.handle):
+    def copy_blocks(src_h: T.handle, dst_h: T.handle, map_h: T.handle):
         pairs = T.int32()
-        C = T.match_buffer(cache_h, (caches, blocks, block_bytes), "uint8")
+        S = T.match_buffer(src_h, (blocks, block_bytes), "uint8")
+        D = T.match_buffer(dst_h, (blocks, block_bytes), "uint8")
         M = T.match_buffer(map_h, (pairs, 2), "int64")
         T.device_entry()
-        p, c = T.cta_id([pairs, caches])
+        p = T.cta_id([pairs])
         tid = T.thread_id([THREADS])
         buf = T.alloc_local((iters * vec,), "uint8")
         src = T.meta_var(T.int32(M[p, 0]))
@@ -42,12 +44,12 @@ def _build(caches: int, blocks: int, block_bytes: int):
             off = T.meta_var((it * THREADS + tid) * vec)
             if off < block_bytes:
                 for v in T.vectorized(vec):
-                    buf[it * vec + v] = C[c, src, off + v]
+                    buf[it * vec + v] = S[src, off + v]
         for it in T.unroll(iters):
             off = T.meta_var((it * THREADS + tid) * vec)
             if off < block_bytes:
                 for v in T.vectorized(vec):
-                    C[c, dst, off + v] = buf[it * vec + v]
+                    D[dst, off + v] = buf[it * vec + v]
 
     return copy_blocks
 
@@ -65,11 +67,14 @@ def _kernel(shape, device):
     return fn
 
 
-def solve(kv_cache, block_mapping):
-    layers, kv, blocks = kv_cache.shape[:3]
-    caches = kv_cache.view(layers * kv, blocks, -1)  # a view of the same storage
-    if caches.numel() >= 2**31:
-        raise ValueError("the kernel indexes the cache with 32-bit offsets")
+def solve(src_k, src_v, dst_k, dst_v, block_mapping):
+    blocks = src_k.shape[0]
+    if src_k.numel() >= 2**31:
+        raise ValueError("the kernel indexes the caches with 32-bit offsets")
     if block_mapping.shape[0] > 0:
-        _kernel(tuple(caches.shape), kv_cache.device)(caches, block_mapping)
-    return kv_cache
+        # Views of the same storage: one row of bytes per block.
+        views = [c.view(blocks, -1) for c in (src_k, dst_k, src_v, dst_v)]
+        copy = _kernel(tuple(views[0].shape), src_k.device)
+        copy(views[0], views[1], block_mapping)
+        copy(views[2], views[3], block_mapping)
+    return dst_k, dst_v

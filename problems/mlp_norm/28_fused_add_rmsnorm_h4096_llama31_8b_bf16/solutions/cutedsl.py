@@ -1,13 +1,12 @@
 """Fused residual add + RMSNorm (hidden 4096, bf16) in CuTe DSL.
 
 One CTA normalises one token row in a single pass over memory: every thread loads its slice of
-`x` and `residual` with 128-bit vector loads (8 bf16 each; chunk i of the row goes to thread
-i % T, so each load instruction of a warp covers 512 contiguous bytes), adds them in float32,
-stores the rounded sum as `residual_out`, reduces the sum of squares (warp shuffles, then one
-shared-memory slot per warp) and writes `s * rsqrt(mean(s^2) + eps) * weight`. The row stays in
-registers between the two phases, so the kernel moves exactly 4 bytes x 2 per element plus the
-weight (which stays in L1/L2): the memory roofline. Eager PyTorch launches ~8 kernels, each
-re-reading a float32 temporary.
+`hidden_states` and `residual` with 128-bit vector loads (8 bf16 each; chunk i of the row goes to
+thread i % T, so each load instruction of a warp covers 512 contiguous bytes), adds them in
+float32, reduces the sum of squares (warp shuffles, then one shared-memory slot per warp) and
+writes `s * rsqrt(mean(s^2) + eps) * weight`. The row stays in registers between the two phases,
+so the kernel moves exactly 2 bytes x 3 per element plus the weight (which stays in L1/L2): the
+memory roofline. Eager PyTorch launches ~8 kernels, each re-reading a float32 temporary.
 
 The kernel is compiled once per (num_tokens, hidden) with TVM-FFI, so `solve` passes torch
 tensors directly (about a microsecond of host overhead) and the launch goes to torch's current
@@ -32,7 +31,6 @@ def _fused_add_rmsnorm_kernel(
     mR: cute.Tensor,
     mW: cute.Tensor,
     mO: cute.Tensor,
-    mS: cute.Tensor,
     eps: Float32,
     num_threads: cutlass.Constexpr[int],
 ):
@@ -54,7 +52,6 @@ def _fused_add_rmsnorm_kernel(
     tXgX = thr.partition_S(cute.local_tile(mX, tile, (row, 0)))  # ((8,1),1,V)
     tXgR = thr.partition_S(cute.local_tile(mR, tile, (row, 0)))
     tXgO = thr.partition_D(cute.local_tile(mO, tile, (row, 0)))
-    tXgS = thr.partition_D(cute.local_tile(mS, tile, (row, 0)))
     # The weight seen as a (1, hidden) row so that it partitions like x.
     mW2 = cute.make_tensor(mW.iterator, cute.make_layout((1, hidden), stride=(0, 1)))
     tXgW = thr.partition_S(mW2)
@@ -67,9 +64,6 @@ def _fused_add_rmsnorm_kernel(
     cute.copy(atom, tXgW, rW)
 
     s = rX.load().to(Float32) + rR.load().to(Float32)
-    rS = cute.make_fragment_like(rX)
-    rS.store(s.to(BFloat16))
-    cute.copy(atom, rS, tXgS)
 
     # Sum of squares: per thread, per warp (shuffles), then across warps (shared memory).
     ss = (s * s).reduce(cute.ReductionOp.ADD, Float32(0.0), reduction_profile=0)
@@ -101,13 +95,12 @@ def _fused_add_rmsnorm(
     mR: cute.Tensor,
     mW: cute.Tensor,
     mO: cute.Tensor,
-    mS: cute.Tensor,
     stream: cuda.CUstream,
 ):
     hidden = mX.shape[1]
     # 256 threads (2 vectors each) for hidden 4096; narrower rows use fewer threads.
     num_threads = min(256, hidden // VEC)
-    _fused_add_rmsnorm_kernel(mX, mR, mW, mO, mS, Float32(EPS), num_threads).launch(
+    _fused_add_rmsnorm_kernel(mX, mR, mW, mO, Float32(EPS), num_threads).launch(
         grid=(mX.shape[0], 1, 1), block=(num_threads, 1, 1), stream=stream
     )
 
@@ -130,18 +123,16 @@ def _compile(num_tokens, hidden):
         act,
         row_major((hidden,)),
         act,
-        act,
         make_fake_stream(use_tvm_ffi_env_stream=True),
         options="--enable-tvm-ffi",
     )
 
 
-def solve(x, residual, weight):
-    key = tuple(x.shape)
+def solve(hidden_states, residual, weight):
+    key = tuple(hidden_states.shape)
     fn = _compiled.get(key)
     if fn is None:
         fn = _compiled[key] = _compile(*key)
-    out = torch.empty_like(x)
-    residual_out = torch.empty_like(residual)
-    fn(x, residual, weight, out, residual_out)
-    return out, residual_out
+    out = torch.empty_like(hidden_states)
+    fn(hidden_states, residual, weight, out)
+    return out

@@ -1,15 +1,14 @@
 """Fused residual add + RMSNorm (Llama-3.1-8B, hidden 4096, bf16) in TVM TIRx.
 
-One CTA per token row, one kernel for both outputs. Each thread owns `iters` 128-bit chunks of
-the row (8 bf16): it loads x and residual with vector loads, forms the sum in float32, writes the
-bf16-rounded sum (residual_out) right away and keeps the float32 sum in registers. The sum of
-squares is reduced across the CTA (warp shuffles, then one shared-memory step), and the same
-registers are scaled by rsqrt(mean + eps) and the weight and written as `out` -- the norm is taken
-over the unrounded float32 sum, as FlashInfer's fused_add_rmsnorm does.
+One CTA per token row. Each thread owns `iters` 128-bit chunks of the row (8 bf16): it loads
+hidden_states and residual with vector loads, forms the sum in float32 and keeps it in registers.
+The sum of squares is reduced across the CTA (warp shuffles, then one shared-memory step), and the
+same registers are scaled by rsqrt(mean + eps) and the weight and written as `out` -- the norm is
+taken over the unrounded float32 sum, as the published definition does.
 
-Traffic is the minimum: read x and residual once, write out and residual_out once (~475 MB for
-the full workload, ~0.1 ms at HBM speed), where eager PyTorch runs a chain of elementwise and
-reduction kernels with float32 intermediates.
+Traffic is the minimum: read both inputs once, write out once (~357 MB for the full workload,
+~0.08 ms at HBM speed), where eager PyTorch runs a chain of elementwise and reduction kernels with
+float32 intermediates.
 """
 
 import torch
@@ -36,14 +35,12 @@ def _build(hidden: int):
     inv_hidden = 1.0 / hidden
 
     @T.prim_func
-    def fused_add_rmsnorm(x_h: T.handle, r_h: T.handle, w_h: T.handle, o_h: T.handle,
-                          ro_h: T.handle):
+    def fused_add_rmsnorm(x_h: T.handle, r_h: T.handle, w_h: T.handle, o_h: T.handle):
         n = T.int32()
         X = T.match_buffer(x_h, (n, hidden), "bfloat16")
         R = T.match_buffer(r_h, (n, hidden), "bfloat16")
         W = T.match_buffer(w_h, (hidden,), "bfloat16")
         Y = T.match_buffer(o_h, (n, hidden), "bfloat16")
-        RO = T.match_buffer(ro_h, (n, hidden), "bfloat16")
         T.device_entry()
         row = T.cta_id([n])
         tid = T.thread_id([threads])
@@ -62,9 +59,6 @@ def _build(hidden: int):
                 for v in T.unroll(vec):
                     s[it * vec + v] = T.float32(a[v]) + T.float32(b[v])
                     acc = acc + s[it * vec + v] * s[it * vec + v]
-                    a[v] = T.bfloat16(s[it * vec + v])
-                for v in T.vectorized(vec):
-                    RO[row, col + v] = a[v]
         total = T.cuda.cta_sum(acc, warps, scratch.ptr_to([0]))
         inv_rms = T.rsqrt(total * T.float32(inv_hidden) + T.float32(EPS))
         for it in T.unroll(iters):
@@ -93,8 +87,7 @@ def _kernel(hidden: int, device):
     return fn
 
 
-def solve(x, residual, weight):
-    out = torch.empty_like(x)
-    residual_out = torch.empty_like(residual)
-    _kernel(x.shape[1], x.device)(x, residual, weight, out, residual_out)
-    return out, residual_out
+def solve(hidden_states, residual, weight):
+    out = torch.empty_like(hidden_states)
+    _kernel(hidden_states.shape[1], hidden_states.device)(hidden_states, residual, weight, out)
+    return out
