@@ -275,6 +275,70 @@ const std::vector<DslBug>& DslBugs() {
 - Test next: the number of splits against the sequence lengths drawn.
 )",
        "softmax scale"},
+      {3,
+       "the logits are never scaled by the softmax scale",
+       {{"threads_in_group=LANES) * scale_log2", "threads_in_group=LANES)"}},
+       {{"T.float32(qb[v]) * T.float32(qscale)", "T.float32(qb[v])"}},
+       R"(# GQA paged decode, 64-token pages (problem 03)
+
+- Observed: a first kernel that used the raw dot products as logits, without the softmax scale
+  (the call's sm_scale), failed the first draw on both `out` and `lse`.
+- Observed: scaling the logits by the softmax scale times log2(e) and working in base 2
+  throughout (the running max, the sum and the returned LSE) passed every draw.
+- Worth keeping: the 4 query heads that share one KV head read each page's K and V once; the
+  last page's length comes from kv_last_page_len.
+- Holds for: 32 query heads over 8 KV heads, head dim 128, pages of 64 tokens.
+- Test next: the number of splits per sequence against the sequence lengths drawn.
+)",
+       "softmax scale"},
+      {9,
+       "the logits are never scaled by the softmax scale",
+       {{"threads_in_group=LANES) * scale_log2", "threads_in_group=LANES)"}},
+       {{"T.float32(qb[v]) * T.float32(qscale)", "T.float32(qb[v])"}},
+       R"(# GQA ragged causal prefill, head 256 (problem 09)
+
+- Observed: a first kernel that used the raw dot products as logits, without the softmax scale
+  (the call's sm_scale), failed the first draw on both `out` and `lse`.
+- Observed: scaling the logits by the softmax scale times log2(e), in base 2 throughout (the
+  running max, the sum and the returned LSE), with the causal limit per query row, passed
+  every draw.
+- Worth keeping: the 8 query heads that share the one KV head read each K and V row once.
+- Holds for: ragged batches given by qo_indptr / kv_indptr, head dim 256.
+- Test next: query rows per thread block for long sequences.
+)",
+       "softmax scale"},
+      {72,
+       "the delta rule's write strength beta is never applied",
+       {{"d = beta * (mV[b, 0, h, j].to(Float32) - g * sk)",
+         "d = (mV[b, 0, h, j].to(Float32) - g * sk)"}},
+       {{"d = beta * (T.float32(V[b, 0, h, j]) - g * sk)", "d = (T.float32(V[b, 0, h, j]) - g * sk)"}},
+       R"(# Gated DeltaNet decode step (problem 72)
+
+- Observed: a first kernel that wrote the full correction v - g (S . k) into the state, without
+  the write strength beta = sigmoid(b), failed the first draw on the output and the new state.
+- Observed: d = beta (v - g (S . k)) and S' = g S + d k, the decay, removal and addition as one
+  rank-one update per state row, passed every draw.
+- Why: beta scales only the correction; the decay g scales the whole old state.
+- Worth keeping: the gates in float64 once per thread; each state row read and written once.
+- Test next: rows loaded per warp before reducing.
+)",
+       "write strength beta"},
+      {74,
+       "the delta rule's write strength beta is never applied",
+       {{"d = sBeta[tt] * (sV[tt, j].to(Float32) - u)", "d = (sV[tt, j].to(Float32) - u)"}},
+       {{"d = sbeta[tt] * (T.float32(sv[tt, j]) - u)", "d = (T.float32(sv[tt, j]) - u)"}},
+       R"(# DeltaNet delta-rule recurrence (problem 74)
+
+- Observed: a first kernel that added the full correction v - S k to the state for every token,
+  without the token's write strength beta, failed the first draw on the output and the final
+  state.
+- Observed: d = beta (v - S k), S += d k per token, with q and k L2-normalised (q also scaled by
+  head_dim^-0.5), passed every draw.
+- Worth keeping: the 128 x 128 float32 state in registers for the whole sequence; the tokens
+  staged in shared memory in blocks.
+- Test next: the token block size against the shared memory per CTA.
+)",
+       "write strength beta"},
   };
   return bugs;
 }

@@ -15,9 +15,10 @@
 //
 // scripted/demo-dsl: the same script with DSL kernels, for the GPU judge (`mkb demo --device
 // cuda`). For a problem with a shipped solution (<suite>/<family>/<NN>_<slug>/solutions/
-// <dsl>.py) its wrong kernel is that solution with one deliberate bug (kDslBugs in
+// <dsl>.py) its wrong kernel is that solution with one deliberate bug (DslBugs() in
 // scripted_model.cc says which, per problem: a dropped RMSNorm gain, a dropped dequantisation
-// scale, unscaled logits, swapped copy direction, the last row never stored), its right kernel
+// scale, unscaled logits, swapped copy direction, the last row never stored, the delta rule's
+// write strength never applied), its right kernel
 // the solution itself, and its SKILL.md names the bug's cause in DSL-neutral words; given such
 // a skill it skips the wrong kernel. Problems without a solution are handled as above.
 #ifndef LIBMKB_AGENT_SCRIPTED_MODEL_H_

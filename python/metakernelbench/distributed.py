@@ -1,4 +1,4 @@
-"""An experiment over many machines, on Ray (SPEC §7 "Scale"; docs/protocol.md, "Many machines").
+"""An experiment over many machines, on Ray (docs/protocol.md, "Many machines on Ray").
 
     from metakernelbench import distributed
     with distributed.RayBackend("auto", model="anthropic/claude-sonnet-4-5") as backend:

@@ -435,7 +435,7 @@ TEST_CASE("scripted/demo-dsl's wrong kernels: each shipped solution with its pro
       std::ifstream in(path);
       const std::string solution((std::istreambuf_iterator<char>(in)), {});
       // The right kernel is the solution; the wrong one differs from it by the bug alone (a
-      // solution the bug no longer applies to fails here: update kDslBugs).
+      // solution the bug no longer applies to fails here: update DslBugs()).
       CHECK(absl::EndsWith(kernels->right, solution));
       REQUIRE_FALSE(kernels->wrong.empty());
       CHECK(kernels->wrong != kernels->right);
@@ -464,7 +464,7 @@ TEST_CASE("scripted/demo-dsl shows transfer with DSL kernels: the skill makes it
   } judge;
   mkb::ModelOptions options;
   options.scripted_suite_root = kSuite;
-  const char* problem = GENERATE("28", "36", "25");
+  const char* problem = GENERATE("28", "36", "25", "72");
   INFO("problem " << problem);
   auto solo_model = mkb::MakeChatModel("scripted/demo-dsl", options);
   REQUIRE(solo_model.ok());

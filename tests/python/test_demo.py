@@ -37,7 +37,7 @@ def test_demo_runs_the_protocol_into_a_store_then_reuses_it(tmp_path, monkeypatc
     fake = FakeExecutor()
     monkeypatch.setattr(demo_cli, "demo_executor", lambda suite, store, *_: fake)
     store = tmp_path / "demo.db"
-    assert main(["demo", "--store", str(store)]) == 0
+    assert main(["demo", "--device", "cpu", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "not an LLM" in out
     assert "12/12 trials done" in out and "0 trials reused" in out
@@ -60,7 +60,7 @@ def test_demo_runs_the_protocol_into_a_store_then_reuses_it(tmp_path, monkeypatc
     assert len(trials) == 12 and set(trials["state"]) == {"finished"}
     assert set(trials["problem_number"]) == {2, 25, 28}
 
-    assert main(["demo", "--store", str(store)]) == 0
+    assert main(["demo", "--device", "cpu", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "12 trials reused from the store, 0 run now" in out
     assert fake.calls == 12
@@ -71,7 +71,7 @@ def test_demo_with_the_scripted_model_on_the_cpu_judge(tmp_path, monkeypatch, ca
     """The real thing on one of the three problems (the whole demo takes a few minutes)."""
     monkeypatch.setattr(demo_cli, "DEMO_PROBLEMS", ("28",))
     store = tmp_path / "demo.db"
-    assert main(["demo", "--store", str(store)]) == 0, capsys.readouterr().err
+    assert main(["demo", "--device", "cpu", "--store", str(store)]) == 0, capsys.readouterr().err
     assert "4/4 trials done" in capsys.readouterr().out
     s = mkb.Store(store)
     trials = s.trials("demo")
@@ -81,14 +81,14 @@ def test_demo_with_the_scripted_model_on_the_cpu_judge(tmp_path, monkeypatch, ca
         assert len(s.trajectory(row.trial_id)) > 0
         if row.arm.endswith("_skill"):
             assert s.attempt(row.trial_id).skill_in.text.strip()
-    assert main(["demo", "--store", str(store)]) == 0
+    assert main(["demo", "--device", "cpu", "--store", str(store)]) == 0
     assert "4 trials reused from the store, 0 run now" in capsys.readouterr().out
 
 
 def test_demo_output_fits_80_columns_without_cutting_names(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(demo_cli, "demo_executor", lambda suite, store, *_: FakeExecutor())
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["demo", "--store", str(tmp_path / "demo.db")]) == 0
+    assert main(["demo", "--device", "cpu", "--store", str(tmp_path / "demo.db")]) == 0
     out = capsys.readouterr().out
     # Tables fit (a wider one would be cut at the edge); plain lines are the terminal's to wrap.
     tables = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]

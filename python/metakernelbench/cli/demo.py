@@ -191,25 +191,20 @@ def demo(
     rerun_stale: bool = typer.Option(
         False, "--rerun-stale", help="Rerun trials whose task or skill changed."
     ),
-    device: str = typer.Option(
-        "cpu",
-        "--device",
-        help="cpu: the offline demo (eager kernels, CPU judge); cuda: the GPU demo (DSL kernels, "
-        "the real DSLs and the GPU judge).",
-    ),
+    device: str = _state.device_option(),
     gpus: str | None = typer.Option(None, "--gpus", metavar="LIST", help="The GPUs to judge on (cuda)."),
 ) -> None:
-    """Run the whole protocol offline: 4 arms x 3 problems (02, 25, 28), small workloads, the CPU
-    judge and the scripted model "scripted/demo" (a script, not an LLM); then print what its
-    script is built to show (counted submissions and first-try passes per arm, skill against
-    solo), the results and the statistics, whose speedups are the CPU judge's timing noise. Run
-    it again: finished trials are reused."""
+    """Run the whole protocol. On the CPU (--device cpu, or auto without a GPU), offline: 4 arms x 3
+    problems (02, 25, 28), small workloads, the CPU judge and the scripted model "scripted/demo"
+    (a script, not an LLM), whose speedups are the CPU judge's timing noise. On a GPU (--device
+    cuda, or auto with one): the GPU demo, "scripted/demo-dsl" writing CuTe DSL and TIRx kernels
+    for every problem with shipped solutions, full workloads, the real DSLs and the GPU judge.
+    Then print what the script is built to show (counted submissions and first-try passes per
+    arm, skill against solo), the results and the statistics. Run it again: finished trials are
+    reused."""
     from .run import preflight, print_summary, results_table, run_with_progress
 
-    if device not in ("cpu", "cuda"):
-        from .. import InvalidArgumentError
-
-        raise InvalidArgumentError(f"--device: '{device}' is not one of cpu, cuda")
+    device = _state.resolve_device(device)
     if device == "cpu":
         if gpus is not None:
             from .. import InvalidArgumentError

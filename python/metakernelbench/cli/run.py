@@ -454,7 +454,7 @@ def run(
         "--ray",
         metavar="ADDRESS|auto",
         help="Run on a Ray cluster: attempts as Ray tasks, evaluations on one GPU actor per GPU; "
-        "the store stays here (needs metakernelbench[ray]).",
+        "the store stays here; --device auto means cuda (needs metakernelbench[ray]).",
     ),
 ) -> None:
     """Run the transfer protocol (docs/protocol.md): solos first, each skill arm after its own
@@ -472,7 +472,8 @@ def run(
     chosen = suite.select(globs=_split(problems), families=_split(families))
     if not chosen:
         raise _bad("--problems", "no problem matches --problems and --families")
-    resolved_device = resolve_device(device)
+    # On Ray the GPUs are the cluster's, not this machine's: auto means cuda there.
+    resolved_device = "cuda" if ray_address is not None and device == "auto" else resolve_device(device)
     if executor is None and not dry_run:
         # Before anything is created: no store, no workspace is left by a run that cannot start.
         preflight(model, device, resolved_device, gpus, ray_address)
