@@ -19,7 +19,6 @@
 #                                     four arms with DSL kernels, the agent's shell sandbox and
 #                                     the GPU judge); its log and its store's export (JSON Lines,
 #                                     with the store, in gpu-demo-export.tar.gz) go to $OUT
-#   MKB_SKIP_SOLUTIONS=1 ... --dsl    without verify-solutions
 #
 # On a machine set up by scripts/setup.sh it uses .venv. On the lent H200 machine (no network,
 # its own python3 with torch) it unpacks .gpu/debs into a private prefix and builds against
