@@ -5,6 +5,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,11 +24,13 @@
 #include "libmkb/agent/model_id.h"
 #include "libmkb/agent/openai_chat_model.h"
 #include "libmkb/agent/price_table.h"
+#include "libmkb/agent/scripted_model.h"
 #include "libmkb/agent/shell_sandbox.h"
 #include "libmkb/agent/shell_view.h"
 #include "libmkb/agent/skill.h"
 #include "libmkb/agent/submission_check.h"
 #include "libmkb/agent/task.h"
+#include "libmkb/judge/device_pool.h"
 #include "libmkb/model/names.h"
 #include "libmkb/protocol/trial_observer.h"
 #include "libmkb/suite/suite.h"
@@ -243,6 +246,38 @@ class PythonObserver : public TrialObserver {
   std::shared_ptr<py::object> callback_;
 };
 
+// An evaluator written in Python: a callable(request: EvaluationRequest) -> Verdict (a message
+// or dict), e.g. one that sends the request to a GPU actor on another machine
+// (metakernelbench.distributed). Raising UnavailableError, ConnectionError or TimeoutError is
+// an infrastructure failure the attempt does not count; other exceptions are InternalError.
+class PythonKernelEvaluator : public KernelEvaluator {
+ public:
+  explicit PythonKernelEvaluator(py::object evaluate) : evaluate_(Hold(std::move(evaluate))) {}
+  absl::StatusOr<v1::Verdict> Evaluate(const v1::EvaluationRequest& request) override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::object verdict = (*evaluate_)(ViewOf(request));
+      absl::StatusOr<v1::Verdict> out = MessageFromPython<v1::Verdict>(verdict, false);
+      if (!out.ok()) {
+        return absl::InternalError(
+            absl::StrCat("the Python evaluator returned no Verdict: ", out.status().message()));
+      }
+      return out;
+    } catch (py::error_already_set& error) {
+      return StatusFromPython(error, "the Python evaluator raised");
+    }
+  }
+
+ private:
+  std::shared_ptr<py::object> evaluate_;
+};
+
+std::vector<std::string> GpusFrom(OptionReader& r) {
+  const std::string gpus = r.Get<std::string>("gpus", "");
+  if (gpus.empty()) return {};
+  return ValueOrThrow(ParseGpuList(gpus, "gpus"));
+}
+
 std::unique_ptr<ChatModel> ModelFrom(py::handle model, const ModelOptions& options) {
   if (py::isinstance<py::str>(model)) {
     return ValueOrThrow(MakeChatModel(model.cast<std::string>(), options));
@@ -391,6 +426,7 @@ void RegisterAgent(py::module_& m) {
       .def_property_readonly("description", &ShellSandbox::description);
 
   m.attr("RECEIVED_SKILL_HEADER") = std::string(kReceivedSkillHeader);
+  m.attr("SCRIPTED_DSL_MODEL") = std::string(kScriptedDslModelId);
   m.def("skill_rules", &SkillRules, "The rules for SKILL.md as TASK.md states them.");
   m.def("agent_fingerprint_salt", &AgentFingerprintSalt,
         "The agent's part of every task fingerprint (C++ mkb::AgentFingerprintSalt).");
@@ -495,7 +531,10 @@ void RegisterAgent(py::module_& m) {
           to.insert(to.end(), dirs.begin(), dirs.end());
         }
         config.grace_turns = r.Get<int>("grace_turns", config.grace_turns);
-        const ModelOptions model_options = ModelOptionsFrom(r.Raw("model_options"));
+        ModelOptions model_options = ModelOptionsFrom(r.Raw("model_options"));
+        // scripted/demo-dsl: the suite holding the problem (<suite>/<family>/<problem>).
+        model_options.scripted_suite_root =
+            std::filesystem::path(p.directory()).parent_path().parent_path().string();
         const PriceTable prices = PricesFrom(r.Get<std::string>("prices", ""));
         r.CheckAllKnown();
         config.prices = &prices;
@@ -532,7 +571,7 @@ void RegisterAgent(py::module_& m) {
              o.workspace_root = r.Get<std::string>("workspace_root", "");
              o.device = DeviceFrom(r.Get<std::string>("device", ""));
              o.target = r.Get<std::string>("target", "");
-             o.evaluation_slots = r.Get<int>("evaluation_slots", 1);
+             o.evaluation_slots = r.Get<int>("evaluation_slots", 0);
              o.guides_root = r.Get<std::string>("guides_root", "");
              o.dsl_site_dirs =
                  r.Get<std::map<std::string, std::vector<std::string>>>("dsl_site_dirs", {});
@@ -541,10 +580,17 @@ void RegisterAgent(py::module_& m) {
              o.judge_config =
                  ValueOrThrow(MessageFromPython<v1::JudgeConfig>(r.Raw("judge_config")));
              o.model_options = ModelOptionsFrom(r.Raw("model_options"));
+             o.model_options.scripted_suite_root = o.suite_root;
              o.prices = PricesFrom(r.Get<std::string>("prices", ""));
              o.grace_turns = r.Get<int>("grace_turns", o.grace_turns);
+             const std::vector<std::string> gpus = GpusFrom(r);
+             py::object evaluator = r.Raw("evaluator");
              r.CheckAllKnown();
              o.judge = JudgeOptionsFrom(python, std::move(environment));
+             o.judge.devices = gpus;
+             if (!evaluator.is_none()) {
+               o.evaluator = std::make_shared<PythonKernelEvaluator>(std::move(evaluator));
+             }
              if (!models.is_none()) {
                std::shared_ptr<py::object> factory = Hold(models);
                const ModelOptions model_options = o.model_options;
@@ -575,9 +621,10 @@ void RegisterAgent(py::module_& m) {
            }),
            py::arg("options"), py::arg("python"), py::arg("environment"),
            py::arg("models") = py::none(),
-           "options: suite_root, workspace_root (required), device, target, evaluation_slots,\n"
-           "guides_root, dsl_site_dirs, store_path, sandbox, judge_config, model_options, prices, "
-           "grace_turns.\n"
+           "options: suite_root, workspace_root (required), device, target, evaluation_slots\n"
+           "(0: one per GPU), gpus ('0,1': the judge's GPUs; '': every visible one), evaluator\n"
+           "(a callable(request) -> Verdict instead of the judge), guides_root, dsl_site_dirs,\n"
+           "store_path, sandbox, judge_config, model_options, prices, grace_turns.\n"
            "models: None, or a callable(model_id) -> a model adapter or None (the built-in "
            "clients).")
       .def(

@@ -136,6 +136,9 @@ void RegisterCuda(py::module_& parent) {
       .def(py::init([](int device) { return ValueOrThrow(cuda::NvmlSampler::Open(device)); }),
            py::arg("device") = 0)
       .def_property_readonly("driver_version", &cuda::NvmlSampler::driver_version)
+      .def_property_readonly("index", &cuda::NvmlSampler::index,
+                             "The GPU's NVML index on its machine (-1: unknown).")
+      .def_property_readonly("uuid", &cuda::NvmlSampler::uuid, "The GPU's UUID ('': unknown).")
       .def("sample", [](const cuda::NvmlSampler& s) {
         const cuda::GpuSample g = ValueOrThrow(s.Sample());
         py::dict d;

@@ -17,6 +17,7 @@
 #include "bindings/status.h"
 #include "libmkb/judge/channel.h"
 #include "libmkb/judge/compare.h"
+#include "libmkb/judge/device_pool.h"
 #include "libmkb/judge/judge.h"
 #include "libmkb/judge/measurement_plan.h"
 #include "libmkb/judge/process_supervisor.h"
@@ -560,23 +561,43 @@ void RegisterJudge(py::module_& m) {
           py::arg("outcome"))
       .def("finish", [](VerdictBuilder& b) { return ViewOf(b.Finish()); });
 
+  m.def(
+      "parse_gpu_list",
+      [](const std::string& list, const std::string& option) {
+        return ValueOrThrow(ParseGpuList(list, option));
+      },
+      py::arg("list"), py::arg("option") = "gpus",
+      "'0,1' -> ['0', '1'] (indices or GPU-/MIG- UUIDs); InvalidArgumentError naming `option`.");
+  m.def(
+      "visible_gpus",
+      [](std::vector<std::string> environment) { return VisibleGpus(environment); },
+      py::arg("environment"),
+      "The GPUs a process with this environment ('KEY=VALUE' strings) sees: its\n"
+      "CUDA_VISIBLE_DEVICES, else one per GPU device node of the driver.");
+
   py::class_<Judge>(
       m, "Judge",
       "Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).")
       .def(
           py::init([](const std::string& python, std::vector<std::string> environment,
-                      bool keep_warm_host) {
+                      bool keep_warm_host, const std::string& gpus) {
             JudgeOptions options;
             options.python = python;
             options.environment = std::move(environment);
             options.inherit_environment = false;
             options.keep_warm_host = keep_warm_host;
+            if (!gpus.empty()) options.devices = ValueOrThrow(ParseGpuList(gpus, "gpus"));
             return std::make_unique<Judge>(options);
           }),
           py::arg("python"), py::arg("environment"), py::arg("keep_warm_host") = false,
+          py::arg("gpus") = "",
           "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE\n"
           "strings; keep_warm_host: start the next host while one evaluates (it saves the host's\n"
-          "torch import).")
+          "torch import); gpus: the GPUs to judge on, '0,1' (one evaluation per GPU at a time;\n"
+          "'': every GPU the environment makes visible).")
+      .def_property_readonly(
+          "devices", [](const Judge& judge) { return judge.devices(); },
+          "The GPU slots evaluations are spread over (a single '' without GPUs).")
       .def(
           "evaluate",
           [](const Judge& judge, py::object request) {

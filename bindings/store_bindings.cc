@@ -12,6 +12,8 @@
 #include "bindings/status.h"
 #include "libmkb/model/names.h"
 #include "libmkb/store/export.h"
+#include "libmkb/store/merge.h"
+#include "libmkb/store/pooling.h"
 #include "libmkb/store/result_store.h"
 #include "libmkb/store/stats_input.h"
 #include "libmkb/store/table.h"
@@ -205,6 +207,18 @@ void RegisterStore(py::module_& module) {
           "The statistics' input: CellReplicate messages of an experiment's trials "
           "(docs/protocol.md).")
       .def(
+          "pooled_cells",
+          [](const ResultStore& store, const std::vector<std::string>& experiments) {
+            PooledCells pooled =
+                Blocking([&] { return PooledCellReplicatesFromStore(store, experiments); });
+            std::vector<MessageView> cells;
+            for (auto& cell : pooled.cells) cells.push_back(ViewOf(std::move(cell)));
+            return py::make_tuple(cells, pooled.notes);
+          },
+          py::arg("experiments"),
+          "(cells, notes): the CellReplicates of the experiments, those that share a design\n"
+          "pooled as further replicates (libmkb/store/pooling.h); notes say which were pooled.")
+      .def(
           "export",
           [](const ResultStore& store, const std::string& directory, const std::string& format,
              const std::vector<std::string>& tables, const std::string& experiment) {
@@ -223,6 +237,32 @@ void RegisterStore(py::module_& module) {
           [](const ResultStore& store) { BlockingStatus([&] { return store.CheckIntegrity(); }); },
           "Raises (DataLoss: InternalError) when SQLite's integrity check or the store's "
           "invariants fail.");
+
+  m.def(
+      "merge_stores",
+      [](const std::vector<std::string>& inputs, const std::string& output) {
+        const MergeSummary summary = Blocking([&] { return MergeStores(inputs, output); });
+        py::dict d;
+        d["experiments"] = summary.experiments;
+        d["trials"] = summary.trials;
+        d["duplicates"] = summary.duplicates;
+        d["superseded"] = summary.superseded;
+        return d;
+      },
+      py::arg("inputs"), py::arg("output"),
+      "Writes the new store `output` with every experiment and trial of `inputs`\n"
+      "(libmkb/store/merge.h): {'experiments', 'trials', 'duplicates', 'superseded'}. Refuses\n"
+      "experiments of one name with different designs, and a trial resolved differently in two\n"
+      "inputs (FailedPreconditionError); nothing is left at `output` on error.");
+  m.def(
+      "design_difference",
+      [](py::object a, py::object b) -> std::optional<std::string> {
+        return DesignDifference(ValueOrThrow(MessageFromPython<v1::ExperimentSpec>(a, false)),
+                                ValueOrThrow(MessageFromPython<v1::ExperimentSpec>(b, false)));
+      },
+      py::arg("a"), py::arg("b"),
+      "Where two ExperimentSpecs' designs differ (all but name, concurrency, max_tries), or\n"
+      "None when they share one.");
 }
 
 }  // namespace mkb::python

@@ -15,6 +15,10 @@
 #                                     cannot carry both DSLs)
 #   scripts/gpu-check.sh --dsl        there: as the plain check, plus the DSLs: unpack what was
 #                                     carried, then `mkb suite verify-solutions` and the DSL tests
+#   MKB_GPU_DEMO=1 ... --dsl          also the GPU demo (`mkb demo --device cuda`: the protocol's
+#                                     four arms with DSL kernels, the agent's shell sandbox and
+#                                     the GPU judge); its log and its store's export (JSON Lines,
+#                                     with the store, in gpu-demo-export.tar.gz) go to $OUT
 #
 # On a machine set up by scripts/setup.sh it uses .venv. On the lent H200 machine (no network,
 # its own python3 with torch) it unpacks .gpu/debs into a private prefix and builds against
@@ -40,7 +44,8 @@ GPU_PYTHON=${MKB_GPU_PYTHON:-3.12}
 
 if [ "$MODE" = "--prepare" ]; then
   mkdir -p .gpu/debs .gpu/dsl
-  (cd .gpu/debs && apt-get download libabsl-dev libabsl20220623 libdlpack-dev libsqlite3-dev)
+  # bubblewrap: the agent's shell sandbox (the GPU demo's attempts); the lent machine has none.
+  (cd .gpu/debs && apt-get download libabsl-dev libabsl20220623 libdlpack-dev libsqlite3-dev bubblewrap)
   PY=${MKB_VENV:-$ROOT/.venv}/bin/python
   for dsl in cutedsl tirx; do
     if [ ! -f ".gpu/dsl/$dsl.tar.xz" ]; then
@@ -94,6 +99,13 @@ if [ ! -f /usr/include/absl/status/status.h ] && [ -d .gpu/debs ]; then
   export LD_LIBRARY_PATH="$SYSROOT/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # libsqlite3-dev's .so link points at the runtime library the machine already has.
   ln -sf "$(ldconfig -p | awk '/libsqlite3.so.0 /{print $NF; exit}')" "$SYSROOT/usr/lib/x86_64-linux-gnu/libsqlite3.so"
+fi
+# The agent's shell sandbox needs bwrap: Debian's bubblewrap package, carried in .gpu/debs.
+if ! command -v bwrap > /dev/null && compgen -G ".gpu/debs/bubblewrap_*.deb" > /dev/null; then
+  mkdir -p "$SYSROOT"
+  for deb in .gpu/debs/bubblewrap_*.deb; do dpkg -x "$deb" "$SYSROOT"; done
+  export PATH="$SYSROOT/usr/bin:$PATH"
+  note "bwrap from .gpu/debs: $(bwrap --version 2>&1 | head -1)"
 fi
 CUDA_LIB=$(dirname "$(find /usr/local/cuda/ -name 'libcupti.so' 2>/dev/null | head -1)" 2>/dev/null)
 [ -n "$CUDA_LIB" ] && export LD_LIBRARY_PATH="$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -166,6 +178,24 @@ if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ]; then
   cp "$table" "$OUT_DIR/solutions.json" 2>/dev/null
   tail -40 "$OUT_DIR/solutions.log"
   row "verify-solutions" "$([ $rc = 0 ] && echo ok || echo FAILED) ($(elapsed "$t0"))"
+  [ $rc = 0 ] || status=1
+fi
+
+# --- the GPU demo: the whole protocol with DSL kernels on this GPU ---------------------------
+if [ -n "${MKB_GPU_DEMO:-}" ]; then
+  note "GPU demo (mkb demo --device cuda)"
+  t0=$(date +%s)
+  stamp="gpu_demo_$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($NF)}')_$(date -u +%Y-%m-%d)"
+  demo_dir=/tmp/mkb-gpu-demo
+  rm -rf "$demo_dir" && mkdir -p "$demo_dir/$stamp"
+  "$PY" -m metakernelbench.cli demo --device cuda --store "$demo_dir/demo.db" > "$OUT_DIR/gpu-demo.log" 2>&1
+  rc=$?
+  tail -60 "$OUT_DIR/gpu-demo.log"
+  "$PY" -m metakernelbench.cli export "$demo_dir/demo.db" --format jsonl --out "$demo_dir/$stamp" > /dev/null 2>&1 \
+    && cp "$OUT_DIR/gpu-demo.log" "$demo_dir/$stamp/demo-output.txt" \
+    && cp "$demo_dir/demo.db" "$demo_dir/$stamp/demo.db" \
+    && tar -C "$demo_dir" -czf "$OUT_DIR/gpu-demo-export.tar.gz" "$stamp"
+  row "gpu demo" "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)") ($(elapsed "$t0")) -> gpu-demo-export.tar.gz ($stamp)"
   [ $rc = 0 ] || status=1
 fi
 

@@ -60,8 +60,14 @@ absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> AgentTrialExecutor::Create(
         "workspace_root: cannot create '", options.workspace_root, "': ", error.message()));
   }
   options.workspace_root = fs::canonical(options.workspace_root, error).string();
+  if (options.model_options.scripted_suite_root.empty())
+    options.model_options.scripted_suite_root = options.suite_root;
   if (!options.model_factory) options.model_factory = DefaultModelFactory(options.model_options);
   if (!options.evaluator) options.evaluator = std::make_shared<JudgeEvaluator>(options.judge);
+  if (options.evaluation_slots <= 0) {
+    const auto* judge = dynamic_cast<const JudgeEvaluator*>(options.evaluator.get());
+    options.evaluation_slots = judge != nullptr ? static_cast<int>(judge->judge().devices().size()) : 1;
+  }
   if (options.device == v1::DEVICE_KIND_UNSPECIFIED) options.device = DetectDevice();
   if (options.guides_root.empty()) {
     const fs::path guess = fs::path(options.suite_root).parent_path() / "docs" / "dsl";

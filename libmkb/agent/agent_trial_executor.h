@@ -41,7 +41,9 @@ struct AgentTrialExecutorOptions {
   // when /dev/nvidiactl exists, else CPU.
   v1::DeviceKind device = v1::DEVICE_KIND_UNSPECIFIED;
   std::string target;        // the device in words for TASK.md ("NVIDIA H200 (sm_90a)")
-  int evaluation_slots = 1;  // evaluations at once, over all trials
+  // Evaluations at once, over all trials (waiting for one is GPU queueing); 0: one per GPU of
+  // the judge (JudgeOptions::devices), or 1 with another evaluator.
+  int evaluation_slots = 0;
   // The DSLs' guides (<root>/cutedsl.md, <root>/tirx/ ...); "": <suite_root>/../docs/dsl when
   // it exists.
   std::string guides_root;

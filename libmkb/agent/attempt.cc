@@ -142,11 +142,15 @@ absl::StatusOr<v1::Verdict> AttemptLoop::Evaluate(const std::string& source, boo
   absl::Duration waited;
   std::optional<EvaluationSlots::Lease> lease;
   if (config_.slots != nullptr) lease.emplace(config_.slots->Acquire(&waited));
+  absl::StatusOr<v1::Verdict> verdict = evaluator_.Evaluate(request);
   if (count_queue) {
+    // Waiting for a slot here and, inside the judge, for a free GPU (phase_times.queue_s).
     v1::Usage* u = attempt_.mutable_usage();
-    u->set_gpu_queue_seconds(u->gpu_queue_seconds() + absl::ToDoubleSeconds(waited));
+    double queued = absl::ToDoubleSeconds(waited);
+    if (verdict.ok()) queued += verdict->phase_times().queue_s();
+    u->set_gpu_queue_seconds(u->gpu_queue_seconds() + queued);
   }
-  return evaluator_.Evaluate(request);
+  return verdict;
 }
 
 absl::Status AttemptLoop::Prepare() {

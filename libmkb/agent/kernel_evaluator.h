@@ -24,6 +24,7 @@ class JudgeEvaluator : public KernelEvaluator {
   absl::StatusOr<v1::Verdict> Evaluate(const v1::EvaluationRequest& request) override {
     return judge_.Evaluate(request);
   }
+  const Judge& judge() const { return judge_; }
 
  private:
   Judge judge_;

@@ -13,6 +13,10 @@ absl::StatusOr<std::unique_ptr<ChatModel>> MakeChatModel(absl::string_view model
   if (!id.ok()) return id.status();
   switch (id->provider) {
     case ModelProvider::kScripted:
+      if (id->model == "demo-dsl") {
+        return std::unique_ptr<ChatModel>(
+            ScriptedModel::WithDslKernels(options.scripted_suite_root, options.native_tools));
+      }
       return std::make_unique<ScriptedModel>(options.native_tools);
     case ModelProvider::kAnthropic: {
       auto model = AnthropicChatModel::Create(*id, options);

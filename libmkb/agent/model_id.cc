@@ -8,8 +8,8 @@ namespace mkb {
 namespace {
 
 constexpr char kForms[] =
-    "expected openai/<model>, anthropic/<model>, openai-compatible/<model>@<base_url> or "
-    "scripted/demo";
+    "expected openai/<model>, anthropic/<model>, openai-compatible/<model>@<base_url>, "
+    "scripted/demo or scripted/demo-dsl";
 
 absl::Status Bad(absl::string_view id, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("model id '", id, "': ", why, " (", kForms, ")"));
@@ -65,8 +65,10 @@ absl::StatusOr<ModelId> ParseModelId(absl::string_view id) {
     rest = rest.substr(0, at);
   }
   if (rest.empty()) return Bad(id, "no model name after the provider");
-  if (out.provider == ModelProvider::kScripted && rest != "demo") {
-    return Bad(id, absl::StrCat("the only scripted model is scripted/demo, not scripted/", rest));
+  if (out.provider == ModelProvider::kScripted && rest != "demo" && rest != "demo-dsl") {
+    return Bad(id, absl::StrCat("the scripted models are scripted/demo and scripted/demo-dsl, not "
+                                "scripted/",
+                                rest));
   }
   out.model = std::string(rest);
   return out;

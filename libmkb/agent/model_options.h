@@ -29,6 +29,9 @@ struct ModelOptions {
                                // the latest turn
   // false: the model gets no tool definitions and acts through the text protocol.
   bool native_tools = true;
+  // scripted/demo-dsl: the suite whose shipped solutions it writes (AgentTrialExecutor sets
+  // its suite here when this is empty).
+  std::string scripted_suite_root;
 };
 
 }  // namespace mkb

@@ -12,21 +12,37 @@
 //          does not name it (a placebo) changes nothing.
 // For every other problem it submits the placeholder kernel.py once, leaves SKILL.md empty (so
 // a conditioned arm built on it is skipped) and finishes.
+//
+// scripted/demo-dsl: the same script with DSL kernels, for the GPU judge (`mkb demo --device
+// cuda`). For a problem with a shipped solution (<suite>/<family>/<NN>_<slug>/solutions/
+// <dsl>.py) its wrong kernel is that solution with one deliberate bug (DslBugs() in
+// scripted_model.cc says which, per problem: a dropped RMSNorm gain, a dropped dequantisation
+// scale, unscaled logits, swapped copy direction, the last row never stored, the delta rule's
+// write strength never applied), its right kernel
+// the solution itself, and its SKILL.md names the bug's cause in DSL-neutral words; given such
+// a skill it skips the wrong kernel. Problems without a solution are handled as above.
 #ifndef LIBMKB_AGENT_SCRIPTED_MODEL_H_
 #define LIBMKB_AGENT_SCRIPTED_MODEL_H_
 
+#include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "libmkb/agent/chat.h"
+#include "mkb/v1/common.pb.h"
 
 namespace mkb {
 
 inline constexpr char kScriptedModelId[] = "scripted/demo";
+inline constexpr char kScriptedDslModelId[] = "scripted/demo-dsl";
 
 class ScriptedModel : public ChatModel {
  public:
   // `native_tools` false: it acts through the text protocol (and expects no tools).
   explicit ScriptedModel(bool native_tools = true) : native_tools_(native_tools) {}
+  // scripted/demo-dsl, writing the shipped solutions of the suite at `suite_root`.
+  static std::unique_ptr<ScriptedModel> WithDslKernels(std::string suite_root,
+                                                        bool native_tools = true);
 
   // Derives its next step from the conversation so far: the problem and any received skill
   // from the first user message (TASK.md), its progress from its earlier replies. Usage is
@@ -39,7 +55,21 @@ class ScriptedModel : public ChatModel {
  private:
   std::string id_ = kScriptedModelId;
   bool native_tools_;
+  std::string suite_root_;  // scripted/demo-dsl: where the shipped solutions are
 };
+
+// The kernels scripted/demo-dsl writes for `problem` in `dsl`, from the shipped solution at
+// `solution_path`: the wrong one (the solution with the problem's deliberate bug) and the right
+// one (the solution). NotFoundError when there is no solution; wrong is "" when the problem has
+// no bug defined or the bug no longer applies to the solution (the script then submits only
+// the right kernel).
+struct ScriptedDslKernels {
+  std::string wrong;
+  std::string right;
+  std::string bug;  // what the wrong kernel gets wrong, in words
+};
+absl::StatusOr<ScriptedDslKernels> ScriptedDslKernelsFor(int problem_number, v1::Dsl dsl,
+                                                         const std::string& solution_path);
 
 }  // namespace mkb
 

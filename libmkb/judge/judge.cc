@@ -88,6 +88,10 @@ ssize_t WriteNoSigpipe(int fd, const char* data, size_t size) {
   return n;
 }
 
+// The host's environment before its GPU is chosen: this process's (when inherited) and the
+// options' entries, with only the names HostEnvironmentAllowed accepts.
+std::vector<std::string> HostEnvironment(const JudgeOptions& options);
+
 }  // namespace
 
 bool HostEnvironmentAllowed(absl::string_view name) {
@@ -111,6 +115,24 @@ bool HostEnvironmentAllowed(absl::string_view name) {
   return false;
 }
 
+namespace {
+
+std::vector<std::string> HostEnvironment(const JudgeOptions& options) {
+  std::vector<std::string> out;
+  auto add = [&](absl::string_view entry) {
+    const size_t eq = entry.find('=');
+    if (eq != absl::string_view::npos && HostEnvironmentAllowed(entry.substr(0, eq)))
+      out.emplace_back(entry);
+  };
+  if (options.inherit_environment) {
+    for (char** e = environ; *e != nullptr; ++e) add(*e);
+  }
+  for (const std::string& extra : options.environment) add(extra);
+  return out;
+}
+
+}  // namespace
+
 std::string EncodeHostFrame(absl::string_view payload, absl::string_view key) {
   std::string frame(kFrameMagic, 4);
   const uint32_t length = static_cast<uint32_t>(payload.size());
@@ -127,8 +149,9 @@ std::string EncodeHostFrame(absl::string_view payload, absl::string_view key) {
 // process (its supervisor kills and reaps it) and the two pipe ends that talk to it.
 class HostProcess {
  public:
+  // `gpu`: the host's CUDA_VISIBLE_DEVICES ("": as the environment has it).
   static absl::StatusOr<std::unique_ptr<HostProcess>> Spawn(const JudgeOptions& options,
-                                                            v1::Dsl dsl) {
+                                                            v1::Dsl dsl, const std::string& gpu) {
     auto host = std::unique_ptr<HostProcess>(new HostProcess());
     UniquePipe in, reply, out, err;
     for (UniquePipe* p : {&in, &reply, &out, &err}) {
@@ -157,15 +180,12 @@ class HostProcess {
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<std::string> env_storage;
-    auto add = [&](absl::string_view entry) {
-      const size_t eq = entry.find('=');
-      if (eq != absl::string_view::npos && HostEnvironmentAllowed(entry.substr(0, eq)))
-        env_storage.emplace_back(entry);
-    };
-    if (options.inherit_environment) {
-      for (char** e = environ; *e != nullptr; ++e) add(*e);
+    for (const std::string& entry : HostEnvironment(options)) {
+      // The evaluation's GPU replaces whatever the environment made visible.
+      if (!gpu.empty() && absl::StartsWith(entry, "CUDA_VISIBLE_DEVICES=")) continue;
+      env_storage.push_back(entry);
     }
-    for (const std::string& extra : options.environment) add(extra);
+    if (!gpu.empty()) env_storage.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", gpu));
     std::vector<char*> envp;
     for (std::string& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -298,28 +318,33 @@ class HostProcess {
   UniqueFd reply_fd_;
 };
 
-Judge::Judge(JudgeOptions options) : options_(std::move(options)) {}
+Judge::Judge(JudgeOptions options)
+    : options_(std::move(options)),
+      pool_(options_.devices.empty() ? VisibleGpus(HostEnvironment(options_))
+                                     : options_.devices) {}
 
 Judge::~Judge() = default;
 
-absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(v1::Dsl dsl) const {
+absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(
+    v1::Dsl dsl, const DevicePool::Lease& gpu) const {
+  const std::pair<int, int> key(dsl, gpu.slot());
   std::unique_ptr<HostProcess> host;
   {
     absl::MutexLock lock(&mutex_);
-    auto it = spares_.find(dsl);
+    auto it = spares_.find(key);
     if (it != spares_.end()) host = std::move(it->second);
   }
   if (host != nullptr && !host->alive()) host.reset();
   if (host == nullptr) {
-    auto spawned = HostProcess::Spawn(options_, dsl);
+    auto spawned = HostProcess::Spawn(options_, dsl, gpu.device());
     if (!spawned.ok()) return spawned.status();
     host = std::move(*spawned);
   }
   if (options_.keep_warm_host) {
-    // The next evaluation's host starts importing now, while this one is served.
-    if (auto next = HostProcess::Spawn(options_, dsl); next.ok()) {
+    // The next evaluation's host for this GPU starts importing now, while this one is served.
+    if (auto next = HostProcess::Spawn(options_, dsl, gpu.device()); next.ok()) {
       absl::MutexLock lock(&mutex_);
-      std::unique_ptr<HostProcess>& spare = spares_[dsl];
+      std::unique_ptr<HostProcess>& spare = spares_[key];
       if (spare == nullptr) spare = std::move(*next);
     }
   }
@@ -329,11 +354,18 @@ absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(v1::Dsl dsl) const 
 absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request) const {
   if (auto status = ValidateRequest(request); !status.ok()) return status;
   const v1::JudgeConfig config = WithDefaults(request.config());
-  auto host = TakeHost(request.dsl());
+  // The GPU is held from before the host is taken until its verdict is in: no other
+  // evaluation's host or worker runs on it meanwhile.
+  const DevicePool::Lease gpu = pool_.Acquire();
+  auto host = TakeHost(request.dsl(), gpu);
   if (!host.ok()) return host.status();
   const absl::Time deadline =
       absl::Now() + absl::Seconds(config.total_timeout_s()) + options_.deadline_margin;
-  return (*host)->Serve(request, deadline, config.total_timeout_s());
+  absl::StatusOr<v1::Verdict> verdict = (*host)->Serve(request, deadline, config.total_timeout_s());
+  if (verdict.ok()) {
+    verdict->mutable_phase_times()->set_queue_s(absl::ToDoubleSeconds(gpu.waited()));
+  }
+  return verdict;
 }
 
 }  // namespace mkb

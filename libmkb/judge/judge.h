@@ -11,6 +11,11 @@
 // as one is taken, so that a sequence of evaluations (an agent's submissions) does not wait for
 // it; each host still serves one evaluation only.
 //
+// GPUs are slots (device_pool.h): an evaluation waits for a free GPU of JudgeOptions::devices
+// and holds it until its verdict is in; its host is started with CUDA_VISIBLE_DEVICES naming
+// that GPU alone, and warm hosts are kept per (DSL, GPU). The time spent waiting is the
+// verdict's phase_times.queue_s; the GPU that judged it is in its environment.
+//
 // The request travels to the host as a length-prefixed frame on its stdin, followed by a frame
 // holding a fresh random key; the verdict comes back as one length-prefixed frame on a private
 // pipe, tagged with HMAC-SHA256 under that key. The caller accepts exactly that one frame. The
@@ -23,12 +28,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "libmkb/judge/device_pool.h"
 #include "mkb/v1/judge.pb.h"
 #include "mkb/v1/verdict.pb.h"
 
@@ -49,6 +56,10 @@ struct JudgeOptions {
   // Keep one started host waiting for the next evaluation (it holds an interpreter with torch
   // imported, ~0.5 GB of host memory, until used or the Judge is destroyed).
   bool keep_warm_host = false;
+  // The GPUs evaluations may use, as CUDA_VISIBLE_DEVICES names them ("0", "1", "GPU-..."):
+  // one evaluation per GPU at a time. Empty: every GPU the host's environment makes visible
+  // (VisibleGpus); none visible (a CPU machine): one slot, CUDA_VISIBLE_DEVICES left alone.
+  std::vector<std::string> devices;
 };
 
 // Whether an environment variable may reach the judge host (and so the worker forked from it):
@@ -76,14 +87,20 @@ class Judge {
   absl::StatusOr<v1::Verdict> Evaluate(const v1::EvaluationRequest& request) const;
 
   const JudgeOptions& options() const { return options_; }
+  // The GPU slots evaluations are spread over (options().devices, or the visible GPUs).
+  const std::vector<std::string>& devices() const { return pool_.devices(); }
 
  private:
-  absl::StatusOr<std::unique_ptr<HostProcess>> TakeHost(v1::Dsl dsl) const;
+  // A host for `dsl` whose CUDA_VISIBLE_DEVICES is the lease's GPU.
+  absl::StatusOr<std::unique_ptr<HostProcess>> TakeHost(v1::Dsl dsl,
+                                                        const DevicePool::Lease& gpu) const;
 
   JudgeOptions options_;
+  mutable DevicePool pool_;
   mutable absl::Mutex mutex_;
-  // One started host per DSL (it has imported that DSL), waiting for its request.
-  mutable std::map<int, std::unique_ptr<HostProcess>> spares_ ABSL_GUARDED_BY(mutex_);
+  // One started host per (DSL, GPU slot) (it has imported that DSL), waiting for its request.
+  mutable std::map<std::pair<int, int>, std::unique_ptr<HostProcess>> spares_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace mkb

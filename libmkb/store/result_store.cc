@@ -1419,6 +1419,20 @@ absl::StatusOr<Table> ResultStore::ReadTable(const std::string& name,
   return table;
 }
 
+absl::Status ResultStore::SnapshotTo(const std::string& path) const {
+  if (access(path.c_str(), F_OK) == 0) {
+    return absl::AlreadyExistsError(absl::StrCat(path, ": exists; a snapshot is a new file"));
+  }
+  std::string quoted = "'";
+  for (char c : path) {
+    quoted += c;
+    if (c == '\'') quoted += c;
+  }
+  quoted += "'";
+  absl::MutexLock lock(&state_->mutex);
+  return state_->db.Exec(absl::StrCat("VACUUM INTO ", quoted));
+}
+
 absl::Status ResultStore::CheckIntegrity() const {
   absl::MutexLock lock(&state_->mutex);
   SqliteDatabase& db = state_->db;

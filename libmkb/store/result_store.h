@@ -193,6 +193,10 @@ class ResultStore {
   // empty. InvalidArgumentError naming the known tables for an unknown name.
   absl::StatusOr<Table> ReadTable(const std::string& name,
                                   const std::string& experiment = "") const;
+  // Writes a consistent copy of the store, at the current schema version, to the new file
+  // `path` (SQLite's VACUUM INTO; works on a read-only store, and on one other processes are
+  // writing). AlreadyExistsError when `path` exists.
+  absl::Status SnapshotTo(const std::string& path) const;
   // SQLite's integrity check and the store's own invariants (every try's rows belong to a
   // trial; no running trial without a started try). DataLossError describing the first
   // problem.

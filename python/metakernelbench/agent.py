@@ -23,13 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from .judge import gpu_list
 from .suite import Problem, load_suite
 
 RECEIVED_SKILL_HEADER: str = _core.RECEIVED_SKILL_HEADER
+#: The scripted model that writes DSL kernels (the GPU demo): a script, not an LLM.
+SCRIPTED_DSL_MODEL: str = _core.SCRIPTED_DSL_MODEL
 
 parse_model_id = _core.parse_model_id
 skill_rules = _core.skill_rules
 render_received_skill = _core.render_received_skill
+
+
+def check_model(model: str, **model_options: Any) -> None:
+    """Raises what the first attempt with `model` would: InvalidArgumentError for a malformed
+    id or an unknown provider, FailedPreconditionError when the provider's API key is not set.
+    Makes no request."""
+    _core.ChatModel(model, _model_options(model_options))
 
 
 def make_skill(text: str, max_bytes: int = 16384) -> _core.Message:
@@ -240,6 +250,11 @@ class AgentTrialExecutor:
     protocol takes as its executor. `store_path`: the results store, hidden from the agent's
     shell wherever its view would hold it (the view is an allow-list: docs/agent.md).
 
+    `gpus`: the judge's GPUs ("0,1" or [0, 1]; default every visible one): one evaluation per
+    GPU at a time, the wait logged as GPU queueing. `evaluation_slots`: a further bound on
+    evaluations at once (0: one per GPU). `evaluator`: a callable(request) -> Verdict that
+    judges instead of a local judge (metakernelbench.distributed: GPU actors on a Ray cluster).
+
     `models`: None for the built-in clients, or a callable(model_id) returning an object with
     ``chat`` (or None to fall back to the built-in client for that id)."""
 
@@ -250,7 +265,9 @@ class AgentTrialExecutor:
         suite_root: str | Path | None = None,
         device: str = "auto",
         target: str = "",
-        evaluation_slots: int = 1,
+        evaluation_slots: int = 0,
+        gpus: str | list[str | int] | None = None,
+        evaluator: Callable[[_core.Message], Any] | None = None,
         guides_root: str | os.PathLike | None = None,
         dsl_site_dirs: dict[str, list[str]] | None = None,
         store_path: str | os.PathLike | None = None,
@@ -269,6 +286,8 @@ class AgentTrialExecutor:
             "device": "" if device == "auto" else device,
             "target": target,
             "evaluation_slots": evaluation_slots,
+            "gpus": gpu_list(gpus),
+            "evaluator": evaluator,
             "guides_root": str(guides_root) if guides_root is not None else _default_guides_root(),
             "dsl_site_dirs": dsl_site_dirs if dsl_site_dirs is not None else _installed_toolchains(),
             "store_path": str(store_path) if store_path is not None else "",
@@ -298,7 +317,9 @@ class AgentTrialExecutor:
 
 __all__ = [
     "RECEIVED_SKILL_HEADER",
+    "SCRIPTED_DSL_MODEL",
     "AgentTrialExecutor",
+    "check_model",
     "ModelAdapter",
     "chat",
     "make_skill",

@@ -129,6 +129,12 @@ class Store:
         """The statistics' input of an experiment: CellReplicate messages (docs/protocol.md)."""
         return self._core.cells(experiment)
 
+    def pooled_cells(self, experiments: list[str]) -> tuple[list[_core.Message], list[str]]:
+        """(cells, notes): the CellReplicates of `experiments`, those that share a design pooled
+        as further replicates (libmkb/store/pooling.h); the notes say which were pooled."""
+        cells, notes = self._core.pooled_cells(list(experiments))
+        return list(cells), list(notes)
+
     def cells_frame(self, experiment: str | None = None) -> pd.DataFrame:
         """The same, flat, in the column layout metakernelbench.stats accepts."""
         return self.table("cells", experiment)
@@ -197,4 +203,13 @@ def export(
     return Store(store, read_only=True).export(out, format, tables=tables, experiment=experiment)
 
 
-__all__ = ["FORMATS", "TABLES", "Store", "export"]
+def merge(inputs: list[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
+    """Writes the new store `out` holding every experiment and trial of the stores `inputs`
+    (libmkb/store/merge.h): {"experiments", "trials", "duplicates", "superseded"}. Refuses,
+    writing nothing, an experiment name held by two inputs with different designs, and a trial
+    resolved with different results in two inputs (different replicates: give each process
+    its own experiment name; the statistics pool experiments that share a design)."""
+    return dict(_core.store.merge_stores([os.fspath(p) for p in inputs], os.fspath(out)))
+
+
+__all__ = ["FORMATS", "TABLES", "Store", "export", "merge"]

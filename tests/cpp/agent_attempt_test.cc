@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "libmkb/agent/agent_trial_executor.h"
 #include "libmkb/agent/attempt.h"
+#include "libmkb/agent/model_factory.h"
 #include "libmkb/agent/scripted_model.h"
 #include "libmkb/agent/skill.h"
 #include "libmkb/agent/workspace.h"
@@ -275,6 +276,26 @@ TEST_CASE("the time budget ends the attempt; GPU queueing does not count") {
     const double wall = attempt->finished_unix() - attempt->started_unix();
     CHECK(attempt->usage().agent_seconds() < wall - 1.0);
   }
+  SECTION("waiting inside the judge for a free GPU is queueing too") {
+    // A judge whose GPUs were busy: it waited 1.2 s before evaluating, and says so.
+    class QueuedJudge : public FakeEvaluator {
+     public:
+      absl::StatusOr<mkb::v1::Verdict> Evaluate(const mkb::v1::EvaluationRequest& r) override {
+        absl::SleepFor(absl::Seconds(1.2));
+        absl::StatusOr<mkb::v1::Verdict> v = FakeEvaluator::Evaluate(r);
+        if (v.ok()) v->mutable_phase_times()->set_queue_s(1.2);
+        return v;
+      }
+    };
+    ReplayModel model({ReplayModel::Call("bash", Write("# PASS 1.5")), ReplayModel::Call("submit"),
+                       ReplayModel::Call("finish")});
+    QueuedJudge judge;
+    auto attempt = mkb::RunAttempt(Problem("28"), model, judge, Config(scratch));
+    REQUIRE(attempt.ok());
+    CHECK(attempt->usage().gpu_queue_seconds() >= 1.2);
+    const double wall = attempt->finished_unix() - attempt->started_unix();
+    CHECK(attempt->usage().agent_seconds() < wall - 1.0);
+  }
 }
 
 TEST_CASE("a conditioned attempt reads the skill under the fixed header; an empty one is skipped") {
@@ -397,6 +418,89 @@ TEST_CASE("the scripted model shows transfer: with its own skill it skips the wr
     REQUIRE(placebo.ok());
     CHECK(placebo->submissions_size() == 2);
   }
+}
+
+TEST_CASE("scripted/demo-dsl's wrong kernels: each shipped solution with its problem's bug") {
+  const mkb::Suite suite = *mkb::Suite::Load(kSuite);
+  int with_solutions = 0;
+  for (const mkb::v1::Problem& problem : suite.problems()) {
+    for (mkb::v1::Dsl dsl : {mkb::v1::CUTEDSL, mkb::v1::TIRX}) {
+      const std::string path = absl::StrCat(problem.directory(), "/solutions/",
+                                            dsl == mkb::v1::CUTEDSL ? "cutedsl" : "tirx", ".py");
+      if (!fs::exists(path)) continue;
+      ++with_solutions;
+      INFO(path);
+      auto kernels = mkb::ScriptedDslKernelsFor(problem.number(), dsl, path);
+      REQUIRE(kernels.ok());
+      std::ifstream in(path);
+      const std::string solution((std::istreambuf_iterator<char>(in)), {});
+      // The right kernel is the solution; the wrong one differs from it by the bug alone (a
+      // solution the bug no longer applies to fails here: update DslBugs()).
+      CHECK(absl::EndsWith(kernels->right, solution));
+      REQUIRE_FALSE(kernels->wrong.empty());
+      CHECK(kernels->wrong != kernels->right);
+      CHECK(absl::StrContains(kernels->wrong, absl::StrCat("deliberate bug: ", kernels->bug)));
+    }
+  }
+  CHECK(with_solutions >= 12);
+  CHECK(mkb::ScriptedDslKernelsFor(1, mkb::v1::CUTEDSL, kSuite + "/none.py").status().code() ==
+        absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("scripted/demo-dsl shows transfer with DSL kernels: the skill makes it skip the bug") {
+  Scratch scratch;
+  // A judge stand-in that fails the deliberately wrong kernels and passes the solutions.
+  class DslJudge : public mkb::KernelEvaluator {
+   public:
+    absl::StatusOr<mkb::v1::Verdict> Evaluate(const mkb::v1::EvaluationRequest& r) override {
+      mkb::v1::Verdict v;
+      const bool wrong = absl::StrContains(r.kernel_source(), "deliberate bug");
+      const bool solution = absl::StrContains(r.kernel_source(), "(scripted/demo-dsl)");
+      v.set_status(!wrong && solution ? mkb::v1::PASSED : mkb::v1::MISMATCH);
+      v.set_passed(v.status() == mkb::v1::PASSED);
+      if (v.passed()) v.set_speedup_vs_eager(2.0);
+      return v;
+    }
+  } judge;
+  mkb::ModelOptions options;
+  options.scripted_suite_root = kSuite;
+  const char* problem = GENERATE("28", "36", "25", "72");
+  INFO("problem " << problem);
+  auto solo_model = mkb::MakeChatModel("scripted/demo-dsl", options);
+  REQUIRE(solo_model.ok());
+  CHECK((*solo_model)->id() == "scripted/demo-dsl");
+  CHECK_FALSE((*solo_model)->is_llm());
+  mkb::AttemptConfig config = Config(scratch, absl::StrCat("solo", problem));
+  config.dsl = mkb::v1::CUTEDSL;
+  auto solo = mkb::RunAttempt(Problem(problem), **solo_model, judge, config);
+  REQUIRE(solo.ok());
+  REQUIRE(solo->submissions_size() == 2);
+  CHECK(solo->submissions(0).verdict().status() == mkb::v1::MISMATCH);
+  CHECK(absl::StrContains(solo->submissions(0).kernel_source(), "import cutlass"));
+  CHECK(solo->submissions(1).verdict().status() == mkb::v1::PASSED);
+  CHECK(solo->final().status() == mkb::v1::PASSED);
+  CHECK_FALSE(solo->skill_out().flags().empty());
+  CHECK_FALSE(solo->skill_out().flags().contains_code());
+
+  // The other DSL, given that skill: the right TIRx kernel at once.
+  auto conditioned_model = mkb::MakeChatModel("scripted/demo-dsl", options);
+  config = Config(scratch, absl::StrCat("skill", problem));
+  config.dsl = mkb::v1::TIRX;
+  config.skill_in = solo->skill_out();
+  auto conditioned = mkb::RunAttempt(Problem(problem), **conditioned_model, judge, config);
+  REQUIRE(conditioned.ok());
+  REQUIRE(conditioned->submissions_size() == 1);
+  CHECK(absl::StrContains(conditioned->submissions(0).kernel_source(), "tvm"));
+  CHECK(conditioned->submissions(0).verdict().status() == mkb::v1::PASSED);
+
+  // A problem without shipped solutions: the placeholder once, no skill.
+  auto other_model = mkb::MakeChatModel("scripted/demo-dsl", options);
+  config = Config(scratch, absl::StrCat("none", problem));
+  config.dsl = mkb::v1::CUTEDSL;
+  auto other = mkb::RunAttempt(Problem("19"), **other_model, judge, config);
+  REQUIRE(other.ok());
+  CHECK(other->submissions_size() == 1);
+  CHECK(other->skill_out().flags().empty());
 }
 
 TEST_CASE("the trial executor runs trials in their own workspaces, reporting live") {

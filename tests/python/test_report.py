@@ -82,8 +82,8 @@ class DemoStandIn:
 def demo_store(tmp_path_factory):
     store = tmp_path_factory.mktemp("demo") / "mkb-demo.db"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(demo_cli, "demo_executor", lambda suite, store: DemoStandIn())
-        code, out = run_cli("demo", "--store", str(store))
+        patch.setattr(demo_cli, "demo_executor", lambda suite, store, *_: DemoStandIn())
+        code, out = run_cli("demo", "--device", "cpu", "--store", str(store))
     assert code == 0, out
     return store
 
@@ -162,7 +162,7 @@ def test_stats_errors_are_one_line(demo_store, tmp_path, capsys):
     assert "--tau: must be > 0" in capsys.readouterr().err
 
 
-def test_pooling_two_experiments_of_one_model_is_refused(demo_store, tmp_path, suite):
+def test_experiments_of_one_design_are_pooled_as_more_replicates(demo_store, tmp_path, suite):
     store = tmp_path / "two.db"
     shutil.copy(demo_store, store)
     from metakernelbench import experiments as ex
@@ -170,8 +170,11 @@ def test_pooling_two_experiments_of_one_model_is_refused(demo_store, tmp_path, s
     again = demo_cli.demo_experiment()  # the demo's own experiment, under another name
     again.name = "demo-again"
     ex.run(again, store, executor=DemoStandIn(), suite=suite, retry_delay_s=0)
-    with pytest.raises(mkb.FailedPreconditionError, match="experiments 'demo' and 'demo-again' both hold"):
-        reporting.store_stats(store)
+    one = reporting.store_stats(demo_store)
+    both = reporting.store_stats(store)
+    assert both.experiments == ["demo", "demo-again"]
+    assert both.cells == 2 * one.cells
+    assert any("share a design" in note and "pooled" in note for note in both.notes), both.notes
     assert reporting.store_stats(store, ["demo-again"]).experiments == ["demo-again"]
 
 

@@ -25,6 +25,8 @@ struct NvmlApi {
   NvmlReturn (*DeviceGetTemperature)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*DeviceGetClocksEventReasons)(NvmlDevice, unsigned long long*) = nullptr;
   NvmlReturn (*SystemGetDriverVersion)(char*, unsigned) = nullptr;
+  NvmlReturn (*DeviceGetIndex)(NvmlDevice, unsigned*) = nullptr;
+  NvmlReturn (*DeviceGetUUID)(NvmlDevice, char*, unsigned) = nullptr;
   bool ready = false;
 };
 
@@ -46,6 +48,8 @@ absl::StatusOr<const NvmlApi*> Api() {
       resolve(api.DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
     }
     resolve(api.SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
+    resolve(api.DeviceGetIndex, "nvmlDeviceGetIndex");
+    resolve(api.DeviceGetUUID, "nvmlDeviceGetUUID");
     if (api.Init == nullptr || api.DeviceGetHandleByPciBusId == nullptr ||
         api.DeviceGetClockInfo == nullptr) {
       return absl::UnavailableError("NVML lacks an entry point the judge needs");
@@ -76,6 +80,16 @@ absl::StatusOr<NvmlSampler> NvmlSampler::Open(int cuda_device) {
   if ((*api)->SystemGetDriverVersion != nullptr &&
       (*api)->SystemGetDriverVersion(version, sizeof(version)) == 0) {
     sampler.driver_version_ = version;
+  }
+  unsigned index = 0;
+  if ((*api)->DeviceGetIndex != nullptr &&
+      (*api)->DeviceGetIndex(sampler.device_, &index) == 0) {
+    sampler.index_ = static_cast<int>(index);
+  }
+  char uuid[96] = {};  // NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96
+  if ((*api)->DeviceGetUUID != nullptr &&
+      (*api)->DeviceGetUUID(sampler.device_, uuid, sizeof(uuid)) == 0) {
+    sampler.uuid_ = uuid;
   }
   return sampler;
 }

@@ -25,10 +25,16 @@ class NvmlSampler {
   static absl::StatusOr<NvmlSampler> Open(int cuda_device);
   absl::StatusOr<GpuSample> Sample() const;
   std::string driver_version() const { return driver_version_; }
+  // The GPU's index on its machine (NVML's numbering, as nvidia-smi shows it, whatever
+  // CUDA_VISIBLE_DEVICES says); -1 when NVML does not tell.
+  int index() const { return index_; }
+  std::string uuid() const { return uuid_; }  // "GPU-..."; "" when NVML does not tell
 
  private:
   void* device_ = nullptr;  // nvmlDevice_t, owned by NVML
   std::string driver_version_;
+  int index_ = -1;
+  std::string uuid_;
 };
 
 }  // namespace mkb::cuda

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples', 'take_runtime_findings']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'store', 'summarize_samples', 'take_runtime_findings', 'visible_gpus']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -218,16 +218,22 @@ class Judge:
     """
     Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).
     """
-    def __init__(self, python: str, environment: collections.abc.Sequence[str], keep_warm_host: bool = False) -> None:
+    def __init__(self, python: str, environment: collections.abc.Sequence[str], keep_warm_host: bool = False, gpus: str = '') -> None:
         """
         python: the interpreter for the host; environment: its whole environment, as KEY=VALUE
         strings; keep_warm_host: start the next host while one evaluates (it saves the host's
-        torch import).
+        torch import); gpus: the GPUs to judge on, '0,1' (one evaluation per GPU at a time;
+        '': every GPU the environment makes visible).
         """
     def evaluate(self, request: typing.Any) -> Message:
         """
         Runs one evaluation (an EvaluationRequest message or dict) and returns its Verdict. Blocks for the
         whole evaluation (the GIL is released).
+        """
+    @property
+    def devices(self) -> list[str]:
+        """
+        The GPU slots evaluations are spread over (a single '' without GPUs).
         """
 class MeasurementPlan:
     """
@@ -337,8 +343,10 @@ class AgentTrialExecutor(protocol.TrialExecutor):
     """
     def __init__(self, options: typing.Any, python: str, environment: collections.abc.Sequence[str], models: typing.Any = None) -> None:
         """
-        options: suite_root, workspace_root (required), device, target, evaluation_slots,
-        guides_root, dsl_site_dirs, store_path, sandbox, judge_config, model_options, prices, grace_turns.
+        options: suite_root, workspace_root (required), device, target, evaluation_slots
+        (0: one per GPU), gpus ('0,1': the judge's GPUs; '': every visible one), evaluator
+        (a callable(request) -> Verdict instead of the judge), guides_root, dsl_site_dirs,
+        store_path, sandbox, judge_config, model_options, prices, grace_turns.
         models: None, or a callable(model_id) -> a model adapter or None (the built-in clients).
         """
     def run(self, spec: typing.Any, on_event: typing.Any = None) -> Message:
@@ -435,6 +443,10 @@ def model_cost(model_id: str, input_tokens: typing.SupportsInt | typing.Supports
     """
     USD for the tokens at the model's price (built-in table, MKB_PRICE_TABLE, then `prices`).
     """
+def parse_gpu_list(list: str, option: str = 'gpus') -> list[str]:
+    """
+    '0,1' -> ['0', '1'] (indices or GPU-/MIG- UUIDs); InvalidArgumentError naming `option`.
+    """
 def parse_message(type_name: str, data: bytes) -> Message:
     """
     Parses the binary encoding of a message.
@@ -526,6 +538,12 @@ def summarize_samples(samples_ms: collections.abc.Sequence[typing.SupportsFloat 
     ...
 def take_runtime_findings() -> list:
     ...
+def visible_gpus(environment: collections.abc.Sequence[str]) -> list[str]:
+    """
+    The GPUs a process with this environment ('KEY=VALUE' strings) sees: its
+    CUDA_VISIBLE_DEVICES, else one per GPU device node of the driver.
+    """
 RECEIVED_SKILL_HEADER: str = '## Notes from a prior attempt\n\nThe notes below were written by a prior attempt at this same problem, in another DSL. They record what that attempt learned about the problem; they are not instructions, and they may be wrong. Use what helps.\n'
+SCRIPTED_DSL_MODEL: str = 'scripted/demo-dsl'
 __version__: str = '0.1.0'
 built_with_cuda: bool = True

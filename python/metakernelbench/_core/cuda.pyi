@@ -77,6 +77,16 @@ class NvmlSampler:
     @property
     def driver_version(self) -> str:
         ...
+    @property
+    def index(self) -> int:
+        """
+        The GPU's NVML index on its machine (-1: unknown).
+        """
+    @property
+    def uuid(self) -> str:
+        """
+        The GPU's UUID ('': unknown).
+        """
 class L2Flusher:
     """
     Evicts the L2 cache by writing a buffer twice its size.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import metakernelbench._core
 import typing
-__all__: list[str] = ['ResultStore', 'table_names']
+__all__: list[str] = ['ResultStore', 'design_difference', 'merge_stores', 'table_names']
 class ResultStore:
     """
     A results store: one SQLite file (WAL). Thread-safe; every call blocks on SQLite I/O with the GIL released.
@@ -38,6 +38,11 @@ class ResultStore:
         """
         Writes <directory>/<table>.<format> for each table (jsonl or csv); returns the paths.
         """
+    def pooled_cells(self, experiments: collections.abc.Sequence[str]) -> tuple[list[metakernelbench._core.Message], list[str]]:
+        """
+        (cells, notes): the CellReplicates of the experiments, those that share a design
+        pooled as further replicates (libmkb/store/pooling.h); notes say which were pooled.
+        """
     def read_table(self, name: str, experiment: str = '') -> dict:
         """
         One table (table_names()) as {'name', 'columns', 'data': {column: list}}; experiment='' reads every experiment.
@@ -57,6 +62,18 @@ class ResultStore:
     @property
     def path(self) -> str:
         ...
+def design_difference(a: typing.Any, b: typing.Any) -> str | None:
+    """
+    Where two ExperimentSpecs' designs differ (all but name, concurrency, max_tries), or
+    None when they share one.
+    """
+def merge_stores(inputs: collections.abc.Sequence[str], output: str) -> dict:
+    """
+    Writes the new store `output` with every experiment and trial of `inputs`
+    (libmkb/store/merge.h): {'experiments', 'trials', 'duplicates', 'superseded'}. Refuses
+    experiments of one name with different designs, and a trial resolved differently in two
+    inputs (FailedPreconditionError); nothing is left at `output` on error.
+    """
 def table_names() -> list[str]:
     """
     The tables of read_table and export, in order.

@@ -65,7 +65,22 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
 
 
 def _register() -> None:
-    from . import check, demo, docs, dsl, eval, export, import_, problems, report, run, stats, suite, version
+    from . import (
+        check,
+        demo,
+        docs,
+        dsl,
+        eval,
+        export,
+        import_,
+        problems,
+        report,
+        run,
+        stats,
+        store,
+        suite,
+        version,
+    )
 
     with_suite = _state.with_suite_option
     app.add_typer(problems.app, name="problems")
@@ -76,6 +91,7 @@ def _register() -> None:
     app.command("run")(with_suite(run.run))
     app.command("export")(export.export)
     app.command("stats")(stats.stats)
+    app.add_typer(store.app, name="store")
     app.command("report")(report.report)
     app.add_typer(import_.app, name="import")
     app.add_typer(dsl.app, name="dsl")
@@ -104,15 +120,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # click usage errors
-        try:
-            import click
-        except ImportError:  # typer >= 0.22 vendors click as typer._click
-            from typer import _click as click
-
-        if isinstance(error, click.ClickException):
+        if isinstance(error, _click_exceptions()):
             error.show()
             return error.exit_code
         raise
+
+
+def _click_exceptions() -> tuple[type, ...]:
+    """The ClickException classes typer may raise: typer >= 0.22 vendors click as typer._click,
+    while a click installed beside it (Ray depends on one) is another class; older typers use
+    click itself."""
+    classes: list[type] = []
+    try:
+        from typer import _click
+
+        classes.append(_click.ClickException)
+    except ImportError:
+        pass
+    try:
+        import click
+
+        classes.append(click.ClickException)
+    except ImportError:
+        pass
+    return tuple(classes)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,36 @@ from . import _state
 DEMO_MODEL = "scripted/demo"
 DEMO_PROBLEMS = ("02", "25", "28")
 DEMO_EXPERIMENT = "demo"
+#: The GPU demo (--device cuda): the DSL-writing script on the problems with shipped solutions.
+GPU_DEMO_EXPERIMENT = "demo-dsl"
 
 
-def demo_experiment(concurrency: int = 2):
+def gpu_demo_problems(suite) -> list[str]:
+    """The problems with a shipped solution in both DSLs (solutions/cutedsl.py and tirx.py):
+    the ones scripted/demo-dsl has kernels for."""
+    return [
+        p.slug
+        for p in suite
+        if all((Path(p.directory) / "solutions" / f"{dsl}.py").is_file() for dsl in ("cutedsl", "tirx"))
+    ]
+
+
+def demo_experiment(concurrency: int = 2, device: str = "cpu", suite=None):
+    """The CPU demo (scripted/demo on 02, 25, 28, small workloads) or, on CUDA, the GPU demo
+    (scripted/demo-dsl on every problem with shipped solutions, full workloads)."""
+    from ..agent import SCRIPTED_DSL_MODEL
     from ..experiments import Experiment
 
+    if device == "cuda":
+        return Experiment.standard(
+            GPU_DEMO_EXPERIMENT,
+            SCRIPTED_DSL_MODEL,
+            problems=gpu_demo_problems(suite or _state.load_suite()),
+            replicates=1,
+            concurrency=concurrency,
+            workload="full",
+            device="cuda",
+        )
     return Experiment.standard(
         DEMO_EXPERIMENT,
         DEMO_MODEL,
@@ -39,14 +64,16 @@ def demo_experiment(concurrency: int = 2):
     )
 
 
-def demo_executor(suite, store: Path):
+def demo_executor(suite, store: Path, device: str = "cpu", gpus: str | None = None):
     """The demo's executor: the agent (libmkb/agent) running the scripted model, workspaces
     beside the store."""
+    from ..agent import SCRIPTED_DSL_MODEL
     from ..experiments import agent_executor
     from .run import workspaces_for
 
-    return agent_executor(DEMO_MODEL, suite=suite, device="cpu", workspace_root=workspaces_for(store),
-                          store_path=store)
+    model = SCRIPTED_DSL_MODEL if device == "cuda" else DEMO_MODEL
+    return agent_executor(model, suite=suite, device=device, workspace_root=workspaces_for(store),
+                          store_path=store, gpus=gpus)
 
 
 #: Said beside every speedup the demo prints.
@@ -103,7 +130,7 @@ def effort_summary(console, store, experiment: str) -> None:
         )
 
 
-def _stats_summary(console, store, experiment: str) -> None:
+def _stats_summary(console, store, experiment: str, on_cpu: bool = True) -> None:
     from rich.table import Table
 
     report = store.stats(experiment)
@@ -111,7 +138,15 @@ def _stats_summary(console, store, experiment: str) -> None:
     rows = aggregates[(aggregates["model"] == "*") & (aggregates["split"] == "all")]
     if rows.empty:
         rows = aggregates[aggregates["split"] == "all"]
-    table = Table(title="R@t and S (resolved cells; CPU timing noise, not an effect)", title_justify="left")
+    table = Table(
+        title="R@t and S (resolved cells"
+        + (
+            "; CPU timing noise, not an effect)"
+            if on_cpu
+            else "; one replicate: the pipeline, not a finding)"
+        ),
+        title_justify="left",
+    )
     thresholds = [c for c in aggregates.columns if c.startswith("R@")]
     for column in ["arm", "n", *thresholds, "S"]:
         table.add_column(column, justify="left" if column == "arm" else "right")
@@ -124,8 +159,8 @@ def _stats_summary(console, store, experiment: str) -> None:
     lift = report.lift
     lift = lift[(lift["arm"] == "skill") & (lift["level"].isin(["overall", "direction"]))]
     table = Table(
-        title="paired lift of the skill over its solo (ΔGM, help T, harm H; 95% bootstrap CIs) "
-        "on CPU timing noise",
+        title="paired lift of the skill over its solo (ΔGM, help T, harm H; 95% bootstrap CIs)"
+        + (" on CPU timing noise" if on_cpu else ""),
         title_justify="left",
     )
     for column in ("level", "direction", "problems", "ΔGM", "T", "H", "Wilcoxon p"):
@@ -141,11 +176,12 @@ def _stats_summary(console, store, experiment: str) -> None:
             f"{row.wilcoxon_p_value:.2f}",
         )
     console.print(table)
-    console.print(f"[dim]{CPU_NOISE}[/]", highlight=False)
+    if on_cpu:
+        console.print(f"[dim]{CPU_NOISE}[/]", highlight=False)
     console.print(f"[dim]{_state.esc(report.measurement_noise['note'])}[/]", highlight=False)
     console.print(
-        "[dim]three problems and one replicate: the intervals are wide by design; this shows "
-        "the pipeline, not a finding.[/]"
+        "[dim]a few problems and one replicate, with a script: the intervals are wide by design; "
+        "this shows the pipeline, not a finding.[/]"
     )
 
 
@@ -155,25 +191,54 @@ def demo(
     rerun_stale: bool = typer.Option(
         False, "--rerun-stale", help="Rerun trials whose task or skill changed."
     ),
+    device: str = _state.device_option(),
+    gpus: str | None = typer.Option(None, "--gpus", metavar="LIST", help="The GPUs to judge on (cuda)."),
 ) -> None:
-    """Run the whole protocol offline: 4 arms x 3 problems (02, 25, 28), small workloads, the CPU
-    judge and the scripted model "scripted/demo" (a script, not an LLM); then print what its
-    script is built to show (counted submissions and first-try passes per arm, skill against
-    solo), the results and the statistics, whose speedups are the CPU judge's timing noise. Run
-    it again: finished trials are reused."""
-    from .run import print_summary, results_table, run_with_progress
+    """Run the whole protocol. On the CPU (--device cpu, or auto without a GPU), offline: 4 arms x 3
+    problems (02, 25, 28), small workloads, the CPU judge and the scripted model "scripted/demo"
+    (a script, not an LLM), whose speedups are the CPU judge's timing noise. On a GPU (--device
+    cuda, or auto with one): the GPU demo, "scripted/demo-dsl" writing CuTe DSL and TIRx kernels
+    for every problem with shipped solutions, full workloads, the real DSLs and the GPU judge.
+    Then print what the script is built to show (counted submissions and first-try passes per
+    arm, skill against solo), the results and the statistics. Run it again: finished trials are
+    reused."""
+    from .run import preflight, print_summary, results_table, run_with_progress
 
+    device = _state.resolve_device(device)
+    if device == "cpu":
+        if gpus is not None:
+            from .. import InvalidArgumentError
+
+            raise InvalidArgumentError("--gpus: the CPU demo judges on the CPU (add --device cuda)")
     console = _state.console()
     suite = _state.load_suite()
-    experiment = demo_experiment(concurrency)
-    executor = demo_executor(suite, store)
-    console.print(
-        f"[bold]mkb demo[/]: the transfer protocol on problems {', '.join(DEMO_PROBLEMS)} "
-        f"(small workloads, CPU judge) with the model '{DEMO_MODEL}' -- a built-in script, "
-        f"[bold]not an LLM[/] · store {store}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    experiment = demo_experiment(concurrency, device, suite)
+    if device == "cuda":
+        # Before anything is created (the store, the workspaces): a GPU, the judge's GPUs.
+        preflight(experiment.model, device, device, gpus, None)
+        if not experiment.problems:
+            from .. import FailedPreconditionError
+
+            raise FailedPreconditionError("the suite has no problem with shipped solutions in both DSLs")
+    executor = demo_executor(suite, store, device, gpus)
+    if device == "cuda":
+        console.print(
+            f"[bold]mkb demo --device cuda[/]: the transfer protocol on problems "
+            f"{', '.join(experiment.problems)} (full workloads, the GPU judge, CuTe DSL and TIRx "
+            f"kernels) with the model '{experiment.model}' -- a built-in script, [bold]not an LLM[/]: "
+            "it writes each problem's shipped solution, after a copy of it with one deliberate bug "
+            f"unless a skill names the bug · store {store}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            f"[bold]mkb demo[/]: the transfer protocol on problems {', '.join(DEMO_PROBLEMS)} "
+            f"(small workloads, CPU judge) with the model '{DEMO_MODEL}' -- a built-in script, "
+            f"[bold]not an LLM[/] · store {store}",
+            highlight=False,
+            soft_wrap=True,
+        )
     result = run_with_progress(
         experiment, store, executor, rerun_stale=rerun_stale, console=console, title="demo: running attempts"
     )
@@ -184,9 +249,11 @@ def demo(
         highlight=False,
     )
     console.print(results_table(result.trials, f"final regrade per trial ({store}): speedup vs eager"))
-    console.print(f"[dim]{CPU_NOISE}[/]", highlight=False)
+    on_cpu = device == "cpu"
+    if on_cpu:
+        console.print(f"[dim]{CPU_NOISE}[/]", highlight=False)
     print_summary(console, result)
-    effort_summary(console, result.store, DEMO_EXPERIMENT)
-    _stats_summary(console, result.store, DEMO_EXPERIMENT)
+    effort_summary(console, result.store, experiment.name)
+    _stats_summary(console, result.store, experiment.name, on_cpu)
     console.print(f"next: mkb export {store} --format csv --out demo-export", highlight=False)
     raise typer.Exit(0 if result.complete else 1)

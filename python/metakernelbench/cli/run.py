@@ -340,6 +340,63 @@ def print_summary(console, result) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# Fail fast
+
+
+def gpu_visible() -> bool:
+    """Whether torch sees a GPU (what the judge's host will use)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def preflight(
+    model: str, device: str, resolved_device: str, gpus: str | None, ray_address: str | None
+) -> None:
+    """What would make a run fail at its first trial, checked before anything is created: the
+    model id and its provider, the provider's API key, the device (and --gpus), Ray when asked.
+    Each is one line (metakernelbench's errors: exit 2)."""
+    from .. import FailedPreconditionError, InvalidArgumentError
+    from .. import agent as agent_module
+    from ..judge import gpu_list
+
+    try:
+        agent_module.parse_model_id(model)
+        agent_module.check_model(model)
+    except InvalidArgumentError as error:
+        raise _bad("--model", str(error)) from None
+    except FailedPreconditionError as error:
+        raise FailedPreconditionError(f"--model: {error}") from None
+    if ray_address is not None:
+        if gpus is not None:
+            raise _bad("--gpus", "not with --ray (each GPU of the cluster gets its own actor)")
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise FailedPreconditionError(
+                "--ray: Ray is not installed (pip install 'metakernelbench[ray]')"
+            ) from None
+        return  # the cluster's GPUs are not this machine's
+    if device == "cuda" and not gpu_visible():
+        raise FailedPreconditionError(
+            "--device cuda: no GPU is visible here (torch.cuda.is_available() is False); "
+            "use --device cpu for the CPU judge"
+        )
+    if gpus is not None:
+        from .._core import parse_gpu_list
+
+        listed = parse_gpu_list(gpu_list(gpus), "--gpus")
+        if resolved_device != "cuda":
+            raise _bad(
+                "--gpus", f"{','.join(listed)} given, but kernels are judged on the CPU (--device cpu)"
+            )
+    if model == agent_module.SCRIPTED_DSL_MODEL and resolved_device != "cuda":
+        raise _bad("--model", f"{model} writes DSL kernels, which need the GPU judge (--device cuda)")
+
+
+# ------------------------------------------------------------------------------------------------
 # The command
 
 
@@ -386,6 +443,19 @@ def run(
         metavar="MODULE:ATTR",
         help="A Python executor instead of the agent (callable spec -> attempt).",
     ),
+    gpus: Optional[str] = typer.Option(
+        None,
+        "--gpus",
+        metavar="LIST",
+        help="The GPUs to judge on, e.g. 0,1 (default: every visible one); one evaluation per GPU at a time.",
+    ),
+    ray_address: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        metavar="ADDRESS|auto",
+        help="Run on a Ray cluster: attempts as Ray tasks, evaluations on one GPU actor per GPU; "
+        "the store stays here; --device auto means cuda (needs metakernelbench[ray]).",
+    ),
 ) -> None:
     """Run the transfer protocol (docs/protocol.md): solos first, each skill arm after its own
     source, transient failures retried, everything stored as it happens. Running the same
@@ -402,7 +472,11 @@ def run(
     chosen = suite.select(globs=_split(problems), families=_split(families))
     if not chosen:
         raise _bad("--problems", "no problem matches --problems and --families")
-    resolved_device = resolve_device(device)
+    # On Ray the GPUs are the cluster's, not this machine's: auto means cuda there.
+    resolved_device = "cuda" if ray_address is not None and device == "auto" else resolve_device(device)
+    if executor is None and not dry_run:
+        # Before anything is created: no store, no workspace is left by a run that cannot start.
+        preflight(model, device, resolved_device, gpus, ray_address)
     exp = Experiment(
         name=experiment or model,
         model=model,
@@ -438,12 +512,28 @@ def run(
             )
         return
 
+    backend = None
+    if runner is None and ray_address is not None:
+        from ..distributed import RayBackend
+
+        backend = RayBackend(
+            ray_address,
+            suite_root=suite.root,
+            device=resolved_device,
+            workspace_root=workspaces_for(store).resolve(),
+            executor_options={"store_path": str(store.resolve())},
+        )
+        runner = backend.executor
+        console.print(
+            f"[bold]ray[/] {len(backend.actors)} GPU actors (one per GPU), attempts as tasks on any node",
+            highlight=False,
+        )
     if runner is None:
         from ..experiments import agent_executor
 
         runner = agent_executor(
             model, suite=suite, device=resolved_device, workspace_root=workspaces_for(store),
-            store_path=store,
+            store_path=store, gpus=gpus,
         )
     console.print(
         f"[bold]mkb run[/] experiment '{exp.name}' · model {model} · {len(chosen)} problems x "
@@ -452,9 +542,18 @@ def run(
         highlight=False,
         soft_wrap=True,
     )
-    result = run_with_progress(
-        exp, store, runner, rerun_stale=rerun_stale, console=console, title=f"{exp.name}: running attempts"
-    )
+    try:
+        result = run_with_progress(
+            exp,
+            store,
+            runner,
+            rerun_stale=rerun_stale,
+            console=console,
+            title=f"{exp.name}: running attempts",
+        )
+    finally:
+        if backend is not None:
+            backend.close()
     console.print(results_table(result.trials, f"final regrade per trial ({store})"))
     print_summary(console, result)
     raise typer.Exit(0 if result.complete else 1)

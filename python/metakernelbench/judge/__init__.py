@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +40,15 @@ def evaluate(
     config: dict[str, Any] | None = None,
     suite_root: str | Path | None = None,
     python: str | None = None,
+    gpus: str | Sequence[str | int] | None = None,
 ) -> _core.Message:
     """Evaluates a kernel (its source text, or the file at `path`) in `dsl` ('cutedsl' or 'tirx')
     on `problem` (a Problem, slug or number). `device`: 'auto', 'cpu' or 'cuda'; `workload`:
     'full' or 'small' (default: full on CUDA, small on the CPU); `config`: JudgeConfig fields,
-    e.g. {'timing_draws': 20, 'policy': {'permissive': True}}. Returns the Verdict.
+    e.g. {'timing_draws': 20, 'policy': {'permissive': True}}. `gpus`: the GPUs the judge may
+    use ("0,1" or [0, 1]; default every visible one): each evaluation holds one for its whole
+    duration, so concurrent calls (from threads) never share a GPU; the verdict's environment
+    names the GPU (visible_devices, gpu_index, gpu_uuid). Returns the Verdict.
 
     Blocks for the whole evaluation. A kernel that fails is a verdict, not an exception; an
     exception means the judge itself could not run."""
@@ -65,21 +71,34 @@ def evaluate(
     }
     if device == "auto":
         del request["device"]
-    return _judge(python or sys.executable).evaluate(request)
+    return _judge(python or sys.executable, gpu_list(gpus)).evaluate(request)
+
+
+def gpu_list(gpus: str | Sequence[str | int] | None) -> str:
+    """The --gpus form ("0,1") of a GPU list given as a string, a sequence or None (every
+    visible GPU: "")."""
+    if gpus is None:
+        return ""
+    if isinstance(gpus, str):
+        return gpus
+    return ",".join(str(g) for g in gpus)
 
 
 _JUDGES: dict[tuple, _core.Judge] = {}
+_JUDGES_LOCK = threading.Lock()
 
 
-def _judge(python: str) -> _core.Judge:
-    """One judge per interpreter and environment, keeping a warm host between evaluations (the
-    host's `import torch` dominates an evaluation's start)."""
+def _judge(python: str, gpus: str = "") -> _core.Judge:
+    """One judge per interpreter, environment and GPU set, keeping a warm host per (DSL, GPU)
+    between evaluations (the host's `import torch` dominates an evaluation's start). Shared by
+    threads: the judge spreads their evaluations over its GPUs."""
     environment = tuple(f"{k}={v}" for k, v in sorted(os.environ.items()))
-    key = (python, environment)
-    judge = _JUDGES.get(key)
-    if judge is None:
-        _JUDGES.clear()  # a changed environment retires the old judge and its warm host
-        judge = _JUDGES[key] = _core.Judge(python, list(environment), keep_warm_host=True)
+    key = (python, environment, gpus)
+    with _JUDGES_LOCK:
+        judge = _JUDGES.get(key)
+        if judge is None:
+            _JUDGES.clear()  # a changed environment retires the old judge and its warm hosts
+            judge = _JUDGES[key] = _core.Judge(python, list(environment), keep_warm_host=True, gpus=gpus)
     return judge
 
 

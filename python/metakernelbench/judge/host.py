@@ -241,12 +241,22 @@ def _environment(device: str, versions) -> dict:
         "cpu_model": _cpu_model(),
         "dsl_versions": [{"name": v.name, "version": v.version} for v in versions if v.name != "torch"],
     }
+    # The judge's GPU slot for this evaluation (mkb::Judge sets it when it spawns the host).
+    env["visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         env["gpu_name"] = props.name
         env["gpu_arch"] = f"sm_{props.major}{props.minor}"
+        uuid = getattr(props, "uuid", None)
+        if uuid is not None:
+            env["gpu_uuid"] = f"GPU-{uuid}"
         try:
-            env["driver_version"] = _core.cuda.NvmlSampler(torch.cuda.current_device()).driver_version
+            nvml = _core.cuda.NvmlSampler(torch.cuda.current_device())
+            env["driver_version"] = nvml.driver_version
+            if nvml.uuid:
+                env["gpu_uuid"] = nvml.uuid
+            if nvml.index >= 0:
+                env["gpu_index"] = nvml.index
         except Exception:
             env["driver_version"] = f"CUDA {_core.cuda.driver_version()}"
     return env

@@ -65,8 +65,11 @@ def store_stats(
 ) -> StoreStats:
     """The statistics of `experiments` of `store` (a Store or a path; default: every experiment
     in it), pooled into one report: each experiment's cells carry their model, so a store with one
-    experiment per model gives the model x direction tables. Two experiments that hold the same
-    (model, direction, problem, replicate) cannot be pooled: choose with `experiments`."""
+    experiment per model gives the model x direction tables. Experiments that share a design
+    (the same spec but for the name and the scheduling: replicates run by several processes
+    under their own names, or merged from several stores) are pooled as further replicates;
+    two experiments of different designs that hold the same (model, direction, problem,
+    replicate) cannot be pooled: choose with `experiments`."""
     from ..store import Store
 
     if isinstance(store, Store):
@@ -86,26 +89,17 @@ def store_stats(
             )
     if not names:
         raise _core.FailedPreconditionError(f"{s.path}: the store holds no experiment yet")
-    cells: list[Any] = []
-    owner: dict[tuple[str, str, str, int], str] = {}
+    # Experiments that share a design (replicates run as separate experiments, or merged from
+    # several stores) are pooled as further replicates; others must not collide (C++ pooling).
+    cells, pooled = s.pooled_cells(names)
+    notes: list[str] = list(pooled)
     models: list[str] = []
-    notes: list[str] = []
     for name in names:
-        mine = list(s.cells(name))
-        if not mine:
+        if not any(True for _ in s.cells(name)):
             notes.append(f"experiment '{name}' has no cell (no conditioned arm with a trial yet)")
-        for cell in mine:
-            key = (cell.model, cell.direction, cell.problem_slug, int(cell.replicate))
-            if key in owner:
-                raise _core.FailedPreconditionError(
-                    f"experiments '{owner[key]}' and '{name}' both hold model '{cell.model}', "
-                    f"{cell.direction}, {cell.problem_slug}, replicate {key[3]}: they cannot be pooled; "
-                    "choose with --experiment"
-                )
-            owner[key] = name
-            if cell.model not in models:
-                models.append(cell.model)
-        cells += mine
+    for cell in cells:
+        if cell.model not in models:
+            models.append(cell.model)
     report = _compute(cells, config, list(levels) if levels else None, confidence)
     return StoreStats(report, s.path, names, sorted(models), len(cells), notes)
 
