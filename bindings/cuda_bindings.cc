@@ -11,8 +11,8 @@
 #include "libmkb/judge/call_trace.h"
 #include "libmkb/judge/cuda/cupti_source.h"
 #include "libmkb/judge/cuda/device.h"
-#include "libmkb/judge/cuda/launch_monitor.h"
 #include "libmkb/judge/cuda/l2_flush.h"
+#include "libmkb/judge/cuda/launch_monitor.h"
 #include "libmkb/judge/cuda/nvml_sampler.h"
 
 namespace mkb::python {
@@ -51,8 +51,7 @@ void RegisterCuda(py::module_& parent) {
       },
       py::arg("handle"), py::arg("device") = 0,
       "Maps another process's allocation; returns its base address.");
-  m.def(
-      "ipc_close", [](uintptr_t base) { ThrowIfError(cuda::CloseIpc(base)); }, py::arg("base"));
+  m.def("ipc_close", [](uintptr_t base) { ThrowIfError(cuda::CloseIpc(base)); }, py::arg("base"));
   m.def(
       "device_capsule",
       [](uintptr_t ptr, int64_t nbytes, int device) {
@@ -75,29 +74,34 @@ void RegisterCuda(py::module_& parent) {
       .def_property_readonly("device", &cuda::DeviceBuffer::device)
       .def("ipc_handle",
            [](const cuda::DeviceBuffer& b) { return py::bytes(ValueOrThrow(b.IpcHandle())); })
-      .def("capsule", [](const cuda::DeviceBuffer& b) {
-        return ByteCapsule(reinterpret_cast<void*>(b.ptr()), b.bytes(),
-                           DLDevice{kDLCUDA, b.device()}, nullptr);
-      }, "A DLPack capsule of uint8[bytes] over the buffer (valid while the buffer lives).");
+      .def(
+          "capsule",
+          [](const cuda::DeviceBuffer& b) {
+            return ByteCapsule(reinterpret_cast<void*>(b.ptr()), b.bytes(),
+                               DLDevice{kDLCUDA, b.device()}, nullptr);
+          },
+          "A DLPack capsule of uint8[bytes] over the buffer (valid while the buffer lives).");
 
   py::class_<cuda::LaunchMonitor, std::unique_ptr<cuda::LaunchMonitor, py::nodelete>>(
       m, "LaunchMonitor",
       "CUPTI callbacks attributing every kernel launch to its module's loader (the DSL, a raw "
       "driver-API module, the CUDA runtime's libraries, the judge); the knockout.")
-      .def(py::init([](std::vector<std::string> cupti_dirs,
-                       std::vector<std::string> dsl_native_dirs) {
-             return std::unique_ptr<cuda::LaunchMonitor, py::nodelete>(
-                 ValueOrThrow(cuda::LaunchMonitor::Start(cupti_dirs, dsl_native_dirs)));
-           }),
+      .def(py::init(
+               [](std::vector<std::string> cupti_dirs, std::vector<std::string> dsl_native_dirs) {
+                 return std::unique_ptr<cuda::LaunchMonitor, py::nodelete>(
+                     ValueOrThrow(cuda::LaunchMonitor::Start(cupti_dirs, dsl_native_dirs)));
+               }),
            py::arg("cupti_dirs") = std::vector<std::string>{},
            py::arg("dsl_native_dirs") = std::vector<std::string>{})
-      .def("begin_call",
-           [](cuda::LaunchMonitor& m, bool knockout) { ThrowIfError(m.BeginCall(knockout)); },
-           py::arg("knockout") = false)
+      .def(
+          "begin_call",
+          [](cuda::LaunchMonitor& m, bool knockout) { ThrowIfError(m.BeginCall(knockout)); },
+          py::arg("knockout") = false)
       .def("end_call", [](cuda::LaunchMonitor& m) { return ViewOf(m.EndCall()); })
-      .def("set_enabled",
-           [](cuda::LaunchMonitor& m, bool enabled) { ThrowIfError(m.SetEnabled(enabled)); },
-           py::arg("enabled"))
+      .def(
+          "set_enabled",
+          [](cuda::LaunchMonitor& m, bool enabled) { ThrowIfError(m.SetEnabled(enabled)); },
+          py::arg("enabled"))
       .def("enter_dsl_loader", &cuda::LaunchMonitor::EnterDslLoader)
       .def("leave_dsl_loader", &cuda::LaunchMonitor::LeaveDslLoader)
       .def("enter_judge", &cuda::LaunchMonitor::EnterJudge)

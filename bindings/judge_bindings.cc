@@ -95,8 +95,7 @@ void RegisterJudge(py::module_& m) {
       [](std::vector<int> keep_fds, int64_t address_space_bytes, int64_t cpu_seconds,
          bool isolate_network, std::string view_root, std::vector<std::string> read_only_paths,
          std::vector<std::string> writable_paths, std::vector<std::string> hidden_paths,
-         std::vector<std::string> device_paths, int64_t tmp_bytes, int uid, int gid,
-         bool seccomp) {
+         std::vector<std::string> device_paths, int64_t tmp_bytes, int uid, int gid, bool seccomp) {
         SandboxOptions options;
         options.keep_fds = std::move(keep_fds);
         options.address_space_bytes = address_space_bytes;
@@ -569,8 +568,7 @@ void RegisterJudge(py::module_& m) {
       py::arg("list"), py::arg("option") = "gpus",
       "'0,1' -> ['0', '1'] (indices or GPU-/MIG- UUIDs); InvalidArgumentError naming `option`.");
   m.def(
-      "visible_gpus",
-      [](std::vector<std::string> environment) { return VisibleGpus(environment); },
+      "visible_gpus", [](std::vector<std::string> environment) { return VisibleGpus(environment); },
       py::arg("environment"),
       "The GPUs a process with this environment ('KEY=VALUE' strings) sees: its\n"
       "CUDA_VISIBLE_DEVICES, else one per GPU device node of the driver.");
@@ -646,30 +644,31 @@ void RegisterJudge(py::module_& m) {
            }),
            py::arg("config"), py::arg("gpu"), py::arg("require_dsl"))
       .def_property_readonly("config", [](const MeasurementPlan& p) { return ViewOf(p.config()); })
-      .def_property_readonly("correctness_sequence",
-                             [](const MeasurementPlan& p) {
-                               py::list out;
-                               for (const MeasurementPlan::Draw& d : p.correctness_sequence()) {
-                                 out.append(py::make_tuple(d.seed, d.index, d.knockout));
-                               }
-                               return out;
-                             },
-                             "(seed, index, knockout) per correctness call, in order.")
+      .def_property_readonly(
+          "correctness_sequence",
+          [](const MeasurementPlan& p) {
+            py::list out;
+            for (const MeasurementPlan::Draw& d : p.correctness_sequence()) {
+              out.append(py::make_tuple(d.seed, d.index, d.knockout));
+            }
+            return out;
+          },
+          "(seed, index, knockout) per correctness call, in order.")
       .def_property_readonly("warmup_seeds", &MeasurementPlan::warmup_seeds)
       .def_property_readonly("timing_seeds", &MeasurementPlan::timing_seeds)
       .def_property_readonly("calibration_calls", &MeasurementPlan::calibration_calls)
       .def_property_readonly("recheck_draws", &MeasurementPlan::recheck_draws)
       .def_property_readonly("strict_pass", &MeasurementPlan::strict_pass)
-      .def("next_strict_seed",
-           [](MeasurementPlan& p) { return ValueOrThrow(p.NextStrictSeed()); })
+      .def("next_strict_seed", [](MeasurementPlan& p) { return ValueOrThrow(p.NextStrictSeed()); })
       .def("strict_pass_done", &MeasurementPlan::StrictPassDone, py::arg("kernel_spans_ms"),
            py::arg("eager_spans_ms"), py::arg("elapsed_s"));
 
   py::class_<RecheckReservoir>(m, "RecheckReservoir",
                                "Chooses the re-checked timing draws as their outputs come in.")
       .def(py::init<int>(), py::arg("k"))
-      .def("offer", [](RecheckReservoir& r, int draw) { return ValueOrThrow(r.Offer(draw)); },
-           py::arg("draw"), "The slot for this draw's outputs: [0, k) keeps, k discards.")
+      .def(
+          "offer", [](RecheckReservoir& r, int draw) { return ValueOrThrow(r.Offer(draw)); },
+          py::arg("draw"), "The slot for this draw's outputs: [0, k) keeps, k discards.")
       .def_property_readonly("discard_slot", &RecheckReservoir::discard_slot)
       .def("kept", &RecheckReservoir::Kept, "(slot, draw) of the kept draws.");
 
@@ -679,7 +678,8 @@ void RegisterJudge(py::module_& m) {
          std::vector<double> calibration_gap_ms, py::object config, bool gpu) {
         const ClockBound bound =
             ClockBoundOf(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu);
-        AcceptedTimes a = AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound);
+        AcceptedTimes a =
+            AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound);
         py::dict out;
         out["accepted_ms"] = a.accepted_ms;
         out["lifted"] = a.lifted;

@@ -66,7 +66,8 @@ absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> AgentTrialExecutor::Create(
   if (!options.evaluator) options.evaluator = std::make_shared<JudgeEvaluator>(options.judge);
   if (options.evaluation_slots <= 0) {
     const auto* judge = dynamic_cast<const JudgeEvaluator*>(options.evaluator.get());
-    options.evaluation_slots = judge != nullptr ? static_cast<int>(judge->judge().devices().size()) : 1;
+    options.evaluation_slots =
+        judge != nullptr ? static_cast<int>(judge->judge().devices().size()) : 1;
   }
   if (options.device == v1::DEVICE_KIND_UNSPECIFIED) options.device = DetectDevice();
   if (options.guides_root.empty()) {

@@ -40,7 +40,7 @@ struct AgentTrialExecutorOptions {
   // The judge's device for trials whose spec leaves it unspecified; unspecified here too: CUDA
   // when /dev/nvidiactl exists, else CPU.
   v1::DeviceKind device = v1::DEVICE_KIND_UNSPECIFIED;
-  std::string target;        // the device in words for TASK.md ("NVIDIA H200 (sm_90a)")
+  std::string target;  // the device in words for TASK.md ("NVIDIA H200 (sm_90a)")
   // Evaluations at once, over all trials (waiting for one is GPU queueing); 0: one per GPU of
   // the judge (JudgeOptions::devices), or 1 with another evaluator.
   int evaluation_slots = 0;

@@ -1,8 +1,8 @@
 #include "libmkb/agent/scripted_model.h"
 
-#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -311,7 +311,8 @@ const std::vector<DslBug>& DslBugs() {
        "the delta rule's write strength beta is never applied",
        {{"d = beta * (mV[b, 0, h, j].to(Float32) - g * sk)",
          "d = (mV[b, 0, h, j].to(Float32) - g * sk)"}},
-       {{"d = beta * (T.float32(V[b, 0, h, j]) - g * sk)", "d = (T.float32(V[b, 0, h, j]) - g * sk)"}},
+       {{"d = beta * (T.float32(V[b, 0, h, j]) - g * sk)",
+         "d = (T.float32(V[b, 0, h, j]) - g * sk)"}},
        R"(# Gated DeltaNet decode step (problem 72)
 
 - Observed: a first kernel that wrote the full correction v - g (S . k) into the state, without
@@ -419,8 +420,7 @@ absl::StatusOr<ScriptedDslKernels> ScriptedDslKernelsFor(int problem_number, v1:
     std::string wrong = *solution;
     wrong.replace(at, std::strlen(edit.find), edit.replace);
     kernels.bug = bug->bug;
-    kernels.wrong =
-        absl::StrCat(kDslHeader, ", with a deliberate bug: ", bug->bug, ".\n", wrong);
+    kernels.wrong = absl::StrCat(kDslHeader, ", with a deliberate bug: ", bug->bug, ".\n", wrong);
     break;
   }
   return kernels;
@@ -452,9 +452,10 @@ absl::StatusOr<ChatResponse> ScriptedModel::Chat(const ChatRequest& request) {
     const DslBug* bug = FindDslBug(facts.number);
     if (facts.dsl != v1::DSL_UNSPECIFIED) {
       const std::string path =
-          absl::StrFormat("%s/%s/%02d_%s/solutions/%s.py", suite_root_, facts.family,
-                          facts.number, facts.slug, DslName(facts.dsl));
-      if (absl::StatusOr<ScriptedDslKernels> k = ScriptedDslKernelsFor(facts.number, facts.dsl, path);
+          absl::StrFormat("%s/%s/%02d_%s/solutions/%s.py", suite_root_, facts.family, facts.number,
+                          facts.slug, DslName(facts.dsl));
+      if (absl::StatusOr<ScriptedDslKernels> k =
+              ScriptedDslKernelsFor(facts.number, facts.dsl, path);
           k.ok()) {
         dsl = *std::move(k);
         dsl_script.number = facts.number;

@@ -42,7 +42,7 @@ class ScriptedModel : public ChatModel {
   explicit ScriptedModel(bool native_tools = true) : native_tools_(native_tools) {}
   // scripted/demo-dsl, writing the shipped solutions of the suite at `suite_root`.
   static std::unique_ptr<ScriptedModel> WithDslKernels(std::string suite_root,
-                                                        bool native_tools = true);
+                                                       bool native_tools = true);
 
   // Derives its next step from the conversation so far: the problem and any received skill
   // from the first user message (TASK.md), its progress from its earlier replies. Usage is

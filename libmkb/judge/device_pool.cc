@@ -61,9 +61,8 @@ absl::StatusOr<std::vector<std::string>> ParseGpuList(absl::string_view list,
           absl::StrCat(option, ": '", list, "' has an empty entry (expected e.g. 0,1)"));
     }
     if (!IsDeviceName(entry)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(option, ": '", entry,
-                       "' is not a GPU (an index 0, 1, ... or a UUID GPU-... / MIG-...)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          option, ": '", entry, "' is not a GPU (an index 0, 1, ... or a UUID GPU-... / MIG-...)"));
     }
     if (!seen.insert(std::string(entry)).second) {
       return absl::InvalidArgumentError(
@@ -88,8 +87,7 @@ DevicePool::DevicePool(std::vector<std::string> devices)
 DevicePool::Lease DevicePool::Acquire() {
   const absl::Time start = absl::Now();
   absl::MutexLock lock(&mutex_);
-  mutex_.Await(absl::Condition(
-      +[](std::vector<int>* free) { return !free->empty(); }, &free_));
+  mutex_.Await(absl::Condition(+[](std::vector<int>* free) { return !free->empty(); }, &free_));
   const int slot = free_.front();
   free_.erase(free_.begin());
   return Lease(this, slot, absl::Now() - start);

@@ -34,8 +34,7 @@ class DevicePool {
   // Returns its slot on destruction. Move-only.
   class Lease {
    public:
-    Lease(Lease&& other) noexcept
-        : pool_(other.pool_), slot_(other.slot_), waited_(other.waited_) {
+    Lease(Lease&& other) noexcept : pool_(other.pool_), slot_(other.slot_), waited_(other.waited_) {
       other.pool_ = nullptr;
     }
     Lease& operator=(Lease&&) = delete;
@@ -43,8 +42,8 @@ class DevicePool {
     Lease& operator=(const Lease&) = delete;
     ~Lease();
 
-    int slot() const { return slot_; }            // index into the pool's devices
-    const std::string& device() const;            // "" for the pool without GPUs
+    int slot() const { return slot_; }                 // index into the pool's devices
+    const std::string& device() const;                 // "" for the pool without GPUs
     absl::Duration waited() const { return waited_; }  // time spent queueing for it
 
    private:

@@ -2,12 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <pthread.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,8 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "libmkb/core/sha256.h"
 #include "libmkb/core/unique_fd.h"
-#include "libmkb/judge/seeds.h"
 #include "libmkb/judge/process_supervisor.h"
+#include "libmkb/judge/seeds.h"
 #include "libmkb/judge/verdict_builder.h"
 
 extern char** environ;
@@ -96,12 +95,14 @@ std::vector<std::string> HostEnvironment(const JudgeOptions& options);
 
 bool HostEnvironmentAllowed(absl::string_view name) {
   static constexpr absl::string_view kExact[] = {
-      "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME", "SHELL",
-      "VIRTUAL_ENV", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CONDA_PREFIX", "SOURCE_DATE_EPOCH"};
+      "PATH",         "HOME",         "LANG",
+      "LANGUAGE",     "TZ",           "TMPDIR",
+      "TERM",         "USER",         "LOGNAME",
+      "SHELL",        "VIRTUAL_ENV",  "LD_LIBRARY_PATH",
+      "LIBRARY_PATH", "CONDA_PREFIX", "SOURCE_DATE_EPOCH"};
   static constexpr absl::string_view kPrefixes[] = {
-      "LC_",   "PYTHON", "CUDA_",   "NVIDIA_", "CUPTI_", "NCCL_", "TORCH_", "PYTORCH_",
-      "TVM_",  "CUTE_",  "CUTLASS_", "MKB_",   "OMP_",   "MKL_",  "KMP_",   "XDG_",
-      "NVSHMEM_", "TRITON_"};
+      "LC_",   "PYTHON",   "CUDA_", "NVIDIA_", "CUPTI_", "NCCL_", "TORCH_", "PYTORCH_", "TVM_",
+      "CUTE_", "CUTLASS_", "MKB_",  "OMP_",    "MKL_",   "KMP_",  "XDG_",   "NVSHMEM_", "TRITON_"};
   for (absl::string_view exact : kExact) {
     if (name == exact) return true;
   }
@@ -205,8 +206,8 @@ class HostProcess {
     err.write.reset();
     SupervisorOptions supervisor_options;
     supervisor_options.tail_bytes = 8192;
-    host->supervisor_ = std::make_unique<ProcessSupervisor>(pid, std::move(out.read),
-                                                            std::move(err.read), supervisor_options);
+    host->supervisor_ = std::make_unique<ProcessSupervisor>(
+        pid, std::move(out.read), std::move(err.read), supervisor_options);
     host->request_fd_ = std::move(in.write);
     host->reply_fd_ = std::move(reply.read);
     return host;
@@ -231,8 +232,8 @@ class HostProcess {
     while (written < payload.size()) {
       // MSG_NOSIGNAL is for sockets; a pipe whose reader died raises SIGPIPE, so the write goes
       // through a helper that blocks it for this thread only.
-      const ssize_t n = WriteNoSigpipe(request_fd_.get(), payload.data() + written,
-                                       payload.size() - written);
+      const ssize_t n =
+          WriteNoSigpipe(request_fd_.get(), payload.data() + written, payload.size() - written);
       if (n < 0) {
         if (errno == EINTR) continue;
         break;  // the host died early; its exit status says why
@@ -320,13 +321,12 @@ class HostProcess {
 
 Judge::Judge(JudgeOptions options)
     : options_(std::move(options)),
-      pool_(options_.devices.empty() ? VisibleGpus(HostEnvironment(options_))
-                                     : options_.devices) {}
+      pool_(options_.devices.empty() ? VisibleGpus(HostEnvironment(options_)) : options_.devices) {}
 
 Judge::~Judge() = default;
 
-absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(
-    v1::Dsl dsl, const DevicePool::Lease& gpu) const {
+absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(v1::Dsl dsl,
+                                                             const DevicePool::Lease& gpu) const {
   const std::pair<int, int> key(dsl, gpu.slot());
   std::unique_ptr<HostProcess> host;
   {

@@ -22,9 +22,8 @@ using store_detail::SqliteStatement;
 using store_detail::SqliteTransaction;
 
 // The tables that hold a trial's rows, the trials table first (the others refer to it).
-constexpr const char* kTrialTables[] = {"trials",    "archived_tries", "submissions",
-                                        "verdicts",  "skills",         "trajectory_events",
-                                        "usage"};
+constexpr const char* kTrialTables[] = {"trials", "archived_tries",    "submissions", "verdicts",
+                                        "skills", "trajectory_events", "usage"};
 
 std::string Quoted(const std::string& text) {
   return absl::StrCat("'", absl::StrReplaceAll(text, {{"'", "''"}}), "'");
@@ -71,8 +70,7 @@ absl::StatusOr<std::map<std::string, StoredTrial>> ReadTrials(const std::string&
   while (true) {
     MKB_ASSIGN_OR_RETURN(bool row, select.Step());
     if (!row) break;
-    out[select.ColumnText(0)] = {select.ColumnText(1), select.ColumnText(2),
-                                 select.ColumnText(3)};
+    out[select.ColumnText(0)] = {select.ColumnText(1), select.ColumnText(2), select.ColumnText(3)};
   }
   return out;
 }
@@ -118,17 +116,18 @@ absl::StatusOr<MergeSummary> MergeStores(const std::vector<std::string>& inputs,
   }
 
   // What comes from where, decided before anything is written.
-  std::map<std::string, std::pair<v1::ExperimentSpec, size_t>> experiments;  // name -> (spec, input)
+  std::map<std::string, std::pair<v1::ExperimentSpec, size_t>>
+      experiments;  // name -> (spec, input)
   for (size_t i = 0; i < snapshots.size(); ++i) {
     for (const v1::ExperimentSpec& spec : snapshots[i].experiments) {
       auto [it, fresh] = experiments.emplace(spec.name(), std::make_pair(spec, i));
       if (fresh) continue;
       if (std::optional<std::string> diff = DesignDifference(it->second.first, spec)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "conflicting specs: '", snapshots[it->second.second].input, "' and '",
-            snapshots[i].input, "' both hold experiment '", spec.name(),
-            "' with different designs (", *diff,
-            "); rename one of them before merging (mkb run --experiment NAME)"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("conflicting specs: '", snapshots[it->second.second].input, "' and '",
+                         snapshots[i].input, "' both hold experiment '", spec.name(),
+                         "' with different designs (", *diff,
+                         "); rename one of them before merging (mkb run --experiment NAME)"));
       }
     }
   }
@@ -170,8 +169,7 @@ absl::StatusOr<MergeSummary> MergeStores(const std::vector<std::string>& inputs,
         MKB_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(db));
         MKB_RETURN_IF_ERROR(db.Exec(
             "CREATE TEMP TABLE IF NOT EXISTS picked(id TEXT PRIMARY KEY); DELETE FROM picked;"));
-        MKB_ASSIGN_OR_RETURN(SqliteStatement pick,
-                             db.Prepare("INSERT INTO picked(id) VALUES (?)"));
+        MKB_ASSIGN_OR_RETURN(SqliteStatement pick, db.Prepare("INSERT INTO picked(id) VALUES (?)"));
         for (const auto& [name, from] : experiments) {
           if (from.second != i) continue;
           MKB_RETURN_IF_ERROR(pick.BindAll(name));
@@ -189,9 +187,9 @@ absl::StatusOr<MergeSummary> MergeStores(const std::vector<std::string>& inputs,
         }
         pick = SqliteStatement();
         for (const char* table : kTrialTables) {
-          MKB_RETURN_IF_ERROR(db.Exec(absl::StrCat("INSERT INTO main.", table,
-                                                   " SELECT * FROM source.", table,
-                                                   " WHERE trial_id IN (SELECT id FROM picked);")));
+          MKB_RETURN_IF_ERROR(
+              db.Exec(absl::StrCat("INSERT INTO main.", table, " SELECT * FROM source.", table,
+                                   " WHERE trial_id IN (SELECT id FROM picked);")));
         }
         MKB_RETURN_IF_ERROR(transaction.Commit());
       }
@@ -210,8 +208,8 @@ absl::StatusOr<MergeSummary> MergeStores(const std::vector<std::string>& inputs,
     absl::Status status = merged.ok() ? merged->CheckIntegrity() : merged.status();
     if (!status.ok()) {
       RemoveDatabase(output);
-      return absl::DataLossError(absl::StrCat("the merged store failed its check: ",
-                                              status.message()));
+      return absl::DataLossError(
+          absl::StrCat("the merged store failed its check: ", status.message()));
     }
   }
   for (const auto& [name, from] : experiments) summary.experiments.push_back(name);

@@ -35,8 +35,8 @@ struct PooledCells {
 // of one design. NotFoundError for an experiment the store does not hold; FailedPrecondition
 // when experiments of different designs hold the same (model, direction, problem, replicate):
 // those cannot be pooled.
-absl::StatusOr<PooledCells> PooledCellReplicatesFromStore(const ResultStore& store,
-                                                          const std::vector<std::string>& experiments);
+absl::StatusOr<PooledCells> PooledCellReplicatesFromStore(
+    const ResultStore& store, const std::vector<std::string>& experiments);
 
 }  // namespace mkb
 

@@ -203,7 +203,7 @@ def export(
     return Store(store, read_only=True).export(out, format, tables=tables, experiment=experiment)
 
 
-def merge(inputs: list[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
+def merge(inputs: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
     """Writes the new store `out` holding every experiment and trial of the stores `inputs`
     (libmkb/store/merge.h): {"experiments", "trials", "duplicates", "superseded"}. Refuses,
     writing nothing, an experiment name held by two inputs with different designs, and a trial

@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 struct Scratch {
   fs::path dir;
   Scratch() {
-    dir = fs::temp_directory_path() / absl::StrCat("mkb-device-pool-", ::getpid(), "-",
-                                                   absl::ToUnixNanos(absl::Now()));
+    dir = fs::temp_directory_path() /
+          absl::StrCat("mkb-device-pool-", ::getpid(), "-", absl::ToUnixNanos(absl::Now()));
     fs::create_directories(dir);
   }
   ~Scratch() {
@@ -46,8 +46,7 @@ TEST_CASE("the visible GPUs: CUDA_VISIBLE_DEVICES, else the driver's device node
     std::ofstream(scratch.dir / node) << "";
   // Two GPU nodes: CUDA numbers them 0 and 1, whatever their minor numbers.
   CHECK(mkb::VisibleGpus({"PATH=/bin"}, dev) == std::vector<std::string>{"0", "1"});
-  CHECK(mkb::VisibleGpus({"CUDA_VISIBLE_DEVICES=2, 5"}, dev) ==
-        std::vector<std::string>{"2", "5"});
+  CHECK(mkb::VisibleGpus({"CUDA_VISIBLE_DEVICES=2, 5"}, dev) == std::vector<std::string>{"2", "5"});
   CHECK(mkb::VisibleGpus({"CUDA_VISIBLE_DEVICES=GPU-8f0e,MIG-1"}, dev) ==
         std::vector<std::string>{"GPU-8f0e", "MIG-1"});
   // As CUDA reads it: an empty value hides every GPU; the list ends at an entry it cannot read.

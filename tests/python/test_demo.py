@@ -3,9 +3,8 @@ statistics, and a second run reuses the finished trials."""
 
 from __future__ import annotations
 
-import pytest
-
 import metakernelbench as mkb
+import pytest
 from metakernelbench.cli import demo as demo_cli
 from metakernelbench.cli import main
 

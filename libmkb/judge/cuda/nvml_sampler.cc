@@ -82,8 +82,7 @@ absl::StatusOr<NvmlSampler> NvmlSampler::Open(int cuda_device) {
     sampler.driver_version_ = version;
   }
   unsigned index = 0;
-  if ((*api)->DeviceGetIndex != nullptr &&
-      (*api)->DeviceGetIndex(sampler.device_, &index) == 0) {
+  if ((*api)->DeviceGetIndex != nullptr && (*api)->DeviceGetIndex(sampler.device_, &index) == 0) {
     sampler.index_ = static_cast<int>(index);
   }
   char uuid[96] = {};  // NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96

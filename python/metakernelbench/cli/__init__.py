@@ -6,7 +6,7 @@ import inspect
 import re
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
 import typer
 
@@ -32,7 +32,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    suite: Optional[Path] = typer.Option(None, "--suite", envvar="MKB_SUITE", help=_state.SUITE_HELP),
+    suite: Path | None = typer.Option(None, "--suite", envvar="MKB_SUITE", help=_state.SUITE_HELP),
     version: bool = typer.Option(
         False,
         "--version",
@@ -121,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as error:  # click usage errors
         if isinstance(error, _click_exceptions()):
-            error.show()
-            return error.exit_code
+            usage: Any = error  # a click.ClickException of whichever click is installed
+            usage.show()
+            return usage.exit_code
         raise
 
 

@@ -72,8 +72,9 @@ def demo_executor(suite, store: Path, device: str = "cpu", gpus: str | None = No
     from .run import workspaces_for
 
     model = SCRIPTED_DSL_MODEL if device == "cuda" else DEMO_MODEL
-    return agent_executor(model, suite=suite, device=device, workspace_root=workspaces_for(store),
-                          store_path=store, gpus=gpus)
+    return agent_executor(
+        model, suite=suite, device=device, workspace_root=workspaces_for(store), store_path=store, gpus=gpus
+    )
 
 
 #: Said beside every speedup the demo prints.

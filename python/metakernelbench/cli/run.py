@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Group
@@ -29,7 +29,7 @@ def _bad(option: str, message: str) -> Exception:
     return InvalidArgumentError(f"{option}: {message}")
 
 
-def _split(values: Optional[list[str]]) -> list[str]:
+def _split(values: list[str] | None) -> list[str]:
     """Repeated options and comma-separated lists alike: --arms a,b --arms c."""
     out: list[str] = []
     for value in values or []:
@@ -121,7 +121,7 @@ class ProgressView:
         if line is not None:
             self.console.print(line, highlight=False, soft_wrap=True)
 
-    def _line(self, event: dict[str, Any]) -> Optional[Text]:
+    def _line(self, event: dict[str, Any]) -> Text | None:
         kind = event["kind"]
         where = f"{event['problem_slug']} {event['arm']} r{event['replicate']}"
         if kind == "finished":
@@ -407,17 +407,17 @@ def run(
         "-m",
         help="Model id: anthropic/<m>, openai/<m>, openai-compatible/<m>@<url>, scripted/demo.",
     ),
-    problems: Optional[list[str]] = typer.Option(
+    problems: list[str] | None = typer.Option(
         None,
         "--problems",
         "--problem",
         "-p",
         help="Problem globs, slugs or numbers (repeat or comma-separate).",
     ),
-    families: Optional[list[str]] = typer.Option(
+    families: list[str] | None = typer.Option(
         None, "--families", "--family", "-f", help="Only these families."
     ),
-    arms: Optional[list[str]] = typer.Option(
+    arms: list[str] | None = typer.Option(
         None,
         "--arms",
         "-a",
@@ -426,30 +426,30 @@ def run(
     replicates: int = typer.Option(3, "--replicates", "-r", min=1, help="Replicates per cell."),
     concurrency: int = typer.Option(4, "--concurrency", "-j", min=1, help="Attempts at once."),
     store: Path = typer.Option(Path(DEFAULT_STORE), "--store", "-s", help="The results store (SQLite)."),
-    experiment: Optional[str] = typer.Option(
+    experiment: str | None = typer.Option(
         None, "--experiment", "-e", help="Experiment name in the store (default: the model id)."
     ),
     rerun_stale: bool = typer.Option(
         False, "--rerun-stale", help="Rerun trials whose task or skill changed."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", "-n", help="Print the plan; run nothing."),
-    workload: Optional[str] = typer.Option(
+    workload: str | None = typer.Option(
         None, "--workload", "-w", help="small or full (default: full on CUDA, small on the CPU)."
     ),
     device: str = _state.device_option(),
-    executor: Optional[str] = typer.Option(
+    executor: str | None = typer.Option(
         None,
         "--executor",
         metavar="MODULE:ATTR",
         help="A Python executor instead of the agent (callable spec -> attempt).",
     ),
-    gpus: Optional[str] = typer.Option(
+    gpus: str | None = typer.Option(
         None,
         "--gpus",
         metavar="LIST",
         help="The GPUs to judge on, e.g. 0,1 (default: every visible one); one evaluation per GPU at a time.",
     ),
-    ray_address: Optional[str] = typer.Option(
+    ray_address: str | None = typer.Option(
         None,
         "--ray",
         metavar="ADDRESS|auto",
@@ -532,8 +532,12 @@ def run(
         from ..experiments import agent_executor
 
         runner = agent_executor(
-            model, suite=suite, device=resolved_device, workspace_root=workspaces_for(store),
-            store_path=store, gpus=gpus,
+            model,
+            suite=suite,
+            device=resolved_device,
+            workspace_root=workspaces_for(store),
+            store_path=store,
+            gpus=gpus,
         )
     console.print(
         f"[bold]mkb run[/] experiment '{exp.name}' · model {model} · {len(chosen)} problems x "

@@ -61,9 +61,14 @@ class StrictNumerics:
 
     def __enter__(self):
         m = torch.backends.cuda.matmul
-        self.saved = (m.allow_tf32, torch.backends.cudnn.allow_tf32, torch.get_float32_matmul_precision(),
-                      m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction,
-                      torch.get_default_dtype())
+        self.saved = (
+            m.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+            torch.get_float32_matmul_precision(),
+            m.allow_fp16_reduced_precision_reduction,
+            m.allow_bf16_reduced_precision_reduction,
+            torch.get_default_dtype(),
+        )
         m.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.set_float32_matmul_precision("highest")
@@ -89,8 +94,8 @@ class Session:
     def __init__(self, channel, supervisor, transport, call_timeout_s: float):
         self.channel = channel
         self.supervisor = supervisor
-        self.transport = transport      # opens what the worker exports
-        self.inputs = transport         # packs what the worker gets (CUDA: an arena of its own)
+        self.transport = transport  # opens what the worker exports
+        self.inputs = transport  # packs what the worker gets (CUDA: an arena of its own)
         self.call_timeout_s = call_timeout_s
         self._next_id = 1
 
@@ -120,8 +125,10 @@ class Session:
             raise WorkerLost("the worker died") from None
         except _core.PermissionDeniedError:
             self.supervisor.kill()
-            raise ChannelForged("a message on the judge's channel was not the worker harness's "
-                                "(the kernel wrote to the channel)") from None
+            raise ChannelForged(
+                "a message on the judge's channel was not the worker harness's "
+                "(the kernel wrote to the channel)"
+            ) from None
         try:
             reply = _core.parse_message("WorkerReply", data)
         except _core.Error:
@@ -170,8 +177,14 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def worker_view(device: str, dsl_site_dirs: list[str], work_dir: str, view_root: str,
-                hidden: list[str], extra_read_only: list[str]) -> dict:
+def worker_view(
+    device: str,
+    dsl_site_dirs: list[str],
+    work_dir: str,
+    view_root: str,
+    hidden: list[str],
+    extra_read_only: list[str],
+) -> dict:
     """What the worker's filesystem holds (docs/judge.md): the system's libraries, the
     interpreter and its packages, the variant's DSL, the GPU's device nodes, and its own
     workspace; the suite, the judge's data, stores and other workspaces are not there."""
@@ -186,10 +199,24 @@ def worker_view(device: str, dsl_site_dirs: list[str], work_dir: str, view_root:
         return not any(_under(q, p) for q in protected)
 
     cfg = sysconfig.get_paths()
-    candidates = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/sys",
-                  sys.prefix, sys.base_prefix, sys.exec_prefix,
-                  cfg["stdlib"], cfg["platstdlib"], cfg["purelib"], cfg["platlib"],
-                  os.path.dirname(os.path.realpath(sys.executable))]
+    candidates = [
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/etc",
+        "/sys",
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        cfg["stdlib"],
+        cfg["platstdlib"],
+        cfg["purelib"],
+        cfg["platlib"],
+        os.path.dirname(os.path.realpath(sys.executable)),
+    ]
     candidates += [p for p in sys.path if p and os.path.isabs(p)]
     candidates += [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
     candidates += [os.environ.get("CUDA_HOME", "/usr/local/cuda")]
@@ -197,8 +224,13 @@ def worker_view(device: str, dsl_site_dirs: list[str], work_dir: str, view_root:
     read_only = [p for p in _realpaths(candidates) if acceptable(p)]
     package_data = str(_paths._PACKAGE_DIR / "problems")
     devices = sorted(glob.glob("/dev/nvidia*")) if device == "cuda" else []
-    return {"root": view_root, "read_only": read_only, "writable": [work_dir],
-            "hidden": sorted(set(protected + _realpaths([package_data]))), "devices": devices}
+    return {
+        "root": view_root,
+        "read_only": read_only,
+        "writable": [work_dir],
+        "hidden": sorted(set(protected + _realpaths([package_data]))),
+        "devices": devices,
+    }
 
 
 def audit_config(kernel_path: str, dsl: str, view: dict, dsl_site_dirs: list[str], work_dir: str) -> dict:
@@ -214,10 +246,24 @@ def audit_config(kernel_path: str, dsl: str, view: dict, dsl_site_dirs: list[str
         "dsl_roots": _realpaths(dsl_site_dirs),
         "judge_roots": _realpaths([str(_paths._PACKAGE_DIR)]),
         "writable_roots": _realpaths([work_dir]) + ["/tmp", "/dev/shm"],
-        "readable_paths": ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/proc/self/status",
-                           "/proc/self/stat", "/proc/self/cgroup", "/proc/self/mountinfo", "/proc/self/maps",
-                           "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/etc/passwd", "/etc/group",
-                           "/etc/localtime", "/etc/ld.so.cache"],
+        "readable_paths": [
+            "/dev/null",
+            "/dev/zero",
+            "/dev/urandom",
+            "/dev/random",
+            "/proc/self/status",
+            "/proc/self/stat",
+            "/proc/self/cgroup",
+            "/proc/self/mountinfo",
+            "/proc/self/maps",
+            "/proc/cpuinfo",
+            "/proc/meminfo",
+            "/proc/stat",
+            "/etc/passwd",
+            "/etc/group",
+            "/etc/localtime",
+            "/etc/ld.so.cache",
+        ],
     }
 
 
@@ -362,8 +408,11 @@ class Evaluation:
                 b.set_unparseable(0, str(error))
                 return b.finish()
             policy = self.config.policy
-            require_dsl = (policy.require_dsl if policy is not None and policy.has("require_dsl")
-                           else self.device == "cuda")
+            require_dsl = (
+                policy.require_dsl
+                if policy is not None and policy.has("require_dsl")
+                else self.device == "cuda"
+            )
             self.policy = policy
             b.add_findings(_core.static_audit(text, self.request.dsl, require_dsl, policy))
             if b.has_violation():
@@ -424,10 +473,13 @@ class Evaluation:
         channel.authenticate(channel_key, "H", "W")
         del channel_key
         _core.protect_host()
+        transport: values.CudaTransport | values.CpuTransport
         if self.device == "cuda":
             transport = values.CudaTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
-            session.inputs = values.CudaArena(torch.cuda.current_device() if torch.cuda.is_initialized() else 0)
+            session.inputs = values.CudaArena(
+                torch.cuda.current_device() if torch.cuda.is_initialized() else 0
+            )
         else:
             transport = values.CpuTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
@@ -438,7 +490,9 @@ class Evaluation:
                 torch.cuda.init()
             reply, _ = session.wait(0, config.import_timeout_s)
             b.add_findings(list(reply.findings))
-            reply, _, _, _ = session.request("prepare", dsl=self.request.dsl, timeout_s=config.import_timeout_s)
+            reply, _, _, _ = session.request(
+                "prepare", dsl=self.request.dsl, timeout_s=config.import_timeout_s
+            )
             b.add_findings(list(reply.findings))
             if reply.judge_error or not reply.ok:
                 raise WorkerLost(f"the worker could not prepare: {reply.judge_error or reply.error}")
@@ -455,8 +509,9 @@ class Evaluation:
                 self.times["calibration_s"] = time.perf_counter() - t
             phase = "import"
             t = time.perf_counter()
-            reply, _, _, _ = session.request("load", kernel_path=kernel_path, dsl=self.request.dsl,
-                                             timeout_s=config.import_timeout_s)
+            reply, _, _, _ = session.request(
+                "load", kernel_path=kernel_path, dsl=self.request.dsl, timeout_s=config.import_timeout_s
+            )
             self.times["import_s"] = time.perf_counter() - t
             self.versions = list(reply.versions)
             b.add_findings(list(reply.findings))
@@ -482,8 +537,16 @@ class Evaluation:
             phase = "shutdown"
             session.request("shutdown", timeout_s=30)
         except ChannelForged as forged:
-            b.add_findings([{"code": "runtime.channel_forged", "severity": "violation", "phase": "timing",
-                             "message": str(forged)}])
+            b.add_findings(
+                [
+                    {
+                        "code": "runtime.channel_forged",
+                        "severity": "violation",
+                        "phase": "timing",
+                        "message": str(forged),
+                    }
+                ]
+            )
         except WorkerLost as lost:
             if phase in ("startup", "eager", "calibration"):
                 # No code of the kernel's had run yet: the judge's own failure.
@@ -505,8 +568,9 @@ class Evaluation:
         inputs = self.make(seed)
         expected, anchor = self.references(inputs)
         pristine = [values.clone(x) for x in inputs]
-        reply, outputs, worker_inputs, seconds = self._worker_call(session, "call", inputs, want_outputs=True,
-                                                                   poison=True)
+        reply, outputs, worker_inputs, seconds = self._worker_call(
+            session, "call", inputs, want_outputs=True, poison=True
+        )
         if reply.judge_error:
             b.record_infra_error(reply.judge_error)
             return
@@ -523,8 +587,9 @@ class Evaluation:
         inputs = self.make(seed)
         expected, anchor = self.references(inputs)
         pristine = [values.clone(x) for x in inputs]
-        reply, outputs, worker_inputs, seconds = self._worker_call(session, "call", inputs, want_outputs=True,
-                                                                   poison=True, knockout=True)
+        reply, outputs, worker_inputs, seconds = self._worker_call(
+            session, "call", inputs, want_outputs=True, poison=True, knockout=True
+        )
         if reply.judge_error:
             b.record_infra_error(reply.judge_error)
             return
@@ -534,14 +599,31 @@ class Evaluation:
         if launches.knocked_out == 0:
             return  # nothing to suppress: the every-call rule reports the missing DSL kernel
         probe = _core.VerdictBuilder(self.problem, self.request.dsl, self.workload, self.config)
-        passed = self._judge_outputs("correctness", 0, expected, anchor, reply, outputs, pristine, worker_inputs,
-                                     seconds, builder=probe)
+        passed = self._judge_outputs(
+            "correctness",
+            0,
+            expected,
+            anchor,
+            reply,
+            outputs,
+            pristine,
+            worker_inputs,
+            seconds,
+            builder=probe,
+        )
         if passed:
-            b.add_findings([{
-                "code": "runtime.dsl_result_unused", "severity": "violation", "phase": "correctness",
-                "message": "with the DSL's kernels replaced by a no-op, the outputs still passed: no returned "
-                           "output depends on what the DSL computed (SPEC §2)",
-                "evidence": f"{launches.knocked_out} DSL launch(es) suppressed in a correctness draw"}])
+            b.add_findings(
+                [
+                    {
+                        "code": "runtime.dsl_result_unused",
+                        "severity": "violation",
+                        "phase": "correctness",
+                        "message": "with the DSL's kernels replaced by a no-op, the outputs still passed: "
+                        "no returned output depends on what the DSL computed (the DSL rule, docs/judge.md)",
+                        "evidence": f"{launches.knocked_out} DSL launch(es) suppressed in a correctness draw",
+                    }
+                ]
+            )
 
     def _launch_findings(self, reply, phase: str, require_dsl_kernel: bool = True):
         """The DSL rule from the launch monitor's counts of one call."""
@@ -550,22 +632,46 @@ class Evaluation:
             return
         findings = []
         if launches.raw > 0:
-            findings.append({"code": "runtime.raw_module", "severity": "violation", "phase": phase,
-                             "message": "kernels of a module the DSL's runtime did not load ran (raw driver API, "
-                                        "another compiler, a library loaded by hand)",
-                             "evidence": "; ".join(launches.raw_evidence)[:400]})
+            findings.append(
+                {
+                    "code": "runtime.raw_module",
+                    "severity": "violation",
+                    "phase": phase,
+                    "message": "kernels of a module the DSL's runtime did not load ran (raw driver API, "
+                    "another compiler, a library loaded by hand)",
+                    "evidence": "; ".join(launches.raw_evidence)[:400],
+                }
+            )
         if launches.graph > 0:
-            findings.append({"code": "runtime.cuda_graph", "severity": "violation", "phase": phase,
-                             "message": "a CUDA Graph was launched"})
+            findings.append(
+                {
+                    "code": "runtime.cuda_graph",
+                    "severity": "violation",
+                    "phase": phase,
+                    "message": "a CUDA Graph was launched",
+                }
+            )
         if launches.background > 0:
-            findings.append({"code": "runtime.background_launch", "severity": "violation", "phase": phase,
-                             "message": "kernels were launched while no call of solve was running",
-                             "evidence": f"{launches.background} launch(es) outside calls"})
+            findings.append(
+                {
+                    "code": "runtime.background_launch",
+                    "severity": "violation",
+                    "phase": phase,
+                    "message": "kernels were launched while no call of solve was running",
+                    "evidence": f"{launches.background} launch(es) outside calls",
+                }
+            )
         policy = self.policy
-        require = (policy.require_dsl if policy is not None and policy.has("require_dsl") else True)
+        require = policy.require_dsl if policy is not None and policy.has("require_dsl") else True
         if require_dsl_kernel and require and reply.ok and launches.dsl == 0:
-            findings.append({"code": "runtime.no_dsl_kernel", "severity": "violation", "phase": phase,
-                             "message": "the call launched no kernel the variant's DSL runtime loaded"})
+            findings.append(
+                {
+                    "code": "runtime.no_dsl_kernel",
+                    "severity": "violation",
+                    "phase": phase,
+                    "message": "the call launched no kernel the variant's DSL runtime loaded",
+                }
+            )
         if findings:
             self.builder.add_findings(_core.apply_audit_policy(findings, self.policy))
 
@@ -576,8 +682,9 @@ class Evaluation:
             return holder if holder is not None else copies
         return values.CpuTransport().views(holder, copies)
 
-    def _judge_outputs(self, phase, index, expected, anchor, reply, outputs, pristine, worker_inputs, seconds,
-                       builder=None) -> bool:
+    def _judge_outputs(
+        self, phase, index, expected, anchor, reply, outputs, pristine, worker_inputs, seconds, builder=None
+    ) -> bool:
         b = builder or self.builder
         expected_node = values.value_node(expected)
         mismatch = _core.compare_structure(expected_node, reply.output)
@@ -592,15 +699,29 @@ class Evaluation:
             name = values.byte_dtype_name(before)
             if not _core.same_contents(values.capsule(after), name, values.capsule(before), name):
                 spec = self.problem.inputs[k].name if k < len(self.problem.inputs) else str(k)
-                b.record_mismatch(phase, index, {
-                    "output_path": f"inputs[{k}]", "kind": "input_modified",
-                    "message": f"inputs[{k}] ({spec}): solve modified an input it may not modify"}, seconds)
+                b.record_mismatch(
+                    phase,
+                    index,
+                    {
+                        "output_path": f"inputs[{k}]",
+                        "kind": "input_modified",
+                        "message": f"inputs[{k}] ({spec}): solve modified an input it may not modify",
+                    },
+                    seconds,
+                )
                 return False
         if reply.side_stream_race:
-            b.record_mismatch(phase, index, {
-                "output_path": "out", "kind": "value",
-                "message": "outputs were not ready on the current stream when solve returned "
-                           "(work on another stream was not joined before returning)"}, seconds)
+            b.record_mismatch(
+                phase,
+                index,
+                {
+                    "output_path": "out",
+                    "kind": "value",
+                    "message": "outputs were not ready on the current stream when solve returned "
+                    "(work on another stream was not joined before returning)",
+                },
+                seconds,
+            )
             return False
         tensors, _keep = outputs if outputs else ([], None)
         return self._compare(phase, index, expected, anchor, tensors, seconds, b)
@@ -609,9 +730,13 @@ class Evaluation:
         exp_leaves, anc_leaves = values.leaves(expected), values.leaves(anchor)
         exact = _exact_flags(self.problem, len(exp_leaves))
         paths = _leaf_paths(expected)
-        leaves = [values.comparison_leaf(paths[i], out, e, a, exact[i])
-                  for i, (out, e, a) in enumerate(zip(tensors, exp_leaves, anc_leaves))]
-        return builder.judge_tensors(phase, index, leaves, True, seconds, self.allowance_factor, self.eps_scale)
+        leaves = [
+            values.comparison_leaf(paths[i], out, e, a, exact[i])
+            for i, (out, e, a) in enumerate(zip(tensors, exp_leaves, anc_leaves))
+        ]
+        return builder.judge_tensors(
+            phase, index, leaves, True, seconds, self.allowance_factor, self.eps_scale
+        )
 
     # --- the eager baseline (in this process, before the kernel exists) -----------------------
     def _eager_passes(self):
@@ -625,7 +750,9 @@ class Evaluation:
             for seed in plan.warmup_seeds:
                 fn(*self.make(seed))
             sync()
-            self.eager_parity = [self._published_call(fn, self.make(seed), sync) for seed in plan.timing_seeds]
+            self.eager_parity = [
+                self._published_call(fn, self.make(seed), sync) for seed in plan.timing_seeds
+            ]
         self.eager_strict = []
         if plan.strict_pass:
             tools = self._gpu_tools()
@@ -635,7 +762,7 @@ class Evaluation:
                 while True:
                     seed = plan.next_strict_seed()
                     inputs = self.make(seed)
-                    trace = tools.traced(lambda: fn(*inputs))
+                    trace = tools.traced(lambda inputs=inputs: fn(*inputs))
                     self.strict_seeds.append(seed)
                     self.eager_strict.append(trace)
                     spans = [t.span_ms for t in self.eager_strict]
@@ -675,7 +802,9 @@ class Evaluation:
         del expected
         self.calibration_gaps = []
         for _ in range(plan.calibration_calls):
-            reply, fds, _, rtt = session.request("calibrate", [values.clone(x) for x in inputs], output_metas=metas)
+            reply, fds, _, rtt = session.request(
+                "calibrate", [values.clone(x) for x in inputs], output_metas=metas
+            )
             for fd in fds:
                 os.close(fd)
             if reply.judge_error or not reply.ok:
@@ -694,8 +823,9 @@ class Evaluation:
 
         def timed(seed, trace):
             inputs = self.make(seed)
-            reply, outputs, _, rtt = self._worker_call(session, "time_kernel", inputs, want_outputs=True,
-                                                       trace=trace)
+            reply, outputs, _, rtt = self._worker_call(
+                session, "time_kernel", inputs, want_outputs=True, trace=trace
+            )
             if reply.judge_error:
                 b.record_infra_error(reply.judge_error)
                 return None, rtt
@@ -723,8 +853,9 @@ class Evaluation:
             reported.append(reply.seconds * 1e3)
             round_trips.append(rtt * 1e3)
             self._launch_findings(reply, "timing", require_dsl_kernel=False)
-        accepted = _core.accept_reported_times(reported, round_trips, self.calibration_gaps, self.config,
-                                               self.device == "cuda")
+        accepted = _core.accept_reported_times(
+            reported, round_trips, self.calibration_gaps, self.config, self.device == "cuda"
+        )
         if accepted["finding"] is not None:
             b.add_findings([accepted["finding"]])
         if not b.can_continue():
@@ -745,8 +876,9 @@ class Evaluation:
                     yield plan.next_strict_seed()
 
             for seed in strict_seeds():
-                if len(spans) >= len(eager_spans) and plan.strict_pass_done(spans, eager_spans,
-                                                                            time.perf_counter() - started):
+                if len(spans) >= len(eager_spans) and plan.strict_pass_done(
+                    spans, eager_spans, time.perf_counter() - started
+                ):
                     break
                 reply, rtt = timed(seed, True)
                 if reply is None:
