@@ -25,7 +25,7 @@ test-python: build
 	$(PY) -m pytest -q -ra
 
 demo: build
-	$(VENV)/bin/mkb demo
+	$(VENV)/bin/mkb demo --device cpu
 
 # On the GPU machine (see docs/gpu-device.md): builds there, runs the GPU tests and benchmarks.
 gpu-check:
