@@ -340,6 +340,71 @@ const std::vector<DslBug>& DslBugs() {
 - Test next: the token block size against the shared memory per CTA.
 )",
        "write strength beta"},
+      {44,
+       "the SiLU is never applied: the kernel multiplies the gate by the up projection",
+       {{"out[i] = (x / (Float32(1.0) + cute.math.exp(-x, fastmath=False)) * up[i]).to(BFloat16)",
+         "out[i] = (x * up[i]).to(BFloat16)"}},
+       {{"out[v] = T.bfloat16(gate[v] * sig * up[v])", "out[v] = T.bfloat16(gate[v] * up[v])"}},
+       R"(# DeepSeek-V3 MoE with FP8 block-scaled weights (problem 44)
+
+- Observed: a first kernel whose SwiGLU step multiplied the gate half by the up half without
+  the SiLU of the gate failed the first draw on the output (every routed token off).
+- Observed: act = silu(gate) * up, with the first GEMM's output laid out [up | gate] (gate is
+  the second half), in float32 and rounded to bf16 once, passed every draw.
+- Worth keeping: the weights and the activations dequantised with their block scales once per
+  call; the GEMMs on bf16 tensor cores with float32 output.
+- Test next: fusing the dequantisation into the GEMM's operand loads.
+)",
+       "silu"},
+      {49,
+       "the routed scaling factor is never applied to the weights",
+       {{"mW[token, k] = chosen_score[k] / denominator * factor",
+         "mW[token, k] = chosen_score[k] / denominator"}},
+       {{"W[token, k] = chosen_score[k] / (total + T.float32(1e-20)) * T.float32(factor)",
+         "W[token, k] = chosen_score[k] / (total + T.float32(1e-20))"}},
+       R"(# Group-limited top-8 routing (problem 49)
+
+- Observed: a first kernel that normalised the chosen experts' scores to sum 1 but never
+  multiplied them by the call's routed scaling factor (2.5) failed the first draw on the
+  weights, while the indices matched.
+- Observed: weights = s / (sum s + 1e-20) * routed_scaling_factor, the unbiased sigmoid scores
+  of the chosen experts, passed every draw.
+- Worth keeping: a warp per token; groups scored by their top two biased scores; the top 8
+  chosen by repeated warp-wide arg-max among the kept groups' experts.
+- Test next: more tokens per warp for the small batches.
+)",
+       "scaling factor"},
+      {53,
+       "the FP8 block scales are never applied",
+       {{"vals = codes.load().to(Float32) * scale", "vals = codes.load().to(Float32)"}},
+       {{"val = T.meta_var(T.float32(codes[v]) * scale)", "val = T.meta_var(T.float32(codes[v]))"}},
+       R"(# FP8 block-scaled gate/up projections + SiLU gating (problem 53)
+
+- Observed: a first kernel that widened the e4m3 codes without multiplying them by their
+  float32 block scale failed the first draw on the output (off by the scales' product).
+- Observed: every code times its block's scale (a 1 x 128 scale per activation row block,
+  128 x 128 per weight block) before the GEMM, then silu(gate) * up, passed every draw.
+- Worth keeping: the dequantised operands split into bf16 hi and lo parts, so that bf16 tensor
+  cores keep float32's accuracy (hi hi + hi lo + lo hi).
+- Test next: applying the scales to the GEMM's output per K block instead.
+)",
+       "block scale"},
+      {60,
+       "the e4m3 block scales are never applied",
+       {{"vals[i] = cutlass.select_((code & 8) != 0, -mag, mag) * scale",
+         "vals[i] = cutlass.select_((code & 8) != 0, -mag, mag)"}},
+       {{"vals[j] = T.if_then_else((code & 8) != 0, -mag, mag) * scale",
+         "vals[j] = T.if_then_else((code & 8) != 0, -mag, mag)"}},
+       R"(# NVFP4 dequantise + GEMM (problem 60)
+
+- Observed: a first kernel that decoded the e2m1 nibbles but never multiplied them by their
+  16-value e4m3 block scale failed the first draw on the output.
+- Observed: e2m1 value times its block scale (exact in bf16), the GEMM in bf16 with float32
+  output, and the two global decode scales applied last, passed every draw.
+- Worth keeping: low nibble first; 16 values and one scale per 64-bit load.
+- Test next: decoding inside the GEMM's operand loads.
+)",
+       "block scale"},
   };
   return bugs;
 }
