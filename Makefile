@@ -7,7 +7,7 @@ BUILD ?= build/dev
 PY := $(VENV)/bin/python
 export MKB_BUILD_DIR := $(BUILD)
 
-.PHONY: all setup build test test-cpp test-python demo gpu-check format lint clean
+.PHONY: all setup build test test-cpp test-python demo gpu-check format lint tidy clean
 
 all: build
 
@@ -48,6 +48,12 @@ lint:
 	$(VENV)/bin/ruff format --check $(PY_SOURCES)
 	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 	$(PY) scripts/typecheck.py
+
+# The checks of .clang-tidy over every C++ source of libmkb and the bindings (needs clang-tidy and
+# run-clang-tidy; the build's compile_commands.json). Not part of make lint: its results follow the
+# installed clang-tidy's version.
+tidy: build
+	run-clang-tidy -p $(BUILD) -j 2 -quiet '$(CURDIR)/(libmkb|bindings)/.*\.cc$$'
 
 clean:
 	rm -rf build

@@ -102,7 +102,7 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
     if (chain_open) {
       if (absl::StartsWith(file, "<frozen importlib")) {
         // The import system runs the module body just above: the chain ends there.
-        if (previous_is_module_body && !chain.empty()) caller.import_chain = std::move(chain);
+        if (previous_is_module_body && !chain.empty()) caller.import_chain.swap(chain);
         chain_open = false;
       } else if (chain.size() < 256) {
         chain.push_back(file);

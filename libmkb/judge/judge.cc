@@ -275,7 +275,7 @@ class HostProcess {
     }
     reply_fd_.reset();
     const v1::ProcessOutcome outcome = supervisor_->Finish(absl::Seconds(30));
-    const std::string tail = outcome.stderr_tail();
+    const std::string& tail = outcome.stderr_tail();
     if (timed_out) {
       return absl::DeadlineExceededError(absl::StrCat("the judge host ran past its deadline (",
                                                       total_timeout_s, " s + margin); stderr:\n",

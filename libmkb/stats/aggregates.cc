@@ -141,8 +141,8 @@ void AddSplits(absl::Span<const v1::CellReplicate> cells, absl::Span<const Compa
   for (const auto& [problem, direction] : cell_keys) {
     add("by_cell", absl::StrCat(problem, "/", direction),
         OfCells(model,
-                [problem, direction](const v1::CellReplicate& c) {
-                  return c.problem_slug() == problem && c.direction() == direction;
+                [&slug = problem, &dir = direction](const v1::CellReplicate& c) {
+                  return c.problem_slug() == slug && c.direction() == dir;
                 }),
         false);
   }
