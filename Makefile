@@ -14,7 +14,8 @@ all: build
 setup build:
 	scripts/setup.sh
 
-test: build lint
+test: build
+	$(MAKE) --no-print-directory lint
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	$(PY) -m pytest -q -ra
 
