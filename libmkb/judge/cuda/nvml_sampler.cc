@@ -27,8 +27,28 @@ struct NvmlApi {
   NvmlReturn (*SystemGetDriverVersion)(char*, unsigned) = nullptr;
   NvmlReturn (*DeviceGetIndex)(NvmlDevice, unsigned*) = nullptr;
   NvmlReturn (*DeviceGetUUID)(NvmlDevice, char*, unsigned) = nullptr;
+  const char* (*ErrorString)(NvmlReturn) = nullptr;  // optional: messages only
   bool ready = false;
 };
+
+// A failed NVML call as a Status naming the call, its file:line and NVML's error.
+absl::Status NvmlStatus(const NvmlApi& api, NvmlReturn result, const char* call, const char* file,
+                        int line) {
+  if (result == 0) return absl::OkStatus();
+  const char* text = api.ErrorString != nullptr ? api.ErrorString(result) : nullptr;
+  return absl::UnavailableError(absl::StrCat(call, " failed at ", file, ":", line, ": ",
+                                             text != nullptr ? text : "unknown error",
+                                             " (NVML error ", result, ")"));
+}
+
+// Evaluates an NVML call of `api`; returns its failure from the enclosing function as a Status.
+#define MKB_NVML_CALL(api, expr)                                                                \
+  do {                                                                                          \
+    if (::absl::Status mkb_nvml_status_ = NvmlStatus((api), (expr), #expr, __FILE__, __LINE__); \
+        !mkb_nvml_status_.ok()) {                                                               \
+      return mkb_nvml_status_;                                                                  \
+    }                                                                                           \
+  } while (false)
 
 absl::StatusOr<const NvmlApi*> Api() {
   static NvmlApi api;
@@ -50,11 +70,12 @@ absl::StatusOr<const NvmlApi*> Api() {
     resolve(api.SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
     resolve(api.DeviceGetIndex, "nvmlDeviceGetIndex");
     resolve(api.DeviceGetUUID, "nvmlDeviceGetUUID");
+    resolve(api.ErrorString, "nvmlErrorString");
     if (api.Init == nullptr || api.DeviceGetHandleByPciBusId == nullptr ||
         api.DeviceGetClockInfo == nullptr) {
       return absl::UnavailableError("NVML lacks an entry point the judge needs");
     }
-    if (api.Init() != 0) return absl::UnavailableError("nvmlInit failed");
+    MKB_NVML_CALL(api, api.Init());
     api.ready = true;
     return absl::OkStatus();
   }();
@@ -73,8 +94,12 @@ absl::StatusOr<NvmlSampler> NvmlSampler::Open(int cuda_device) {
     return absl::UnavailableError(absl::StrCat("no PCI bus id for CUDA device ", cuda_device));
   }
   NvmlSampler sampler;
-  if ((*api)->DeviceGetHandleByPciBusId(bus, &sampler.device_) != 0) {
-    return absl::UnavailableError(absl::StrCat("NVML does not know the GPU at ", bus));
+  if (absl::Status found =
+          NvmlStatus(**api, (*api)->DeviceGetHandleByPciBusId(bus, &sampler.device_),
+                     "nvmlDeviceGetHandleByPciBusId", __FILE__, __LINE__);
+      !found.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("NVML does not know the GPU at ", bus, ": ", found.message()));
   }
   char version[96] = {};
   if ((*api)->SystemGetDriverVersion != nullptr &&
@@ -116,3 +141,5 @@ absl::StatusOr<GpuSample> NvmlSampler::Sample() const {
 }
 
 }  // namespace mkb::cuda
+
+#undef MKB_NVML_CALL
