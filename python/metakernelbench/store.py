@@ -26,19 +26,8 @@ from . import _core
 if TYPE_CHECKING:
     import pandas as pd
 
-#: The tables of Store.table() and export, in export order (the C++ core's table_names()).
-TABLES: tuple[str, ...] = (
-    "experiments",
-    "trials",
-    "attempts",
-    "archived_tries",
-    "submissions",
-    "verdicts",
-    "skills",
-    "trajectories",
-    "usage",
-    "cells",
-)
+#: The tables of Store.table() and export, in export order: the C++ core's (ExportTableNames).
+TABLES: tuple[str, ...] = tuple(_core.store.table_names())
 FORMATS = ("jsonl", "csv", "parquet")
 
 
