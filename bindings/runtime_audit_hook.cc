@@ -7,7 +7,6 @@
 #include <frameobject.h>
 #include <pybind11/stl.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -74,20 +73,13 @@ bool InStdlib(const std::string& file) {
   return false;
 }
 
-bool CodeEvent(const char* event) {
-  for (const char* e : {"exec", "compile", "code.__new__", "function.__new__", "types.CodeType"}) {
-    if (std::strcmp(event, e) == 0) return true;
-  }
-  return false;
-}
-
 // `import_chain` is filled for code events only (the walk then goes on to the module body).
 AuditCaller FindCaller(const char* event, int* kernel_line) {
   AuditCaller caller;
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   Py_XINCREF(frame);
   bool first = true;
-  bool chain_open = CodeEvent(event);
+  bool chain_open = IsRuntimeCodeEvent(event);
   std::vector<std::string> chain;
   bool previous_is_module_body = false;
   while (frame != nullptr) {

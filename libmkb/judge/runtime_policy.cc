@@ -197,6 +197,10 @@ bool PathUnder(absl::string_view path, const std::vector<std::string>& roots) {
   return false;
 }
 
+bool IsRuntimeCodeEvent(absl::string_view event) {
+  return OneOf(event, {"exec", "compile", "code.__new__", "function.__new__", "types.CodeType"});
+}
+
 RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string_view event,
                                  const AuditCaller& caller, absl::string_view arg0,
                                  absl::string_view arg1) {
@@ -246,8 +250,7 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   // Code made at run time: the import system's modules of installed packages, the standard
   // library's namedtuple / dataclass generators, installed modules building code as they are
   // imported, and the DSL compiling what it generated.
-  if (OneOf(event, {"exec", "compile", "code.__new__", "function.__new__", "marshal.loads",
-                    "marshal.load", "types.CodeType"})) {
+  if (IsRuntimeCodeEvent(event) || OneOf(event, {"marshal.loads", "marshal.load"})) {
     if (FromImportSystem(caller)) {
       // The code's file: exec's code object (arg0), compile's file name (arg1); marshal reads a
       // .pyc the import system opened.

@@ -63,6 +63,11 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                  const AuditCaller& caller, absl::string_view arg0,
                                  absl::string_view arg1);
 
+// Whether `event` makes or runs code at run time (exec, compile, a code or function object
+// made); such events get an AuditCaller::import_chain. marshal.load(s) also turns bytes into
+// code but only ever reads a .pyc here: it is decided apart.
+bool IsRuntimeCodeEvent(absl::string_view event);
+
 // Whether `path` (absolute, normalised) lies in one of `roots`.
 bool PathUnder(absl::string_view path, const std::vector<std::string>& roots);
 

@@ -219,7 +219,9 @@ def worker_view(
     ]
     candidates += [p for p in sys.path if p and os.path.isabs(p)]
     candidates += [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
-    candidates += [os.environ.get("CUDA_HOME", "/usr/local/cuda")]
+    from .worker import cuda_toolkit_home
+
+    candidates += [cuda_toolkit_home()]
     candidates += list(dsl_site_dirs) + list(extra_read_only)
     read_only = [p for p in _realpaths(candidates) if acceptable(p)]
     package_data = str(_paths._PACKAGE_DIR / "problems")

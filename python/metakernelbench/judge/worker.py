@@ -445,7 +445,7 @@ def cupti_dirs() -> list[str]:
         dirs += [os.path.join(p, "lib") for p in pip_cupti.__path__]
     except ImportError:
         pass
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    home = cuda_toolkit_home()
     for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "extras/CUPTI/lib64"):
         dirs.append(os.path.join(home, sub))
     return [d for d in dirs if os.path.isdir(d)]
@@ -476,7 +476,8 @@ def _poison(on: bool) -> None:
 
 
 def cuda_toolkit_home() -> str:
-    return os.environ.get("CUDA_PATH") or os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+    """The CUDA toolkit the worker uses (CUPTI, TVM's headers) and the host binds into its view."""
+    return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
 
 
 def cuda_toolkit_version(home: str) -> tuple[int, int] | None:
