@@ -6,6 +6,9 @@
 #   MKB_SKIP_TESTS=1 MKB_BENCHMARKS="benchmarks/x/run.py" scripts/gpu-check.sh   a subset
 #   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
 #   MKB_PYTEST_ARGS="tests/python/test_adversarial.py" ...                         some GPU tests
+#   MKB_SKIP_BUILD=1 ...             reuse the build of an earlier run while the machine is warm
+#   MKB_BENCH_ARGS="--problems 28" ...   arguments for the benchmarks
+#   MKB_THEN="cmd" ...               then runs cmd in the same environment ($MKB_PY, $OUT_DIR)
 #   MKB_SKIP_SOLUTIONS=1 scripts/gpu-check.sh --dsl   the DSLs without verify-solutions
 #   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
 #                                     GPU machine lacks into .gpu/debs, and pack both DSL
@@ -119,9 +122,11 @@ if [ "$MODE" = "--dsl" ]; then
 fi
 
 # --- build -----------------------------------------------------------------------------------
-note "building the package and the tests (MKB_WITH_CUDA=ON)"
 t0=$(date +%s)
-if "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$SITE" . \
+if [ -n "${MKB_SKIP_BUILD:-}" ] && [ -f "$SITE/metakernelbench/__init__.py" ]; then
+  note "reusing the build in $SITE (MKB_SKIP_BUILD)"
+  row "build" "reused $SITE"
+elif note "building the package and the tests (MKB_WITH_CUDA=ON)" && "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$SITE" . \
      -Cbuild-dir="$BUILD_DIR" -Ccmake.define.MKB_BUILD_TESTS=ON -Ccmake.define.MKB_WITH_CUDA=ON \
      -Ccmake.define.CMAKE_CUDA_ARCHITECTURES=native \
      -Ccmake.build-type=RelWithDebInfo -Cbuild.verbose=false > "$OUT_DIR/build.log" 2>&1; then
@@ -171,6 +176,8 @@ if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ]; then
   # MKB_SOLUTIONS="28 36" limits it; MKB_KEEP=1 keeps (resumes) the table of an earlier run on
   # this machine (it lives in /tmp while the machine stays warm).
   table=/tmp/mkb-solutions.json
+  # MKB_SOLUTIONS_TIMEOUT=S stops it after S seconds (the table keeps the rows judged so far).
+  ${MKB_SOLUTIONS_TIMEOUT:+timeout "$MKB_SOLUTIONS_TIMEOUT"} \
   "$PY" -m metakernelbench.cli suite verify-solutions --device cuda $([ -n "${MKB_KEEP:-}" ] || echo --fresh) \
       --call-timeout "${MKB_CALL_TIMEOUT:-120}" --out "$table" \
       $(for p in ${MKB_SOLUTIONS:-}; do printf -- '--problems %s ' "$p"; done) > "$OUT_DIR/solutions.log" 2>&1
@@ -205,7 +212,8 @@ for bench in ${MKB_BENCHMARKS:-benchmarks/*/run.py}; do
   name=$(basename "$(dirname "$bench")")
   note "benchmark $name"
   t0=$(date +%s)
-  if "$PY" "$bench" --out "$OUT_DIR/$name.json" > "$OUT_DIR/$name.log" 2>&1; then
+  # shellcheck disable=SC2086  # MKB_BENCH_ARGS is a list of arguments
+  if "$PY" "$bench" --out "$OUT_DIR/$name.json" ${MKB_BENCH_ARGS:-} > "$OUT_DIR/$name.log" 2>&1; then
     row "bench $name" "ok ($(elapsed "$t0"))"
   else
     row "bench $name" "FAILED (see $name.log)"
@@ -213,6 +221,17 @@ for bench in ${MKB_BENCHMARKS:-benchmarks/*/run.py}; do
     status=1
   fi
 done
+
+# --- anything else, in the same environment (MKB_THEN="mkb suite validate --device cuda ...") -
+if [ -n "${MKB_THEN:-}" ]; then
+  note "MKB_THEN: $MKB_THEN"
+  t0=$(date +%s)
+  if MKB_PY="$PY" OUT_DIR="$OUT_DIR" bash -c "$MKB_THEN" > "$OUT_DIR/then.log" 2>&1; then
+    row "MKB_THEN" "ok ($(elapsed "$t0"))"
+  else
+    row "MKB_THEN" "FAILED (see then.log)"; tail -20 "$OUT_DIR/then.log"; status=1
+  fi
+fi
 
 echo
 echo "=== gpu-check summary ($(head -1 "$OUT_DIR/gpu.txt")) ==="

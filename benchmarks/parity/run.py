@@ -6,9 +6,7 @@ For every row (a shipped solution, or an eager-only kernel), on the same files a
     generator, then synchronise, start event, solve, synchronise, end event, synchronise; the
     median; the eager baseline the same way on the reference under the reference numerics. Run
     `--published-runs` times, each in a fresh process (one per DSL: a process holds one DSL);
-  * the judge (`mkb.evaluate`), `--judge-runs` times;
-  * optionally the published grader itself, unchanged, on the problems whose signatures match
-    (`--upstream DIR`: a checkout of the published harness; see docs/gpu-device.md).
+  * the judge (`mkb.evaluate`), `--judge-runs` times.
 It reports each method's median speedup with its run-to-run spread, and judge / published.
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
@@ -46,7 +44,7 @@ def _rows(args) -> list[dict]:
 
     suite = mkb.load_suite()
     rows = []
-    for problem in suite.problems:
+    for problem in suite:
         for dsl in ("cutedsl", "tirx"):
             path = Path(problem.directory) / "solutions" / f"{dsl}.py"
             if path.is_file() and (not args.problems or problem.number in args.problems):
@@ -128,46 +126,56 @@ def published_method_run(rows: list[dict], seed: int) -> list[dict]:
     """One run of the published method over `rows` (one process, one DSL)."""
     import torch
 
+    torch._dynamo.config.disable = True  # as the published grader's child does
     numerics = _reference_numerics()
     rng = random.Random(seed)
     out = []
     for k, row in enumerate(rows):
-        ref = _load(f"_parity_ref_{k}", os.path.join(row["dir"], "reference.py"))
-        kernel = _load(f"_parity_kernel_{k}", row["kernel"])
-
-        def draw(s, ref=ref, row=row):
-            with numerics(), torch.random.fork_rng():
-                torch.manual_seed(s)
-                return list(ref.make_inputs(workload=row["workload"], device="cuda"))
-
-        def median_ms(fn, warmup, timing):
-            for s in warmup:
-                fn(*draw(s))
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            times = []
-            for s in timing:
-                inputs = draw(s)
-                torch.cuda.synchronize()
-                start.record()
-                fn(*inputs)
-                torch.cuda.synchronize()
-                end.record()
-                torch.cuda.synchronize()
-                times.append(start.elapsed_time(end))
-            return statistics.median(times)
-
-        warmup = [rng.getrandbits(63) for _ in range(10)]
-        timing = [rng.getrandbits(63) for _ in range(50)]
-        kernel_ms = median_ms(kernel.solve, warmup, timing)
-        with numerics():
-            eager_ms = median_ms(ref.reference, warmup, timing)
-        out.append({**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms})
-        print(
-            f"  published method: {row['slug'][:40]} {row['dsl']} {row['workload']}: "
-            f"{eager_ms / kernel_ms:.3f}x ({kernel_ms:.4f} vs {eager_ms:.4f} ms)",
-            flush=True,
-        )
+        try:
+            out.append(_published_row(k, row, numerics, rng))
+        except Exception as exc:  # one broken row must not cost the others their run
+            print(f"  published method: {row['slug'][:40]} {row['dsl']}: failed: {exc!r}", flush=True)
     return out
+
+
+def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
+    import torch
+
+    ref = _load(f"_parity_ref_{k}", os.path.join(row["dir"], "reference.py"))
+    kernel = _load(f"_parity_kernel_{k}", row["kernel"])
+
+    def draw(s, ref=ref, row=row):
+        with numerics(), torch.random.fork_rng():
+            torch.manual_seed(s)
+            return list(ref.make_inputs(workload=row["workload"], device="cuda"))
+
+    def median_ms(fn, warmup, timing):
+        for s in warmup:
+            fn(*draw(s))
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for s in timing:
+            inputs = draw(s)
+            torch.cuda.synchronize()
+            start.record()
+            fn(*inputs)
+            torch.cuda.synchronize()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        return statistics.median(times)
+
+    warmup = [rng.getrandbits(63) for _ in range(10)]
+    timing = [rng.getrandbits(63) for _ in range(50)]
+    kernel_ms = median_ms(kernel.solve, warmup, timing)
+    with numerics():
+        eager_ms = median_ms(ref.reference, warmup, timing)
+    print(
+        f"  published method: {row['slug'][:40]} {row['dsl']} {row['workload']}: "
+        f"{eager_ms / kernel_ms:.3f}x ({kernel_ms:.4f} vs {eager_ms:.4f} ms)",
+        flush=True,
+    )
+    return {**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms}
 
 
 def _child(dsl: str, rows_path: str, seed: int) -> int:
@@ -180,29 +188,29 @@ def _child(dsl: str, rows_path: str, seed: int) -> int:
     return 0
 
 
-def _published_runs(rows: list[dict], runs: int, tmp: Path) -> dict[tuple, list[float]]:
+def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[float]]:
+    """Run `run` of the published method: one fresh process per DSL."""
     results: dict[tuple, list[float]] = {}
-    for run in range(runs):
-        for dsl in ("cutedsl", "tirx"):
-            mine = [r for r in rows if r["dsl"] == dsl]
-            if not mine:
-                continue
-            path = tmp / f"rows-{dsl}.json"
-            path.write_text(json.dumps(mine))
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
-                capture_output=True,
-                text=True,
-            )
-            lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
-            if done.returncode != 0 or not lines:
-                print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
-                continue
-            for line in done.stdout.splitlines():
-                if line.startswith("  published"):
-                    print(line, flush=True)
-            for r in json.loads(lines[-1]):
-                results.setdefault(_key(r), []).append(r["speedup"])
+    for dsl in ("cutedsl", "tirx"):
+        mine = [r for r in rows if r["dsl"] == dsl]
+        if not mine:
+            continue
+        path = tmp / f"rows-{dsl}.json"
+        path.write_text(json.dumps(mine))
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
+            capture_output=True,
+            text=True,
+        )
+        lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+        if done.returncode != 0 or not lines:
+            print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
+            continue
+        for line in done.stdout.splitlines():
+            if line.startswith("  published"):
+                print(line, flush=True)
+        for r in json.loads(lines[-1]):
+            results.setdefault(_key(r), []).append(r["speedup"])
     return results
 
 
@@ -213,37 +221,37 @@ def _key(row: dict) -> tuple:
 # --- the judge ----------------------------------------------------------------------------------
 
 
-def _judge_runs(rows: list[dict], runs: int) -> dict[tuple, list[dict]]:
+def _judge_runs(rows: list[dict], run: int) -> dict[tuple, list[dict]]:
+    """Run `run` of the judge over every row."""
     import metakernelbench as mkb
 
     results: dict[tuple, list[dict]] = {}
-    for run in range(runs):
-        for row in rows:
-            config = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
-            t = time.perf_counter()
-            verdict = mkb.evaluate(
-                row["problem"],
-                row["dsl"],
-                path=row["kernel"],
-                device="cuda",
-                workload=row["workload"],
-                config=config,
-            )
-            entry = {
-                "status": verdict.status,
-                "speedup": verdict.speedup_vs_eager,
-                "kernel_ms": verdict.kernel_parity.median_ms,
-                "eager_ms": verdict.eager_parity.median_ms,
-                "speedup_span": verdict.speedup_span,
-                "wall_s": time.perf_counter() - t,
-                "message": verdict.message,
-            }
-            results.setdefault(_key(row), []).append(entry)
-            print(
-                f"  judge run {run}: {row['slug'][:40]} {row['dsl']} {row['workload']}: {verdict.status} "
-                f"{verdict.speedup_vs_eager}",
-                flush=True,
-            )
+    for row in rows:
+        config = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
+        t = time.perf_counter()
+        verdict = mkb.evaluate(
+            row["problem"],
+            row["dsl"],
+            path=row["kernel"],
+            device="cuda",
+            workload=row["workload"],
+            config=config,
+        )
+        entry = {
+            "status": verdict.status,
+            "speedup": verdict.speedup_vs_eager,
+            "kernel_ms": verdict.kernel_parity.median_ms,
+            "eager_ms": verdict.eager_parity.median_ms,
+            "speedup_span": verdict.speedup_span,
+            "wall_s": time.perf_counter() - t,
+            "message": verdict.message,
+        }
+        results.setdefault(_key(row), []).append(entry)
+        print(
+            f"  judge run {run}: {row['slug'][:40]} {row['dsl']} {row['workload']}: {verdict.status} "
+            f"{verdict.speedup_vs_eager}",
+            flush=True,
+        )
     return results
 
 
@@ -260,24 +268,7 @@ def _spread(values: list[float]) -> dict:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--published-runs", type=int, default=5)
-    parser.add_argument("--judge-runs", type=int, default=3)
-    parser.add_argument("--problems", type=int, nargs="*", default=[])
-    parser.add_argument("--no-eager-rows", action="store_true")
-    parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    if args.child:
-        return _child(args.child[0], args.child[1], args.seed)
-    import tempfile
-
-    rows = _rows(args)
-    with tempfile.TemporaryDirectory() as tmp:
-        published = _published_runs(rows, args.published_runs, Path(tmp))
-    judged = _judge_runs(rows, args.judge_runs)
+def _table(rows: list[dict], published: dict, judged: dict) -> list[dict]:
     table = []
     for row in rows:
         key = _key(row)
@@ -301,21 +292,18 @@ def main() -> int:
                 "within_5_percent": ratio is not None and abs(ratio - 1) <= 0.05,
             }
         )
-        print(
-            f"{row['problem']:02d} {row['dsl']:8s} {row['workload']:5s} "
-            f"{os.path.basename(row['kernel'])[:28]:28s} "
-            f"published {pub['median'] and round(pub['median'], 3)} "
-            f"(±{pub['relative_spread'] and round(100 * pub['relative_spread'], 1)}%) "
-            f"judge {jud['median'] and round(jud['median'], 3)} "
-            f"(±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
-            f"ratio {ratio and round(ratio, 3)}",
-            flush=True,
-        )
+    return table
+
+
+def _write(args, rows: list[dict], published: dict, judged: dict, complete: bool) -> list[dict]:
+    """Writes the table as it stands (after every run: a killed benchmark keeps what it measured)."""
+    table = _table(rows, published, judged)
     result = {
         "benchmark": "parity",
         "date": date.today().isoformat(),
         "published_runs": args.published_runs,
         "judge_runs": args.judge_runs,
+        "complete": complete,
         "rows": table,
     }
     try:
@@ -327,6 +315,48 @@ def main() -> int:
         pass
     if args.out:
         args.out.write_text(json.dumps(result, indent=2))
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--published-runs", type=int, default=5)
+    parser.add_argument("--judge-runs", type=int, default=3)
+    parser.add_argument("--problems", type=int, nargs="*", default=[])
+    parser.add_argument("--no-eager-rows", action="store_true")
+    parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if args.child:
+        return _child(args.child[0], args.child[1], args.seed)
+    import tempfile
+
+    rows = _rows(args)
+    published: dict[tuple, list[float]] = {}
+    judged: dict[tuple, list[dict]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(args.published_runs):
+            for key, values in _published_runs(rows, run, Path(tmp)).items():
+                published.setdefault(key, []).extend(values)
+            _write(args, rows, published, judged, complete=False)
+    for run in range(args.judge_runs):
+        for key, entries in _judge_runs(rows, run).items():
+            judged.setdefault(key, []).extend(entries)
+        _write(args, rows, published, judged, complete=False)
+    table = _write(args, rows, published, judged, complete=True)
+    for row in table:
+        pub, jud, ratio = row["published"], row["judge"], row["judge_over_published"]
+        print(
+            f"{row['problem']:02d} {row['dsl']:8s} {row['workload']:5s} "
+            f"{os.path.basename(row['kernel'])[:28]:28s} "
+            f"published {pub['median'] and round(pub['median'], 3)} "
+            f"(±{pub['relative_spread'] and round(100 * pub['relative_spread'], 1)}%) "
+            f"judge {jud['median'] and round(jud['median'], 3)} "
+            f"(±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
+            f"ratio {ratio and round(ratio, 3)}",
+            flush=True,
+        )
     return 0
 
 

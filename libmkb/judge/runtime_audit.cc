@@ -167,10 +167,16 @@ std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>&
                      " distinct sets); a kernel must do the same work on every call"),
         ""));
   }
+  // A trace with holes vouches for nothing: the span, the kernel sum, the library share and the
+  // kernel sets would be computed from the records CUPTI kept, which a kernel flooding launches
+  // past the tracer's bounded buffers chooses. Honest kernels launch nowhere near that many.
   if (dropped > 0) {
     findings.push_back(Finding(
-        "runtime.dropped_records", v1::SEVERITY_INFO,
-        absl::StrCat(dropped, " activity records were dropped; the audit saw the rest"), ""));
+        "runtime.dropped_records", v1::SEVERITY_VIOLATION,
+        absl::StrCat(dropped,
+                     " activity records of the timed calls were dropped (more launches than the "
+                     "tracer holds): the GPU's record of these calls is incomplete"),
+        ""));
   }
   if (options.floor_ms > 0) {
     std::vector<double> spans;

@@ -121,6 +121,16 @@ TEST_CASE("runtime audits") {
     CHECK(Has(mkb::AuditKernelCalls({graph}, options), "runtime.cuda_graph",
               mkb::v1::SEVERITY_VIOLATION));
   }
+  SECTION("a call whose records were dropped is a violation: its trace is incomplete") {
+    // A launch flood past the tracer's buffers leaves only the records CUPTI kept; an audit
+    // that used them (span, kernel sum, library share) would judge what the kernel chose.
+    auto flooded = dsl;
+    flooded.set_dropped_records(1);
+    CHECK_FALSE(Has(mkb::AuditKernelCalls({dsl, dsl}, options), "runtime.dropped_records",
+                    mkb::v1::SEVERITY_VIOLATION));
+    CHECK(Has(mkb::AuditKernelCalls({dsl, flooded}, options), "runtime.dropped_records",
+              mkb::v1::SEVERITY_VIOLATION));
+  }
   SECTION("below the physical floor") {
     options.floor_ms = 0.01;  // 10 us; the calls take 1 us
     CHECK(Has(mkb::AuditKernelCalls({dsl}, options), "runtime.below_physical_floor",

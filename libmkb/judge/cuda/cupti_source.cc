@@ -19,8 +19,8 @@ constexpr size_t kBufferAlignment = 8;
 constexpr size_t kPooledBuffers = 4;
 // At most this many buffers (512 MiB, some 2.6 M kernel records) are out with CUPTI at once, so
 // that a kernel flooding launches cannot make the judge allocate without bound. Past it a request
-// gets none: CUPTI drops those records and the loss is counted (dropped_records, reported by the
-// runtime audit).
+// gets none: CUPTI drops those records and the loss is counted (dropped_records; the runtime
+// audit refuses a timed call with any: runtime.dropped_records).
 constexpr size_t kMaxOutstandingBuffers = 64;
 
 // Evaluates a CUPTI call through the resolved entry points; returns its failure from the
