@@ -195,7 +195,9 @@ if [ -n "${MKB_GPU_DEMO:-}" ]; then
   stamp="gpu_demo_$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($NF)}')_$(date -u +%Y-%m-%d)"
   demo_dir=/tmp/mkb-gpu-demo
   rm -rf "$demo_dir" && mkdir -p "$demo_dir/$stamp"
-  "$PY" -m metakernelbench.cli demo --device cuda --store "$demo_dir/demo.db" > "$OUT_DIR/gpu-demo.log" 2>&1
+  # MKB_DEMO_ARGS="--problems 28 --problems 36" narrows it.
+  # shellcheck disable=SC2086
+  "$PY" -m metakernelbench.cli demo --device cuda --store "$demo_dir/demo.db" ${MKB_DEMO_ARGS:-} > "$OUT_DIR/gpu-demo.log" 2>&1
   rc=$?
   tail -60 "$OUT_DIR/gpu-demo.log"
   "$PY" -m metakernelbench.cli export "$demo_dir/demo.db" --format jsonl --out "$demo_dir/$stamp" > /dev/null 2>&1 \

@@ -139,6 +139,15 @@ def test_the_gpu_demo_fails_fast_without_a_gpu(tmp_path, monkeypatch, capsys):
     assert not store.exists() and not (tmp_path / "gpu-demo-workspaces").exists()
 
 
+def test_demo_problems_narrow_either_demo_and_a_problem_outside_it_is_named():
+    suite = mkb.load_suite()
+    assert demo_cli.demo_experiment(2, "cpu", suite, only=["28"]).problems == ["28"]
+    gpu = demo_cli.demo_experiment(2, "cuda", suite, only=["28", "36"]).problems
+    assert gpu == [suite.find("28").slug, suite.find("36").slug]
+    with pytest.raises(mkb.InvalidArgumentError, match=r"--problems 01: none of the demo's problems"):
+        demo_cli.demo_experiment(2, "cpu", suite, only=["01"])
+
+
 @pytest.mark.gpu
 def test_the_gpu_demo_on_one_problem_shows_transfer_with_dsl_kernels(tmp_path):
     """On a GPU with both DSL toolchains: problem 28's four arms with scripted/demo-dsl, judged
@@ -149,8 +158,7 @@ def test_the_gpu_demo_on_one_problem_shows_transfer_with_dsl_kernels(tmp_path):
     if not all(toolchains.python_path(d) for d in toolchains.DSLS):
         pytest.skip("both DSL toolchains are needed (mkb dsl install)")
     suite = mkb.load_suite()
-    experiment = demo_cli.demo_experiment(2, "cuda", suite)
-    experiment.problems = [suite.find("28").slug]
+    experiment = demo_cli.demo_experiment(2, "cuda", suite, only=["28"])
     store = tmp_path / "gpu-demo.db"
     result = experiment.run(store, executor=demo_cli.demo_executor(suite, store, "cuda"))
     assert result.complete, result.failed

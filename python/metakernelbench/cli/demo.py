@@ -37,17 +37,35 @@ def gpu_demo_problems(suite) -> list[str]:
     ]
 
 
-def demo_experiment(concurrency: int = 2, device: str = "cpu", suite=None):
+def _only(problems: list[str], only: list[str] | None, suite) -> list[str]:
+    """`problems` narrowed to those `only` (numbers or slug globs) names; naming none is an error."""
+    if not only:
+        return problems
+    wanted = {p.slug for p in suite.select(globs=only)}
+    chosen = [name for name in problems if suite.find(name).slug in wanted]
+    if not chosen:
+        from .. import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            f"--problems {' '.join(only)}: none of the demo's problems ({', '.join(problems)})"
+        )
+    return chosen
+
+
+def demo_experiment(concurrency: int = 2, device: str = "cpu", suite=None, only: list[str] | None = None):
     """The CPU demo (scripted/demo on 02, 25, 28, small workloads) or, on CUDA, the GPU demo
-    (scripted/demo-dsl on every problem with shipped solutions, full workloads)."""
+    (scripted/demo-dsl on every problem with shipped solutions, full workloads); `only` narrows
+    the problems (numbers or slug globs)."""
     from ..agent import SCRIPTED_DSL_MODEL
     from ..experiments import Experiment
 
+    if only or device == "cuda":
+        suite = suite or _state.load_suite()
     if device == "cuda":
         return Experiment.standard(
             GPU_DEMO_EXPERIMENT,
             SCRIPTED_DSL_MODEL,
-            problems=gpu_demo_problems(suite or _state.load_suite()),
+            problems=_only(gpu_demo_problems(suite), only, suite),
             replicates=1,
             concurrency=concurrency,
             workload="full",
@@ -56,7 +74,7 @@ def demo_experiment(concurrency: int = 2, device: str = "cpu", suite=None):
     return Experiment.standard(
         DEMO_EXPERIMENT,
         DEMO_MODEL,
-        problems=list(DEMO_PROBLEMS),
+        problems=_only(list(DEMO_PROBLEMS), only, suite),
         replicates=1,
         concurrency=concurrency,
         workload="small",
@@ -194,6 +212,9 @@ def demo(
     ),
     device: str = _state.device_option(),
     gpus: str | None = typer.Option(None, "--gpus", metavar="LIST", help="The GPUs to judge on (cuda)."),
+    problems: list[str] | None = typer.Option(
+        None, "--problems", "--problem", "-p", help="Only these of the demo's problems (numbers, globs)."
+    ),
 ) -> None:
     """Run the whole protocol. On the CPU (--device cpu, or auto without a GPU), offline: 4 arms x 3
     problems (02, 25, 28), small workloads, the CPU judge and the scripted model "scripted/demo"
@@ -202,7 +223,7 @@ def demo(
     for every problem with shipped solutions, full workloads, the real DSLs and the GPU judge.
     Then print what the script is built to show (counted submissions and first-try passes per
     arm, skill against solo), the results and the statistics. Run it again: finished trials are
-    reused."""
+    reused. --problems narrows either demo to some of its problems."""
     from .run import preflight, print_summary, results_table, run_with_progress
 
     device = _state.resolve_device(device)
@@ -213,7 +234,7 @@ def demo(
             raise InvalidArgumentError("--gpus: the CPU demo judges on the CPU (add --device cuda)")
     console = _state.console()
     suite = _state.load_suite()
-    experiment = demo_experiment(concurrency, device, suite)
+    experiment = demo_experiment(concurrency, device, suite, only=problems)
     if device == "cuda":
         # Before anything is created (the store, the workspaces): a GPU, the judge's GPUs.
         preflight(experiment.model, device, device, gpus, None)
