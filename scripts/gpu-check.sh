@@ -5,6 +5,7 @@
 #   scripts/gpu-check.sh              build, GPU tests, benchmarks (benchmarks/*/run.py)
 #   MKB_SKIP_TESTS=1 MKB_BENCHMARKS="benchmarks/x/run.py" scripts/gpu-check.sh   a subset
 #   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
+#   MKB_SKIP_CTEST=1 ...                                                           Python tests only
 #   MKB_PYTEST_ARGS="tests/python/test_adversarial.py" ...                         some GPU tests
 #   MKB_SKIP_BUILD=1 ...             reuse the build of an earlier run while the machine is warm
 #   MKB_BENCH_ARGS="--problems 28" ...   arguments for the benchmarks
@@ -144,7 +145,9 @@ export PATH="$SITE/bin:$PATH"
 if [ -z "${MKB_SKIP_TESTS:-}" ]; then
 note "C++ tests"
 t0=$(date +%s)
-if ctest --test-dir "$BUILD_DIR" --output-on-failure -j 8 > "$OUT_DIR/ctest.log" 2>&1; then
+if [ -n "${MKB_SKIP_CTEST:-}" ]; then
+  row "ctest" "skipped (MKB_SKIP_CTEST)"
+elif ctest --test-dir "$BUILD_DIR" --output-on-failure -j 8 > "$OUT_DIR/ctest.log" 2>&1; then
   row "ctest" "$(grep -E 'tests passed' "$OUT_DIR/ctest.log" | tail -1) ($(elapsed "$t0"))"
 else
   row "ctest" "FAILED: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log" | tail -1)"
