@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <string>
+#include <utility>
 
 #include "bindings/bindings.h"
 #include "bindings/dlpack_capsule.h"
@@ -61,6 +62,33 @@ void RegisterCuda(py::module_& parent) {
       py::arg("ptr"), py::arg("nbytes"), py::arg("device") = 0,
       "A DLPack capsule of uint8[nbytes] at a device address (the memory is not owned).");
   m.def("driver_version", &cuda::DriverCudaVersion, "The driver's CUDA version, e.g. '13.0'.");
+
+  py::class_<cuda::CallClock>(
+      m, "CallClock",
+      "The published method's clock in the judge's own code (device.h): Python code in the "
+      "process cannot replace it as it can replace torch.cuda.Event's methods.")
+      .def(py::init([](int device) { return ValueOrThrow(cuda::CallClock::Create(device)); }),
+           py::arg("device") = 0)
+      .def(
+          "time",
+          [](cuda::CallClock& clock, const py::function& fn) {
+            absl::Status started;
+            {
+              py::gil_scoped_release release;
+              started = clock.Start();
+            }
+            ThrowIfError(started);
+            py::object out = fn();
+            absl::StatusOr<double> ms;
+            {
+              py::gil_scoped_release release;
+              ms = clock.Stop();
+            }
+            return py::make_tuple(ValueOrThrow(std::move(ms)) * 1e-3, out);
+          },
+          py::arg("fn"),
+          "(seconds, fn()): synchronise, start event, fn(), synchronise, end event, "
+          "synchronise; the events' elapsed time. fn's exception propagates.");
 
   py::class_<cuda::DeviceBuffer>(
       m, "DeviceBuffer",

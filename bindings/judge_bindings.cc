@@ -682,7 +682,8 @@ void RegisterJudge(py::module_& m) {
             AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound);
         py::dict out;
         out["accepted_ms"] = a.accepted_ms;
-        out["lifted"] = a.lifted;
+        out["over_round_trip"] = a.over_round_trip;
+        out["allowed_gap_ms"] = a.allowed_gap_ms;
         out["calibration_gap_ms"] = a.calibration_gap_ms;
         out["median_gap_ms"] = a.median_gap_ms;
         out["finding"] = a.finding ? ToPython(*a.finding) : py::object(py::none());

@@ -61,7 +61,7 @@ def _rows(args) -> list[dict]:
                 )
     if not args.no_eager_rows:
         for number, workload, kernel in EAGER_ROWS:
-            if kernel.is_file():
+            if kernel.is_file() and (not args.problems or int(number) in args.problems):
                 p = suite.find(number)
                 rows.append(
                     {

@@ -23,14 +23,14 @@ namespace mkb {
 // clock bound's defaults depend on the device (ClockBoundOf).
 v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 
-// How far below the host's own clock a reported time may lie: the calibrated channel cost
-// (its 90th percentile over the calibration calls) plus `fixed_ms` plus `fraction` of the
-// host's round trip.
+// How much of a timed call's round trip may lie outside the worker's clock: twice the
+// calibrated channel cost (its 90th percentile over the calibration calls) plus `fixed_ms`
+// plus `fraction` of the host's median round trip.
 struct ClockBound {
-  double fixed_ms = 0.010;
-  double fraction = 0.03;
+  double fixed_ms = 0.5;
+  double fraction = 0.25;
 };
-// The config's bound, or the device's default: 10 us + 3% on a GPU, 20 ms + 100% on the CPU.
+// The config's bound, or the device's default: 0.5 ms + 25% on a GPU, 20 ms + 100% on the CPU.
 ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu);
 
 // The seeds and order of one evaluation. Seeds come from the OS entropy source and never leave
@@ -105,18 +105,26 @@ class RecheckReservoir {
 };
 
 // The worker's reported times checked against the host's round trips of the same calls.
+//
+// The worker's clock is the judge's own (CallClock in C++ on a GPU, a perf_counter bound
+// before kernel.py is imported on the CPU), so a report is taken as it is: this check is the
+// backstop for what the clock cannot see. Two things fail the evaluation (timing.inconsistent,
+// a violation): a report longer than its own round trip, which no honest clock gives; and a
+// median time outside the clock (round trip - report) beyond the bound, which means the worker
+// spent much more of each call outside its timed window than the channel costs -- work done
+// outside the window. The bound is loose on purpose: an honest kernel's call costs more
+// outside the window than the calibration's no-op (its outputs, the DSL's dispatch, the
+// garbage it leaves), and reports are never raised, which would bias honest kernels slow.
 struct AcceptedTimes {
-  std::vector<double> accepted_ms;  // each report, lifted to (round trip - bound) if below it
-  int lifted = 0;                   // reports that were lifted
-  double calibration_gap_ms = 0;    // median channel cost of the calibration calls
-  double median_gap_ms = 0;         // median (round trip - report) of these calls
+  std::vector<double> accepted_ms;          // the reports, each at most its round trip
+  int over_round_trip = 0;                  // reports longer than their round trip
+  double calibration_gap_ms = 0;            // median channel cost of the calibration calls
+  double median_gap_ms = 0;                 // median (round trip - report) of these calls
+  double allowed_gap_ms = 0;                // the bound on median_gap_ms
   std::optional<v1::AuditFinding> finding;  // timing.inconsistent, when the reports do not hold
 };
 // `calibration_gap_ms`: (round trip - report) of no-op calls made before kernel.py was
-// imported. A report is accepted as is when its gap is within the calibration's 90th
-// percentile plus the bound; the evaluation fails (timing.inconsistent, a violation) when the
-// median gap exceeds the calibration's median plus the bound, or more than a quarter of the
-// reports had to be lifted. Reports above the round trip are cut to it.
+// imported, shaped like the timed calls.
 AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
                                   const std::vector<double>& round_trip_ms,
                                   const std::vector<double>& calibration_gap_ms,

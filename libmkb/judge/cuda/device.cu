@@ -433,6 +433,61 @@ absl::Status SynchronizeDevice(int device) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<CallClock> CallClock::Create(int device) {
+  MKB_CUDA_CALL(cudaSetDevice(device));
+  cudaEvent_t start = nullptr;
+  cudaEvent_t end = nullptr;
+  MKB_CUDA_CALL(cudaEventCreate(&start));
+  if (const cudaError_t error = cudaEventCreate(&end); error != cudaSuccess) {
+    cudaEventDestroy(start);
+    return CudaStatus(error, "cudaEventCreate(&end)", __FILE__, __LINE__);
+  }
+  return CallClock(device, start, end);
+}
+
+CallClock::CallClock(CallClock&& other) noexcept
+    : device_(other.device_),
+      start_(std::exchange(other.start_, nullptr)),
+      end_(std::exchange(other.end_, nullptr)) {}
+
+CallClock& CallClock::operator=(CallClock&& other) noexcept {
+  if (this != &other) {
+    Destroy();
+    device_ = other.device_;
+    start_ = std::exchange(other.start_, nullptr);
+    end_ = std::exchange(other.end_, nullptr);
+  }
+  return *this;
+}
+
+CallClock::~CallClock() { Destroy(); }
+
+void CallClock::Destroy() {
+  if (start_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(start_));
+  if (end_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(end_));
+  start_ = end_ = nullptr;
+}
+
+absl::Status CallClock::Start() {
+  if (start_ == nullptr) return absl::FailedPreconditionError("a moved-from CallClock");
+  MKB_CUDA_CALL(cudaSetDevice(device_));
+  MKB_CUDA_CALL(cudaDeviceSynchronize());
+  MKB_CUDA_CALL(cudaEventRecord(static_cast<cudaEvent_t>(start_), cudaStreamLegacy));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> CallClock::Stop() {
+  if (end_ == nullptr) return absl::FailedPreconditionError("a moved-from CallClock");
+  MKB_CUDA_CALL(cudaSetDevice(device_));
+  MKB_CUDA_CALL(cudaDeviceSynchronize());
+  MKB_CUDA_CALL(cudaEventRecord(static_cast<cudaEvent_t>(end_), cudaStreamLegacy));
+  MKB_CUDA_CALL(cudaDeviceSynchronize());
+  float ms = 0;
+  MKB_CUDA_CALL(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(end_)));
+  return static_cast<double>(ms);
+}
+
 absl::StatusOr<IpcExport> ExportIpc(uintptr_t ptr) {
   auto range = AddressRangeFunction();
   if (!range.ok()) return range.status();

@@ -58,6 +58,35 @@ class DeviceBuffer {
   int device_ = 0;
 };
 
+// The published method's clock, held by the judge's own code: synchronise the device, record
+// a start event, the call, synchronise, record an end event, synchronise; the events' elapsed
+// time. The worker times kernel.py's calls with it rather than with torch.cuda.Event, whose
+// methods are Python attributes that code in the same interpreter can replace. Events are on
+// the legacy default stream, where torch's current stream is unless a caller changed it; the
+// device-wide synchronisations make the window cover work on every stream. Move-only.
+class CallClock {
+ public:
+  static absl::StatusOr<CallClock> Create(int device);
+  CallClock(CallClock&& other) noexcept;
+  CallClock& operator=(CallClock&& other) noexcept;
+  CallClock(const CallClock&) = delete;
+  CallClock& operator=(const CallClock&) = delete;
+  ~CallClock();
+
+  // Synchronises the device and records the start event.
+  absl::Status Start();
+  // Synchronises, records the end event, synchronises; milliseconds since Start's event.
+  absl::StatusOr<double> Stop();
+
+ private:
+  CallClock(int device, void* start, void* end) : device_(device), start_(start), end_(end) {}
+  void Destroy();
+
+  int device_ = 0;
+  void* start_ = nullptr;  // cudaEvent_t
+  void* end_ = nullptr;
+};
+
 // "13.0" for the driver's CUDA version.
 std::string DriverCudaVersion();
 

@@ -1,6 +1,6 @@
-"""Problem 36, the shipped CuTe DSL kernel (honest work), plus a patched clock: the CUDA events
-the worker times with report a tenth of the real time. The host's own round-trip clock bounds
-what a report may claim (timing.inconsistent)."""
+"""Problem 36, the shipped CuTe DSL kernel (honest work), plus a patched clock: torch's CUDA
+events report a tenth of the real time. The worker times with the judge's own C++ clock
+(CallClock), so the patch changes nothing the judge reads."""
 
 import cuda.bindings.driver as cuda
 import cutlass

@@ -1,9 +1,10 @@
 """Group-limited top-8 routing (Ring-flash-2.0: 256 experts in 8 groups, best 4 groups) in TVM TIRx.
 
-The router GEMM runs on bf16 tensor cores with float32 accumulation (torch.mm with
-out_dtype=float32, i.e. cuBLAS): the operands are bf16 already, so every product is exact and only
-the summation order differs from the reference's float32 GEMM, far inside the 1e-4 decision
-margins make_inputs guarantees. Everything after the logits is one TIRx kernel, a warp per token:
+The router GEMM is the reference's own float32 GEMM (F.linear on the operands widened to float32,
+cuBLAS): measured on the H200, a bf16 tensor-core GEMM with float32 accumulation put the weights
+1.5-2x over the correctness allowance (3x the reference's own float32 error; the MMA's accumulation
+is not IEEE-rounded), though far inside the 1e-4 decision margins make_inputs guarantees.
+Everything after the logits is one TIRx kernel, a warp per token:
 
 - lane l holds experts 8l .. 8l + 7 (two 128-bit loads of logits, one of the bf16 bias) and
   computes the sigmoid scores as 1 / (1 + 2^(-x log2 e)) (exp2 on a pre-scaled value: NVRTC's fast
@@ -141,10 +142,8 @@ def _kernel(factor, device):
 
 
 def _logits(hidden_states, weight):
-    """hidden_states @ weight^T in float32 from the bf16 operands."""
-    if hidden_states.is_cuda:  # cuBLAS: bf16 tensor cores, float32 accumulation and output
-        return torch.mm(hidden_states, weight.t(), out_dtype=torch.float32)
-    return hidden_states.float() @ weight.float().t()  # offline checks run on CPU tensors
+    """hidden_states @ weight^T in float32, as the reference computes it."""
+    return torch.nn.functional.linear(hidden_states.float(), weight.float())
 
 
 def solve(hidden_states, weight, expert_bias, routed_scaling_factor):
