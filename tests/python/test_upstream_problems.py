@@ -322,3 +322,34 @@ def test_compare_upstream_catches_a_changed_constant(checkout):
     row = json.loads(stdout)[0]
     assert code == 1 and not row["matches"]
     assert any("scale: fixed at 0.1 here, published 0.125" in d for d in row["signature_differences"])
+
+
+def test_compare_upstream_out_streams_rows_and_a_rerun_resumes(checkout, tmp_path):
+    log = tmp_path / "compare.jsonl"
+    code, _, _ = run("suite", "compare-upstream", str(checkout), "--json", "-p", "23", "--out", str(log))
+    assert code == 0
+    assert [json.loads(line)["number"] for line in log.read_text().splitlines()] == [23]
+    # A kill mid-write leaves a cut line: it is dropped, and that problem runs again.
+    log.write_text(log.read_text() + '{"number": 24, "matc')
+    code, stdout, _ = run("suite", "compare-upstream", str(checkout), "--json", "--out", str(log))
+    assert code == 1  # 24 differs
+    assert [r["number"] for r in json.loads(stdout)] == [24]  # 23 was in the file: not rerun
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["number"] for r in rows] == [23, 24] and rows[0]["matches"] and not rows[1]["matches"]
+
+
+def test_a_row_log_that_is_not_json_lines_is_named(tmp_path):
+    log = tmp_path / "validate.jsonl"
+    log.write_text('{"number": 23, "ok": true}\nnot json\n{"number": 25}\n')
+    code, _, stderr = run("suite", "validate", "-p", "23", "--out", str(log))
+    assert code == 2 and f"--out {log}:2: not a JSON line" in stderr
+
+
+def test_validate_out_streams_reports_and_a_rerun_skips_them(tmp_path):
+    log = tmp_path / "validate.jsonl"
+    code, _, stderr = run("suite", "validate", "-p", "25", "--out", str(log))
+    assert code == 0, stderr
+    assert [json.loads(line)["number"] for line in log.read_text().splitlines()] == [25]
+    code, stdout, _ = run("suite", "validate", "-p", "25", "-p", "28", "--out", str(log))
+    assert code == 0 and "1 problems already in" in stdout and "checking 28" in stdout
+    assert [json.loads(line)["number"] for line in log.read_text().splitlines()] == [25, 28]

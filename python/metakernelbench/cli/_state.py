@@ -116,3 +116,47 @@ def strict(value: Any) -> Any:
 def print_json(value: Any, indent: int = 2) -> None:
     """Prints `value` as strict JSON (see strict) on stdout, and nothing else."""
     print(json.dumps(strict(value), indent=indent, allow_nan=False, default=str))
+
+
+class RowLog:
+    """The rows of a long command, one JSON line per problem as it finishes (`--out`): a rerun
+    with the same file skips the problems already in it, so a killed run resumes. A last line
+    cut short by a kill is dropped when the file is read."""
+
+    def __init__(self, path: Path | None, key: str = "number"):
+        self.path, self.key = path, key
+        self.rows: dict[Any, dict] = {}
+        if path is None or not path.exists():
+            return
+        text = path.read_text()
+        lines = text.splitlines()
+        if lines and not text.endswith("\n"):
+            try:
+                json.loads(lines[-1])
+            except json.JSONDecodeError:
+                lines.pop()  # cut short by a kill: that problem runs again
+                path.write_text("".join(line + "\n" for line in lines))
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                from .. import InvalidArgumentError
+
+                raise InvalidArgumentError(f"--out {path}:{number}: not a JSON line ({error.msg})") from None
+            if not isinstance(row, dict) or key not in row:
+                from .. import InvalidArgumentError
+
+                raise InvalidArgumentError(f"--out {path}:{number}: a row without {key!r}")
+            self.rows[row[key]] = row
+
+    def done(self, key: Any) -> bool:
+        return key in self.rows
+
+    def add(self, row: dict) -> None:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a") as f:
+                f.write(json.dumps(strict(row), allow_nan=False, default=str) + "\n")
+        self.rows[row[self.key]] = row

@@ -12,6 +12,12 @@ from . import _state
 app = typer.Typer(help="Check the problem suite.", no_args_is_help=True)
 
 
+_ROW_LOG_HELP = (
+    "Write each problem's row to this JSON Lines file as it finishes; a rerun with the same file "
+    "skips the problems already in it (a killed run resumes)."
+)
+
+
 @app.command("validate")
 @_state.with_suite_option
 def validate(
@@ -28,6 +34,7 @@ def validate(
     family: list[str] | None = typer.Option(
         None, "--family", "--families", "-f", help="Only these families."
     ),
+    out: Path | None = typer.Option(None, "--out", "-o", help=_ROW_LOG_HELP),
 ) -> None:
     """Check that every problem is well posed: its reference behaves, and trivial candidates
     (zeros, a constant, random values, an input passed through) all fail the judge's rule; on
@@ -38,11 +45,18 @@ def validate(
     suite = _state.load_suite()
     chosen = suite.select(globs=problems or (), families=family or ())
     console = _state.console()
-    reports = []
+    log = _state.RowLog(out)
+    reports, reused = [], [log.rows[p.number] for p in chosen if log.done(p.number)]
+    if reused and not as_json:
+        console.print(f"[dim]{len(reused)} problems already in {_state.esc(out)}: skipped[/]", highlight=False)
     for p in chosen:
+        if log.done(p.number):
+            continue
         if not as_json:
             console.print(f"[dim]checking {p.number:02d} {_state.esc(p.slug)}[/]", highlight=False)
-        reports.append(validate_problem(p, device=device, full=device == "cuda"))
+        report = validate_problem(p, device=device, full=device == "cuda")
+        log.add(report.to_dict())
+        reports.append(report)
     if as_json:
         _state.print_json([r.to_dict() for r in reports])
     else:
@@ -79,7 +93,7 @@ def validate(
             "Candidate columns: the least factor over the allowance across seeds (> 1: the candidate "
             "fails, as it must; low precision may pass)."
         )
-    raise typer.Exit(0 if all(r.ok for r in reports) else 1)
+    raise typer.Exit(0 if all(r.ok for r in reports) and all(row["ok"] for row in reused) else 1)
 
 
 @app.command("verify-solutions")
@@ -185,6 +199,7 @@ def compare_upstream(
         None, "--problems", "--problem", "-p", help="Only these numbers."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON. " + _state.JSON_NULLS),
+    out: Path | None = typer.Option(None, "--out", "-o", help=_ROW_LOG_HELP),
 ) -> None:
     """Compare our problems with the published files of a checkout, problem for problem.
 
@@ -198,6 +213,8 @@ def compare_upstream(
 
     device = _state.resolve_device(device)
     console = _state.console()
+    log = _state.RowLog(out)
+    reused = [row for n, row in log.rows.items() if not problems or n in problems]
     rows = up.compare_checkout(
         _state.load_suite(),
         checkout,
@@ -207,7 +224,11 @@ def compare_upstream(
         progress=None
         if as_json
         else lambda what: console.print(f"[dim]comparing {what}[/]", highlight=False),
+        skip=set(log.rows),
+        on_row=lambda row: log.add(row.to_dict()),
     )
+    if reused and not as_json:
+        console.print(f"[dim]{len(reused)} problems already in {_state.esc(out)}: skipped[/]", highlight=False)
     if as_json:
         _state.print_json([r.to_dict() for r in rows])
     else:
@@ -236,4 +257,5 @@ def compare_upstream(
         )
         if not rows:
             console.print("[yellow]no problem of the suite is in the checkout[/]")
-    raise typer.Exit(0 if rows and all(r.matches for r in rows) else 1)
+    ok = (rows or reused) and all(r.matches for r in rows) and all(row["matches"] for row in reused)
+    raise typer.Exit(0 if ok else 1)

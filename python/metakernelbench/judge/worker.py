@@ -151,10 +151,6 @@ class Worker:
                 )
             except _core.Error as error:
                 return {"ok": False, "judge_error": f"launch monitor: {error}"}
-            try:
-                self._clock_time = _core.cuda.CallClock(torch.cuda.current_device()).time
-            except _core.Error as error:
-                return {"ok": False, "judge_error": f"the call clock: {error}"}
         root = {"cutedsl": "cutlass", "tirx": "tvm"}.get(dsl)
         if root is not None and root not in sys.modules:
             # Not imported by a warm host before the fork: the variant's toolchain now.
@@ -167,6 +163,11 @@ class Worker:
                 _preload_nvrtc()
         self.versions = _versions()
         self._mark_dsl_entry_points(dsl)
+        if self.device == "cuda":
+            try:
+                self._clock_time = _core.cuda.CallClock(torch.cuda.current_device()).time
+            except _core.Error as error:
+                return {"ok": False, "judge_error": f"the call clock: {error}"}
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
         self._dsl = dsl
         _scrub_modules(dsl)
