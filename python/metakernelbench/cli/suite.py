@@ -48,7 +48,7 @@ def validate(
     log = _state.RowLog(out)
     reports, reused = [], [log.rows[p.number] for p in chosen if log.done(p.number)]
     if reused and not as_json:
-        console.print(f"[dim]{len(reused)} problems already in {_state.esc(out)}: skipped[/]", highlight=False)
+        console.print(f"[dim]{len(reused)} problems already in {_state.esc(out)}: skipped[/]")
     for p in chosen:
         if log.done(p.number):
             continue
@@ -228,7 +228,7 @@ def compare_upstream(
         on_row=lambda row: log.add(row.to_dict()),
     )
     if reused and not as_json:
-        console.print(f"[dim]{len(reused)} problems already in {_state.esc(out)}: skipped[/]", highlight=False)
+        console.print(f"[dim]{len(reused)} problems already in {_state.esc(out)}: skipped[/]")
     if as_json:
         _state.print_json([r.to_dict() for r in rows])
     else:
