@@ -165,7 +165,10 @@ class Worker:
         self._mark_dsl_entry_points(dsl)
         if self.device == "cuda":
             try:
-                self._clock_time = _core.cuda.CallClock(torch.cuda.current_device()).time
+                # Device 0 of the visible ones, torch's default; torch.cuda is not asked (its
+                # lazy initialisation here would load NVML before the sandbox's audit, and then
+                # again under it).
+                self._clock_time = _core.cuda.CallClock(0).time
             except _core.Error as error:
                 return {"ok": False, "judge_error": f"the call clock: {error}"}
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
