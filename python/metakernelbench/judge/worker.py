@@ -165,12 +165,16 @@ class Worker:
         self._mark_dsl_entry_points(dsl)
         if self.device == "cuda":
             try:
-                # Device 0 of the visible ones, torch's default; torch.cuda is not asked (its
-                # lazy initialisation here would load NVML before the sandbox's audit, and then
-                # again under it).
-                self._clock_time = _core.cuda.CallClock(0).time
-            except _core.Error as error:
-                return {"ok": False, "judge_error": f"the call clock: {error}"}
+                # torch's lazy CUDA state, settled before the audit: initialised, and its device
+                # count cached, which torch does only once initialised. Uncached, each torch.cuda
+                # call that asks for it (get_device_capability, is_available) dlopens NVML, and
+                # the audit refuses that once kernel.py runs: on the H200 every DSL solution that
+                # asked for its device's capability failed so (runtime.native_code).
+                torch.cuda.init()
+                torch.cuda.device_count()
+                self._clock_time = _core.cuda.CallClock(torch.cuda.current_device()).time
+            except (RuntimeError, _core.Error) as error:
+                return {"ok": False, "judge_error": f"CUDA in the worker: {error}"}
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
         self._dsl = dsl
         _scrub_modules(dsl)

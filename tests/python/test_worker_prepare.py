@@ -1,0 +1,64 @@
+"""The GPU worker's prepare, on the CPU with fakes: what must happen before the runtime audit is
+installed does, and in order. (On the H200, torch's device count left uncached until kernel.py
+ran made torch dlopen NVML under the audit, which refused it: every solution that asked for its
+device's capability failed with runtime.native_code.)"""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from metakernelbench import _core
+from metakernelbench.judge import values, worker
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen: list[str] = []
+
+    class Clock:
+        def __init__(self, device):
+            seen.append(f"CallClock({device})")
+
+        def time(self, fn):
+            return 0.0, fn()
+
+    fake_cuda = SimpleNamespace(
+        LaunchMonitor=lambda *a: SimpleNamespace(set_enabled=lambda on: None),
+        CallClock=Clock,
+        Error=_core.Error,
+        device_synchronize=lambda device=0: None,
+    )
+    monkeypatch.setattr(_core, "cuda", fake_cuda, raising=False)
+    monkeypatch.setattr(values, "CudaTransport", lambda: SimpleNamespace())
+    monkeypatch.setattr(torch.cuda, "init", lambda: seen.append("torch.cuda.init"))
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: seen.append("torch.cuda.device_count") or 1)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(_core, "install_runtime_audit", lambda *a, **k: seen.append("install_runtime_audit"))
+    monkeypatch.setattr(worker, "_scrub_modules", lambda dsl: None)
+    monkeypatch.setattr(worker, "cupti_dirs", lambda: [])
+    return seen
+
+
+def _prepare():
+    w = worker.Worker(channel=None, device="cuda", sandbox={}, options={"audit": {}})
+    return w, w._prepare(SimpleNamespace(dsl="none"))
+
+
+def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
+    w, reply = _prepare()
+    assert reply["ok"], reply
+    audit = calls.index("install_runtime_audit")
+    assert calls.index("torch.cuda.init") < calls.index("torch.cuda.device_count") < audit
+    assert calls.index("CallClock(0)") < audit
+    assert w._timed(lambda: 7, None, None) == (0.0, 7)  # the judge's clock, kept from prepare
+
+
+def test_a_cuda_failure_in_prepare_is_the_judges_error(calls, monkeypatch):
+    def broken():
+        raise RuntimeError("no CUDA driver")
+
+    monkeypatch.setattr(torch.cuda, "init", broken)
+    _, reply = _prepare()
+    assert not reply["ok"] and reply["judge_error"] == "CUDA in the worker: no CUDA driver"
+    assert "install_runtime_audit" not in calls
