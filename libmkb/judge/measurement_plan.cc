@@ -61,7 +61,7 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
 
 ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu) {
   // On a GPU: 0.5 ms + 25%. Measured on the H200 (2026-12-01), honest solutions spent up to
-  // 1.7x the calibrated channel cost (1.1-1.7 ms) outside the clock; the bound is for gross
+  // 1.8x the calibrated channel cost (1.1-1.7 ms) outside the clock; the bound is for gross
   // work outside the window, the clock itself being the judge's. On the CPU, where timings
   // only serve tests and a loaded machine preempts either process for milliseconds: 20 ms +
   // 100%.
