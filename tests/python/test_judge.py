@@ -97,3 +97,34 @@ def test_reported_times_are_bounded_by_the_hosts_clock():
     longer = _core.accept_reported_times([0.6], [0.5], calibration, None, True)
     assert longer["over_round_trip"] == 1 and longer["accepted_ms"] == [0.5]
     assert "longer than the host's round trip" in longer["finding"]["message"]
+
+
+def test_a_refusal_in_the_judges_own_calibration_is_shown_not_blamed_on_the_kernel():
+    """The host's calibration runs before kernel.py exists: an audit refusal there is the judge's
+    fault, reported as a warning (it was dropped, which hid a judge bug on the H200)."""
+    from types import SimpleNamespace
+
+    from metakernelbench import _core
+    from metakernelbench.judge import host
+
+    problem = mkb.load_suite().find(28)
+    builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", None)
+    refusal = SimpleNamespace(message="the worker refused 'ctypes.dlopen': ...", evidence="ctypes.dlopen")
+    replies = iter([[refusal], [], [refusal]])
+
+    def request(op, inputs, output_metas):
+        reply = SimpleNamespace(judge_error="", ok=True, seconds=0.001, findings=next(replies))
+        return reply, [], None, 0.002
+
+    fake = SimpleNamespace(
+        plan=SimpleNamespace(warmup_seeds=[1], calibration_calls=3),
+        make=lambda seed: problem.make_inputs("small", seed=seed),
+        module=problem.module,
+        builder=builder,
+    )
+    host.Evaluation._calibrate(fake, SimpleNamespace(request=request))
+    assert len(fake.calibration_gaps) == 3
+    assert builder.can_continue() and not builder.has_violation()
+    verdict = builder.finish()
+    shown = [f for f in verdict.findings if f.code == "judge.calibration_refused"]
+    assert len(shown) == 1 and "refused 2 event(s) of the judge's own calibration" in shown[0].message

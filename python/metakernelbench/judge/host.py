@@ -803,6 +803,7 @@ class Evaluation:
         metas = [values.tensor_meta(t) for t in values.leaves(expected)]
         del expected
         self.calibration_gaps = []
+        refused: list = []
         for _ in range(plan.calibration_calls):
             reply, fds, _, rtt = session.request(
                 "calibrate", [values.clone(x) for x in inputs], output_metas=metas
@@ -812,6 +813,23 @@ class Evaluation:
             if reply.judge_error or not reply.ok:
                 raise WorkerLost(f"calibration failed: {reply.judge_error or reply.error}")
             self.calibration_gaps.append((rtt - reply.seconds) * 1e3)
+            refused.extend(reply.findings)
+        if refused:
+            # No code of the kernel's exists yet: whatever the audit refused here is the judge's
+            # own doing, shown (not blamed on the kernel, not dropped).
+            self.builder.add_findings(
+                [
+                    {
+                        "code": "judge.calibration_refused",
+                        "severity": "warning",
+                        "phase": "timing",
+                        "message": f"the runtime audit refused {len(refused)} event(s) of the judge's own "
+                        f"calibration, before kernel.py was imported (a judge fault, not the kernel's): "
+                        f"{refused[0].message}",
+                        "evidence": refused[0].evidence,
+                    }
+                ]
+            )
 
     # --- the kernel's timing ------------------------------------------------------------------
     def _kernel_passes(self, session):
