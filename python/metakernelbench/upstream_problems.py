@@ -257,7 +257,7 @@ def _cuda_devices() -> list[int]:
 
 
 def values_numerics():
-    from .judge.host import StrictNumerics
+    from .judge.reference_numerics import StrictNumerics
 
     return StrictNumerics()
 

@@ -16,16 +16,11 @@ N), or in-process with evaluate_request().
 from __future__ import annotations
 
 import argparse
-import glob
-import hashlib
-import hmac
 import os
 import platform
 import shutil
 import socket
-import struct
 import sys
-import sysconfig
 import tempfile
 import time
 
@@ -33,19 +28,12 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() wi
 
 import torch  # noqa: E402
 
-from .. import _core, _paths, toolchains  # noqa: E402
+from .. import _core, toolchains  # noqa: E402
 from ..suite import correctness_reference_of  # noqa: E402
 from . import values  # noqa: E402
-
-FRAME_MAGIC = b"MKB1"
-
-
-class WorkerLost(Exception):
-    """The worker died, stopped answering, or broke the protocol."""
-
-
-class ChannelForged(WorkerLost):
-    """A message on the channel failed authentication: code in the worker wrote to it."""
+from .reference_numerics import StrictNumerics  # noqa: E402
+from .session import ChannelForged, Session, WorkerLost, read_frame, write_frame  # noqa: E402
+from .worker_setup import audit_config, fork_worker, realpaths, worker_view  # noqa: E402
 
 
 def _cuda_visible() -> bool:
@@ -53,220 +41,6 @@ def _cuda_visible() -> bool:
         return torch.cuda.is_available()
     except Exception:
         return False
-
-
-class StrictNumerics:
-    """Reference runs (the expected outputs, anchors and the eager baseline): TF32 off,
-    reduced-precision reductions off, float32 matmul 'highest', float32 default dtype."""
-
-    def __enter__(self):
-        m = torch.backends.cuda.matmul
-        self.saved = (
-            m.allow_tf32,
-            torch.backends.cudnn.allow_tf32,
-            torch.get_float32_matmul_precision(),
-            m.allow_fp16_reduced_precision_reduction,
-            m.allow_bf16_reduced_precision_reduction,
-            torch.get_default_dtype(),
-        )
-        m.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        torch.set_float32_matmul_precision("highest")
-        m.allow_fp16_reduced_precision_reduction = False
-        m.allow_bf16_reduced_precision_reduction = False
-        torch.set_default_dtype(torch.float32)
-        self.grad = torch.is_grad_enabled()
-        return self
-
-    def __exit__(self, *exc):
-        m = torch.backends.cuda.matmul
-        m.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved[0], self.saved[1]
-        torch.set_float32_matmul_precision(self.saved[2])
-        m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction = self.saved[3:5]
-        torch.set_default_dtype(self.saved[5])
-        torch.set_grad_enabled(self.grad)
-        return False
-
-
-class Session:
-    """The host's side of one worker: requests, deadlines, and what counts as losing it."""
-
-    def __init__(self, channel, supervisor, transport, call_timeout_s: float):
-        self.channel = channel
-        self.supervisor = supervisor
-        self.transport = transport  # opens what the worker exports
-        self.inputs = transport  # packs what the worker gets (CUDA: an arena of its own)
-        self.call_timeout_s = call_timeout_s
-        self._next_id = 1
-
-    def request(self, op: str, inputs=(), timeout_s: float | None = None, **fields):
-        """Sends one request; returns (reply, fds, holder, round_trip_s). The round trip is the
-        host's own clock from the send to the reply."""
-        handles, fds, holder = self.inputs.export(list(inputs)) if inputs else ([], [], None)
-        request_id = self._next_id
-        self._next_id += 1
-        message = _core.message("WorkerRequest", {"op": op, "id": request_id, "inputs": handles, **fields})
-        data = message.serialize()
-        start = time.perf_counter()
-        try:
-            self.channel.send(data, fds)
-        except _core.UnavailableError as gone:
-            raise WorkerLost("the worker closed its channel") from gone
-        reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s)
-        return reply, reply_fds, holder, time.perf_counter() - start
-
-    def wait(self, request_id: int, timeout_s: float):
-        try:
-            data, fds = self.channel.receive(timeout_s)
-        except _core.DeadlineExceededError:
-            self.supervisor.kill(timed_out=True)
-            raise WorkerLost(f"no answer within {timeout_s:g} s") from None
-        except _core.UnavailableError:
-            raise WorkerLost("the worker died") from None
-        except _core.PermissionDeniedError:
-            self.supervisor.kill()
-            raise ChannelForged(
-                "a message on the judge's channel was not the worker harness's "
-                "(the kernel wrote to the channel)"
-            ) from None
-        try:
-            reply = _core.parse_message("WorkerReply", data)
-        except _core.Error:
-            self.supervisor.kill()
-            raise WorkerLost("the worker sent a malformed message") from None
-        if reply.id != request_id:
-            self.supervisor.kill()
-            raise WorkerLost(f"the worker answered request {reply.id}, not {request_id}") from None
-        return reply, fds
-
-
-def _fork_worker(options: dict):
-    """Forks the worker (this process must not have initialised CUDA yet)."""
-    host_end, worker_end = _core.Channel.pair()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the worker's keeper, then (EnterSandbox forks again) the worker
-        os.close(out_r)
-        os.close(err_r)
-        os.close(host_end.detach())
-        fd = worker_end.detach()
-        os.set_inheritable(fd, True)
-        from . import worker
-
-        worker.run(fd, out_w, err_w, options)
-    os.close(out_w)
-    os.close(err_w)
-    del worker_end
-    return pid, host_end, out_r, err_r
-
-
-def _realpaths(paths) -> list[str]:
-    out = []
-    for p in paths:
-        if p and os.path.exists(p):
-            for q in (os.path.abspath(p), os.path.realpath(p)):
-                if q not in out:
-                    out.append(q)
-    return out
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def worker_view(
-    device: str,
-    dsl_site_dirs: list[str],
-    work_dir: str,
-    view_root: str,
-    hidden: list[str],
-    extra_read_only: list[str],
-) -> dict:
-    """What the worker's filesystem holds (docs/judge.md): the system's libraries, the
-    interpreter and its packages, the variant's DSL, the GPU's device nodes, and its own
-    workspace; the suite, the judge's data, stores and other workspaces are not there."""
-    protected = _realpaths(hidden)
-    root = _paths.repository_root()
-    if root is not None:
-        protected += _realpaths([str(root)])
-    protected += _realpaths([os.getcwd()])
-
-    def acceptable(p: str) -> bool:
-        # A tree is bound only if nothing protected lies at or inside it.
-        return not any(_under(q, p) for q in protected)
-
-    cfg = sysconfig.get_paths()
-    candidates = [
-        "/usr",
-        "/bin",
-        "/sbin",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/etc",
-        "/sys",
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        cfg["stdlib"],
-        cfg["platstdlib"],
-        cfg["purelib"],
-        cfg["platlib"],
-        os.path.dirname(os.path.realpath(sys.executable)),
-    ]
-    candidates += [p for p in sys.path if p and os.path.isabs(p)]
-    candidates += [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
-    from .worker import cuda_toolkit_home
-
-    candidates += [cuda_toolkit_home()]
-    candidates += list(dsl_site_dirs) + list(extra_read_only)
-    read_only = [p for p in _realpaths(candidates) if acceptable(p)]
-    package_data = str(_paths._PACKAGE_DIR / "problems")
-    devices = sorted(glob.glob("/dev/nvidia*")) if device == "cuda" else []
-    return {
-        "root": view_root,
-        "read_only": read_only,
-        "writable": [work_dir],
-        "hidden": sorted(set(protected + _realpaths([package_data]))),
-        "devices": devices,
-    }
-
-
-def audit_config(kernel_path: str, dsl: str, view: dict, dsl_site_dirs: list[str], work_dir: str) -> dict:
-    """The worker's runtime audit (C++ runtime_policy.h): which trees are code, which the DSL's."""
-    cfg = sysconfig.get_paths()
-    stdlib = _realpaths([cfg["stdlib"], cfg["platstdlib"]])
-    return {
-        "kernel_path": kernel_path,
-        "workspace": os.path.realpath(work_dir),
-        "dsl": dsl,
-        "stdlib_roots": stdlib,
-        "code_roots": [p for p in view["read_only"] if p not in ("/", "/etc", "/sys")],
-        "dsl_roots": _realpaths(dsl_site_dirs),
-        "judge_roots": _realpaths([str(_paths._PACKAGE_DIR)]),
-        "writable_roots": _realpaths([work_dir]) + ["/tmp", "/dev/shm"],
-        "readable_paths": [
-            "/dev/null",
-            "/dev/zero",
-            "/dev/urandom",
-            "/dev/random",
-            "/proc/self/status",
-            "/proc/self/stat",
-            "/proc/self/cgroup",
-            "/proc/self/mountinfo",
-            "/proc/self/maps",
-            "/proc/cpuinfo",
-            "/proc/meminfo",
-            "/proc/stat",
-            "/etc/passwd",
-            "/etc/group",
-            "/etc/localtime",
-            "/etc/ld.so.cache",
-        ],
-    }
 
 
 def _in_place_flags(problem) -> list[bool]:
@@ -458,7 +232,7 @@ class Evaluation:
             "kernel_path": kernel_path,
             "view": view,
             "dsl_site_dirs": dsl_site_dirs,
-            "dsl_roots": _realpaths(dsl_site_dirs),
+            "dsl_roots": realpaths(dsl_site_dirs),
             "audit": audit_config(kernel_path, self.request.dsl, view, dsl_site_dirs, work),
             "audit_record_only": os.environ.get("MKB_AUDIT_RECORD") == "1",
             "cpu_seconds": int(config.cpu_seconds_limit),
@@ -466,7 +240,7 @@ class Evaluation:
             "isolate_network": True,
             "uid": uid,
         }
-        pid, channel, out_r, err_r = _fork_worker(options)
+        pid, channel, out_r, err_r = fork_worker(options)
         supervisor = _core.ProcessSupervisor(pid, out_r, err_r, config.memory_limit_bytes, config.tail_bytes)
         # The worker exists now, and its stdin is /dev/null: only this process reads the key.
         self._take_key()
@@ -1040,24 +814,6 @@ def evaluate_request(request):
     if not isinstance(request, _core.Message):
         request = _core.message("EvaluationRequest", request)
     return Evaluation(request).run()
-
-
-def read_frame(stream) -> bytes:
-    """One frame of the host protocol ("MKB1", uint32 length, payload) from a binary stream."""
-    header = stream.read(8)
-    if len(header) != 8 or header[:4] != FRAME_MAGIC:
-        raise _core.InvalidArgumentError("the judge host expected a framed request on stdin")
-    (length,) = struct.unpack("<I", header[4:])
-    payload = stream.read(length)
-    if len(payload) != length:
-        raise _core.InvalidArgumentError("the judge host's request frame was cut short")
-    return payload
-
-
-def write_frame(fd: int, payload: bytes, key: bytes) -> None:
-    tag = hmac.new(key, payload, hashlib.sha256).digest()
-    with os.fdopen(fd, "wb") as reply:
-        reply.write(FRAME_MAGIC + struct.pack("<I", len(payload)) + payload + tag)
 
 
 def main(argv: list[str] | None = None) -> int:
