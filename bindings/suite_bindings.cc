@@ -9,6 +9,7 @@
 #include "libmkb/core/sha256.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
+#include "libmkb/model/published_outcome.h"
 #include "libmkb/suite/suite.h"
 
 namespace mkb::python {
@@ -96,6 +97,22 @@ void RegisterSuite(py::module_& module) {
   module.def(
       "default_budget", [] { return ViewOf(WithDefaults(v1::Budget())); },
       "The per-attempt budget of SPEC §4.");
+  module.def(
+      "status_of_published_outcome",
+      [](bool has_rewards, bool imported, bool correct, bool passed, bool error, bool mismatch) {
+        return VerdictStatusName(StatusOfPublishedOutcome(
+            PublishedOutcome{has_rewards, imported, correct, passed, error, mismatch}));
+      },
+      py::kw_only(), py::arg("has_rewards"), py::arg("imported"), py::arg("correct"),
+      py::arg("passed"), py::arg("error"), py::arg("mismatch"),
+      "The verdict status of the published harness's final rewards (published_outcome.h).");
+  module.def(
+      "status_of_published_submission",
+      [](bool counted, bool passed) {
+        return VerdictStatusName(StatusOfPublishedSubmission(counted, passed));
+      },
+      py::kw_only(), py::arg("counted"), py::arg("passed"),
+      "The verdict status of one entry of the published harness's submission log.");
   module.def(
       "standard_arms",
       [] {

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from metakernelbench import _core
 from metakernelbench.judge import values, worker
 

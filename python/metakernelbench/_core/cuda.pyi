@@ -13,7 +13,7 @@ class CallClock:
     """
     def __init__(self, device: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
-    def time(self, fn: collections.abc.Callable) -> tuple:
+    def time(self, fn: collections.abc.Callable) -> tuple[float, typing.Any]:
         """
         (seconds, fn()): synchronise, start event, fn(), synchronise, end event, synchronise; the events' elapsed time. fn's exception propagates.
         """

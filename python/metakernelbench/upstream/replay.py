@@ -209,17 +209,18 @@ def _final_verdict(record: Record, details: Mapping[str, Any], report: str) -> d
         "correct": rewards.get("correct", 0.0) >= 1.0 or record.passed,
         "passed": record.passed,
     }
+    # The status is the C++ core's mapping (libmkb/model/published_outcome.h); no rewards at all
+    # means no kernel.py was collected, or it was over the size limit.
+    final["status"] = _core.status_of_published_outcome(
+        has_rewards=bool(rewards),
+        imported=final["imported"],
+        correct=final["correct"],
+        passed=record.passed,
+        error=bool(error),
+        mismatch=bool(mismatch),
+    )
     if record.passed:
-        final["status"] = "passed"
         final["speedup_vs_eager"] = rewards["speedup_vs_eager"]
-    elif not rewards:
-        final["status"] = "invalid_submission"  # no kernel.py collected, or over the size limit
-    elif final["correct"]:
-        final["status"] = "correct"
-    elif final["imported"]:
-        final["status"] = "exception" if error and not mismatch else "mismatch"
-    else:
-        final["status"] = "import_error"
     if isinstance(details.get("n_correct_draws"), int) and not isinstance(
         details.get("n_correct_draws"), bool
     ):
@@ -253,15 +254,15 @@ def _submissions(path: Path) -> list[dict[str, Any]]:
                 raise _bad(
                     path, f"line {number}.counted", f"expected true or false, got {_type_name(counted)}"
                 )
-            verdict: dict[str, Any] = {"passed": passed}
+            verdict: dict[str, Any] = {
+                "passed": passed,
+                "status": _core.status_of_published_submission(counted=counted, passed=passed),
+            }
             if counted:
-                verdict["status"] = "passed" if passed else "mismatch"
                 if passed and isinstance(rewards.get("speedup_vs_eager"), (int, float)):
                     verdict["speedup_vs_eager"] = float(rewards["speedup_vs_eager"])
-            else:
-                verdict["status"] = "invalid_submission"
-                if isinstance(entry.get("note"), str):
-                    verdict["message"] = entry["note"]
+            elif isinstance(entry.get("note"), str):
+                verdict["message"] = entry["note"]
             submission: dict[str, Any] = {"index": len(out), "counted": counted, "verdict": verdict}
             if isinstance(entry.get("elapsed_sec"), (int, float)):
                 submission["at_agent_seconds"] = float(entry["elapsed_sec"])
