@@ -97,7 +97,7 @@ std::vector<std::string> StoreTableNames();
 class ResultStore {
  public:
   // Opens the store at `path`, creating and migrating its schema as needed (migrations run in
-  // one transaction, oldest first; see kMigrations in result_store.cc). NotFoundError when it
+  // one transaction, oldest first; see kMigrations in detail/schema.cc). NotFoundError when it
   // does not exist and options.create is false; FailedPreconditionError when the file is not a
   // store (an empty file opened read-only, a foreign SQLite database, not SQLite at all) or a
   // store of a newer schema version. A foreign file is rejected before anything is written.

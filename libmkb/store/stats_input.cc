@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "libmkb/core/status_macros.h"
 #include "libmkb/model/names.h"
+#include "libmkb/store/detail/usage_sum.h"
 
 namespace mkb {
 namespace {
@@ -19,20 +20,6 @@ const v1::ArmSpec* FindArm(const v1::ExperimentSpec& spec, const std::string& na
     if (arm.name() == name) return &arm;
   }
   return nullptr;
-}
-
-void AddUsage(const v1::Usage& from, v1::Usage* to) {
-  to->set_input_tokens(to->input_tokens() + from.input_tokens());
-  to->set_cached_input_tokens(to->cached_input_tokens() + from.cached_input_tokens());
-  to->set_cache_write_tokens(to->cache_write_tokens() + from.cache_write_tokens());
-  to->set_output_tokens(to->output_tokens() + from.output_tokens());
-  to->set_reasoning_tokens(to->reasoning_tokens() + from.reasoning_tokens());
-  to->set_requests(to->requests() + from.requests());
-  to->set_cost_usd(to->cost_usd() + from.cost_usd());
-  to->set_agent_seconds(to->agent_seconds() + from.agent_seconds());
-  to->set_gpu_queue_seconds(to->gpu_queue_seconds() + from.gpu_queue_seconds());
-  to->set_llm_seconds(to->llm_seconds() + from.llm_seconds());
-  to->set_tool_seconds(to->tool_seconds() + from.tool_seconds());
 }
 
 // The ArmResult of a trial (nullptr: not in the store). `usage`: its tries' usage, or nullptr.
@@ -51,7 +38,7 @@ v1::ArmResult ArmResultOf(const std::string& arm_name, const TrialRecord* trial,
     const bool ended_without_result =
         trial->state == v1::ATTEMPT_FAILED || trial->state == v1::ATTEMPT_RUNNING;
     if (ended_without_result && usage != nullptr && usage->current.has_value()) {
-      AddUsage(*usage->current, result.mutable_interrupted_usage());
+      store_detail::AddUsage(*usage->current, result.mutable_interrupted_usage());
       result.set_interrupted_tries(result.interrupted_tries() + 1);
     }
     return result;
