@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 
+# The shared recipe-fact checks assert outside a test module: show their operands on failure too.
+pytest.register_assert_rewrite("sol_recipe_facts")
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -2,120 +2,52 @@
 signatures on their full workload. tests/data/sol_execbench_linear_attention_signatures.json
 holds the facts the recipes show (positional inputs with their shapes and dtypes, Python floats,
 the constants, the outputs' container, count and cast dtypes), written by hand from their
-visible layout; null marks what a recipe does not show. Checked against each problem's
-metadata, against what its make_inputs draws on the full workload and against what its
-reference returns there (on the meta device: shapes and dtypes without the memory or the
+visible layout; null marks what a recipe does not show. Checked (sol_recipe_facts.py) against
+each problem's metadata, against what its make_inputs draws on the full workload and against what
+its reference returns there (on the meta device: shapes and dtypes without the memory or the
 compute)."""
 
-import json
-from pathlib import Path
-
-import metakernelbench as mkb
 import pytest
-import torch
+import sol_recipe_facts as recipe
 
-TABLE = json.loads(
-    (Path(__file__).parents[1] / "data" / "sol_execbench_linear_attention_signatures.json").read_text()
+FACTS = recipe.load_facts("sol_execbench_linear_attention_signatures.json")
+RULES = recipe.RecipeRules(
+    numbers=(62, 63, 64, 65, 66, 67),
+    family="linear_attention",
+    provenance_source=recipe.by_subset,
+    notes_cite="file name",
+    hidden_shapes="extents",  # 67 hides a whole shape, 63, 65 and 67 single extents
+    scalar_values="passed",  # 67 hides a value, but each problem passes one
+    saved_activations=False,  # the table records none
 )
-SUITE = {problem.number: problem for problem in mkb.load_suite()}
-CONTAINERS = {"tensor": "single_tensor", "tuple": "tuple", "list": "list"}
-FACTS = TABLE["problems"]
-
-
-def _ids(facts):
-    return f"{facts['number']:02d}"
-
-
-def _shape(spec, params):
-    return tuple(int(d) if d.isdigit() else params[d] for d in spec.shape)
-
-
-def _fits(shape, fact):
-    # A null extent is hidden in the recipe; every shown extent must match.
-    return len(shape) == len(fact) and all(f is None or s == f for s, f in zip(shape, fact, strict=True))
 
 
 def test_the_table_covers_every_sol_execbench_linear_attention_problem():
-    assert [facts["number"] for facts in FACTS] == [62, 63, 64, 65, 66, 67]
-    for facts in FACTS:
-        problem = SUITE[facts["number"]]
-        assert facts["recipe"] == f"problems/_sol_execbench/{problem.number:02d}_{problem.slug}.json"
-        assert problem.family == "linear_attention"
-        assert problem.message.provenance.source == ("S1" if facts["subset"] == "L1" else "S2")
-        assert facts["recipe"].rsplit("/", 1)[1] in problem.message.provenance.notes
+    recipe.check_table_covers_the_family(RULES, FACTS)
 
 
-@pytest.mark.parametrize("facts", FACTS, ids=_ids)
+@pytest.mark.parametrize("facts", FACTS, ids=recipe.fact_id)
 def test_metadata_poses_the_recipes_inputs_on_the_full_workload(facts):
-    problem = SUITE[facts["number"]]
-    params = problem.workload("full").params
-    specs = list(problem.message.inputs)
-    assert len(specs) == len(facts["inputs"])
-    for index, (spec, fact) in enumerate(zip(specs, facts["inputs"], strict=True)):
-        where = f"input {index} ({spec.name})"
-        if fact["name"] is not None:
-            assert spec.name == fact["name"], where
-        if fact["kind"] == "float":
-            assert spec.scalar and spec.dtype == "float64", where
-            assert spec.value is not None, f"{where}: the published make_inputs passes one value"
-            if fact["value"] is not None:
-                assert spec.value == fact["value"], where
-            continue
-        assert not spec.scalar, where
-        if fact["shape"] is not None:
-            assert _fits(_shape(spec, params), fact["shape"]), where
-        if fact["dtype"] is not None:
-            assert spec.dtype == fact["dtype"], where
+    recipe.check_input_metadata(RULES, facts)
 
 
-@pytest.mark.parametrize("facts", FACTS, ids=_ids)
+@pytest.mark.parametrize("facts", FACTS, ids=recipe.fact_id)
 def test_reference_keeps_the_recipes_constants(facts):
-    module = SUITE[facts["number"]].module
-    for name, value in facts["constants"].items():
-        assert getattr(module, name) == value, name
+    recipe.check_constants(facts)
 
 
-@pytest.mark.parametrize("facts", FACTS, ids=_ids)
+@pytest.mark.parametrize("facts", FACTS, ids=recipe.fact_id)
 def test_metadata_returns_the_recipes_output_structure(facts):
-    problem = SUITE[facts["number"]]
-    outputs = facts["outputs"]
-    assert problem.message.output_container == CONTAINERS[outputs["container"]]
-    assert len(problem.message.outputs) == outputs["count"]
-    for spec, dtype in zip(problem.message.outputs, outputs["dtypes"], strict=True):
-        if dtype is not None:
-            assert spec.dtype == dtype, spec.name
+    recipe.check_output_metadata(facts)
 
 
-@pytest.mark.parametrize("facts", FACTS, ids=_ids)
+@pytest.mark.parametrize("facts", FACTS, ids=recipe.fact_id)
 def test_make_inputs_draws_the_recipes_full_workload(facts):
-    problem = SUITE[facts["number"]]
-    params = problem.workload("full").params
-    inputs = problem.make_inputs("full", device="meta", seed=0)
-    assert len(inputs) == len(facts["inputs"])
-    specs = problem.message.inputs
-    for index, (x, fact, spec) in enumerate(zip(inputs, facts["inputs"], specs, strict=True)):
-        where = f"input {index} ({spec.name})"
-        if fact["kind"] == "float":
-            assert type(x) is float and x == spec.value, where
-            continue
-        assert type(x) is torch.Tensor, where
-        assert tuple(x.shape) == _shape(spec, params), where
-        if fact["shape"] is not None:
-            assert _fits(tuple(x.shape), fact["shape"]), where
-        assert str(x.dtype).removeprefix("torch.") == spec.dtype, where
+    recipe.check_full_draw(RULES, facts)
 
 
-@pytest.mark.parametrize("facts", FACTS, ids=_ids)
+@pytest.mark.parametrize("facts", FACTS, ids=recipe.fact_id)
 def test_reference_returns_the_metadatas_outputs_on_the_full_workload(facts):
-    problem = SUITE[facts["number"]]
-    params = problem.workload("full").params
+    problem = recipe.problem(facts["number"])
     out = problem.reference(*problem.make_inputs("full", device="meta", seed=0))
-    if facts["outputs"]["container"] == "tensor":
-        assert type(out) is torch.Tensor
-        out = [out]
-    else:
-        assert type(out) is tuple
-    assert len(out) == len(problem.message.outputs)
-    for y, spec in zip(out, problem.message.outputs, strict=True):
-        assert tuple(y.shape) == _shape(spec, params), spec.name
-        assert str(y.dtype).removeprefix("torch.") == spec.dtype, spec.name
+    recipe.check_reference_outputs(facts, out)
