@@ -1,11 +1,10 @@
 #include "libmkb/agent/anthropic_chat_model.h"
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "libmkb/agent/detail/api_call.h"
 #include "libmkb/agent/detail/json_util.h"
 
 namespace mkb {
@@ -37,24 +36,12 @@ json AssistantContent(const ChatMessage& m) {
 
 }  // namespace
 
-AnthropicChatModel::AnthropicChatModel(ModelId id, ModelOptions options, std::string endpoint,
-                                       std::string key, std::string key_source)
-    : id_(std::move(id)),
-      options_(std::move(options)),
-      endpoint_(std::move(endpoint)),
-      key_(std::move(key)),
-      key_source_(std::move(key_source)) {}
-
 absl::StatusOr<std::unique_ptr<AnthropicChatModel>> AnthropicChatModel::Create(
     const ModelId& id, const ModelOptions& options) {
   if (id.provider != ModelProvider::kAnthropic) {
     return absl::InvalidArgumentError(absl::StrCat("model id '", id.text, "': not anthropic/"));
   }
-  json probe = json::object();
-  if (auto status = detail::MergeObject(&probe, options.extra_body_json, "extra_body_json");
-      !status.ok()) {
-    return status;
-  }
+  if (absl::Status status = detail::CheckExtraBody(options); !status.ok()) return status;
   std::string base = options.base_url;
   if (base.empty()) base = detail::GetEnv("ANTHROPIC_BASE_URL");
   if (base.empty()) base = kAnthropicDefaultBase;
@@ -68,10 +55,7 @@ absl::StatusOr<std::unique_ptr<AnthropicChatModel>> AnthropicChatModel::Create(
     return absl::FailedPreconditionError(absl::StrCat(
         id.text, ": ANTHROPIC_API_KEY is not set (export it, or give the api_key option)"));
   }
-  absl::string_view trimmed = base;
-  while (absl::ConsumeSuffix(&trimmed, "/")) {
-  }
-  std::string endpoint = std::string(trimmed);
+  std::string endpoint = detail::TrimTrailingSlashes(base);
   if (!absl::EndsWith(endpoint, "/v1/messages")) {
     endpoint += absl::EndsWith(endpoint, "/v1") ? "/messages" : "/v1/messages";
   }
@@ -109,16 +93,17 @@ std::string AnthropicChatModel::EncodeRequest(const ChatRequest& request) const 
         break;
     }
   }
-  if (options_.prompt_caching) {
+  if (options().prompt_caching) {
     if (!system.empty()) system.back()["cache_control"] = {{"type", "ephemeral"}};
     if (!messages.empty() && !messages.back()["content"].empty()) {
       messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};
     }
   }
-  const int max_tokens = options_.max_output_tokens > 0  ? options_.max_output_tokens
+  const int max_tokens = options().max_output_tokens > 0 ? options().max_output_tokens
                          : request.max_output_tokens > 0 ? request.max_output_tokens
                                                          : kAnthropicDefaultMaxTokens;
-  json body = {{"model", id_.model}, {"max_tokens", max_tokens}, {"messages", std::move(messages)}};
+  json body = {
+      {"model", model_id().model}, {"max_tokens", max_tokens}, {"messages", std::move(messages)}};
   if (!system.empty()) body["system"] = std::move(system);
   if (!request.tools.empty()) {
     json tools = json::array();
@@ -129,8 +114,7 @@ std::string AnthropicChatModel::EncodeRequest(const ChatRequest& request) const 
     }
     body["tools"] = std::move(tools);
   }
-  (void)detail::MergeObject(&body, options_.extra_body_json, "extra_body_json");  // checked
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return detail::DumpRequestBody(std::move(body), options().extra_body_json);
 }
 
 absl::StatusOr<ChatResponse> DecodeAnthropicResponse(const std::string& text) {
@@ -179,18 +163,13 @@ absl::StatusOr<ChatResponse> DecodeAnthropicResponse(const std::string& text) {
   return response;
 }
 
-absl::StatusOr<ChatResponse> AnthropicChatModel::Chat(const ChatRequest& request) {
-  HttpRequest http;
-  http.url = endpoint_;
-  http.body = EncodeRequest(request);
-  http.timeout = options_.request_timeout;
-  http.connect_timeout = options_.connect_timeout;
-  http.headers = {"Content-Type: application/json", "Accept: application/json",
-                  absl::StrCat("anthropic-version: ", kAnthropicVersion),
-                  absl::StrCat("x-api-key: ", key_)};
-  for (const std::string& h : options_.extra_headers) http.headers.push_back(h);
-  detail::ApiCallContext context{id_.text, key_source_, options_.retry};
-  return detail::CallWithRetries(http_, http, context, &DecodeAnthropicResponse);
+std::vector<std::string> AnthropicChatModel::ProviderHeaders() const {
+  return {absl::StrCat("anthropic-version: ", kAnthropicVersion),
+          absl::StrCat("x-api-key: ", key())};
+}
+
+absl::StatusOr<ChatResponse> AnthropicChatModel::DecodeResponse(const std::string& body) const {
+  return DecodeAnthropicResponse(body);
 }
 
 }  // namespace mkb

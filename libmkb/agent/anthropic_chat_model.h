@@ -7,10 +7,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "libmkb/agent/chat.h"
-#include "libmkb/agent/http_client.h"
+#include "libmkb/agent/detail/http_chat_model.h"
 #include "libmkb/agent/model_id.h"
 #include "libmkb/agent/model_options.h"
 
@@ -19,30 +20,18 @@ namespace mkb {
 inline constexpr char kAnthropicVersion[] = "2023-06-01";
 inline constexpr int kAnthropicDefaultMaxTokens = 16000;
 
-class AnthropicChatModel : public ChatModel {
+class AnthropicChatModel : public detail::HttpChatModel {
  public:
   // FailedPreconditionError when there is no key (ANTHROPIC_API_KEY unset and none given).
   static absl::StatusOr<std::unique_ptr<AnthropicChatModel>> Create(const ModelId& id,
                                                                     const ModelOptions& options);
 
-  absl::StatusOr<ChatResponse> Chat(const ChatRequest& request) override;
-  const std::string& id() const override { return id_.text; }
-  bool native_tools() const override { return options_.native_tools; }
-
-  const std::string& endpoint() const { return endpoint_; }
-  // The request body Chat() would send (JSON), for tests and debugging.
-  std::string EncodeRequest(const ChatRequest& request) const;
+  std::string EncodeRequest(const ChatRequest& request) const override;
 
  private:
-  AnthropicChatModel(ModelId id, ModelOptions options, std::string endpoint, std::string key,
-                     std::string key_source);
-
-  ModelId id_;
-  ModelOptions options_;
-  std::string endpoint_;
-  std::string key_;
-  std::string key_source_;
-  HttpClient http_;
+  using HttpChatModel::HttpChatModel;
+  std::vector<std::string> ProviderHeaders() const override;
+  absl::StatusOr<ChatResponse> DecodeResponse(const std::string& body) const override;
 };
 
 // Decodes a Messages response body. InvalidArgumentError when it is not one.

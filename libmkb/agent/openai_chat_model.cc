@@ -1,11 +1,10 @@
 #include "libmkb/agent/openai_chat_model.h"
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "libmkb/agent/detail/api_call.h"
 #include "libmkb/agent/detail/json_util.h"
 
 namespace mkb {
@@ -30,25 +29,13 @@ std::string ContentText(const json& content) {
 
 }  // namespace
 
-OpenAiChatModel::OpenAiChatModel(ModelId id, ModelOptions options, std::string endpoint,
-                                 std::string key, std::string key_source)
-    : id_(std::move(id)),
-      options_(std::move(options)),
-      endpoint_(std::move(endpoint)),
-      key_(std::move(key)),
-      key_source_(std::move(key_source)) {}
-
 absl::StatusOr<std::unique_ptr<OpenAiChatModel>> OpenAiChatModel::Create(
     const ModelId& id, const ModelOptions& options) {
   if (id.provider != ModelProvider::kOpenAi && id.provider != ModelProvider::kOpenAiCompatible) {
     return absl::InvalidArgumentError(
         absl::StrCat("model id '", id.text, "': not an openai/ or openai-compatible/ id"));
   }
-  json probe = json::object();
-  if (auto status = detail::MergeObject(&probe, options.extra_body_json, "extra_body_json");
-      !status.ok()) {
-    return status;
-  }
+  if (absl::Status status = detail::CheckExtraBody(options); !status.ok()) return status;
   std::string base = options.base_url;
   std::string key = options.api_key;
   std::string key_source = key.empty() ? "" : "the api_key option";
@@ -72,10 +59,7 @@ absl::StatusOr<std::unique_ptr<OpenAiChatModel>> OpenAiChatModel::Create(
       if (key.empty()) key_source = "no key (none set)";
     }
   }
-  absl::string_view trimmed = base;
-  while (absl::ConsumeSuffix(&trimmed, "/")) {
-  }
-  std::string endpoint = std::string(trimmed);
+  std::string endpoint = detail::TrimTrailingSlashes(base);
   if (!absl::EndsWith(endpoint, "/chat/completions")) endpoint += "/chat/completions";
   return std::unique_ptr<OpenAiChatModel>(
       new OpenAiChatModel(id, options, std::move(endpoint), std::move(key), std::move(key_source)));
@@ -110,7 +94,7 @@ std::string OpenAiChatModel::EncodeRequest(const ChatRequest& request) const {
         break;
     }
   }
-  json body = {{"model", id_.model}, {"messages", std::move(messages)}, {"stream", false}};
+  json body = {{"model", model_id().model}, {"messages", std::move(messages)}, {"stream", false}};
   if (!request.tools.empty()) {
     json tools = json::array();
     for (const ToolDefinition& t : request.tools) {
@@ -123,14 +107,13 @@ std::string OpenAiChatModel::EncodeRequest(const ChatRequest& request) const {
     body["tools"] = std::move(tools);
   }
   const int max_tokens =
-      options_.max_output_tokens > 0 ? options_.max_output_tokens : request.max_output_tokens;
+      options().max_output_tokens > 0 ? options().max_output_tokens : request.max_output_tokens;
   if (max_tokens > 0) {
     // OpenAI's current name; compatible servers mostly know only the older one.
-    body[id_.provider == ModelProvider::kOpenAi ? "max_completion_tokens" : "max_tokens"] =
+    body[model_id().provider == ModelProvider::kOpenAi ? "max_completion_tokens" : "max_tokens"] =
         max_tokens;
   }
-  (void)detail::MergeObject(&body, options_.extra_body_json, "extra_body_json");  // checked
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return detail::DumpRequestBody(std::move(body), options().extra_body_json);
 }
 
 absl::StatusOr<ChatResponse> DecodeOpenAiResponse(const std::string& text) {
@@ -192,17 +175,13 @@ absl::StatusOr<ChatResponse> DecodeOpenAiResponse(const std::string& text) {
   return response;
 }
 
-absl::StatusOr<ChatResponse> OpenAiChatModel::Chat(const ChatRequest& request) {
-  HttpRequest http;
-  http.url = endpoint_;
-  http.body = EncodeRequest(request);
-  http.timeout = options_.request_timeout;
-  http.connect_timeout = options_.connect_timeout;
-  http.headers = {"Content-Type: application/json", "Accept: application/json"};
-  if (!key_.empty()) http.headers.push_back(absl::StrCat("Authorization: Bearer ", key_));
-  for (const std::string& h : options_.extra_headers) http.headers.push_back(h);
-  detail::ApiCallContext context{id_.text, key_source_, options_.retry};
-  return detail::CallWithRetries(http_, http, context, &DecodeOpenAiResponse);
+std::vector<std::string> OpenAiChatModel::ProviderHeaders() const {
+  if (key().empty()) return {};
+  return {absl::StrCat("Authorization: Bearer ", key())};
+}
+
+absl::StatusOr<ChatResponse> OpenAiChatModel::DecodeResponse(const std::string& body) const {
+  return DecodeOpenAiResponse(body);
 }
 
 }  // namespace mkb

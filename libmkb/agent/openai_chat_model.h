@@ -9,40 +9,29 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "libmkb/agent/chat.h"
-#include "libmkb/agent/http_client.h"
+#include "libmkb/agent/detail/http_chat_model.h"
 #include "libmkb/agent/model_id.h"
 #include "libmkb/agent/model_options.h"
 
 namespace mkb {
 
-class OpenAiChatModel : public ChatModel {
+class OpenAiChatModel : public detail::HttpChatModel {
  public:
   // `id` is an openai/ or openai-compatible/ id. FailedPreconditionError when openai/ has no
   // key (OPENAI_API_KEY unset and none given).
   static absl::StatusOr<std::unique_ptr<OpenAiChatModel>> Create(const ModelId& id,
                                                                  const ModelOptions& options);
 
-  absl::StatusOr<ChatResponse> Chat(const ChatRequest& request) override;
-  const std::string& id() const override { return id_.text; }
-  bool native_tools() const override { return options_.native_tools; }
-
-  const std::string& endpoint() const { return endpoint_; }
-  // The request body Chat() would send (JSON), for tests and debugging.
-  std::string EncodeRequest(const ChatRequest& request) const;
+  std::string EncodeRequest(const ChatRequest& request) const override;
 
  private:
-  OpenAiChatModel(ModelId id, ModelOptions options, std::string endpoint, std::string key,
-                  std::string key_source);
-
-  ModelId id_;
-  ModelOptions options_;
-  std::string endpoint_;
-  std::string key_;
-  std::string key_source_;
-  HttpClient http_;
+  using HttpChatModel::HttpChatModel;
+  std::vector<std::string> ProviderHeaders() const override;
+  absl::StatusOr<ChatResponse> DecodeResponse(const std::string& body) const override;
 };
 
 // Decodes a Chat Completions response body. InvalidArgumentError when it is not one.

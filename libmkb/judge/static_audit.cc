@@ -11,6 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "libmkb/judge/detail/audit_codes.h"
+#include "libmkb/judge/detail/audit_paths.h"
 #include "libmkb/judge/detail/audit_rules.h"
 #include "libmkb/judge/detail/audit_tree.h"
 #include "libmkb/judge/detail/module_values.h"
@@ -83,7 +85,7 @@ class Auditor {
     Values values(module_, scopes);
     values_ = &values;
     if (values.too_complex()) {
-      Add("static.too_complex", v1::SEVERITY_VIOLATION, 0,
+      Add(audit_detail::kTooComplex, v1::SEVERITY_VIOLATION, 0,
           "the audit cannot follow the module aliasing in this file (too many paths)", "");
     }
     relevant_escapes_ = values.RelevantEscapes();
@@ -94,7 +96,7 @@ class Auditor {
   }
 
   void AddUnparsable(const std::string& message) {
-    Add("static.unparsable", v1::SEVERITY_VIOLATION, 0,
+    Add(audit_detail::kUnparsable, v1::SEVERITY_VIOLATION, 0,
         absl::StrCat("the audit's parser cannot read kernel.py (", message,
                      "); what it cannot read, it does not pass"),
         message);
@@ -120,7 +122,7 @@ class Auditor {
   void CheckEncoding() {
     const auto encoding = DeclaredEncoding(source_);
     if (encoding && !IsUtf8Name(*encoding)) {
-      Add("static.source_encoding", v1::SEVERITY_VIOLATION, 0,
+      Add(audit_detail::kSourceEncoding, v1::SEVERITY_VIOLATION, 0,
           absl::StrCat("kernel.py declares the encoding '", *encoding,
                        "': Python would decode it differently from the UTF-8 text audited"),
           absl::StrCat("coding: ", *encoding));
@@ -165,7 +167,7 @@ class Auditor {
       for (const std::string& path : values_->Of(*site.expression)) {
         if (!values_->module_objects().count(path)) continue;
         const std::string what = ChainText(*site.expression);
-        Add("static.module_escape", v1::SEVERITY_VIOLATION, site.expression->line,
+        Add(audit_detail::kModuleEscape, v1::SEVERITY_VIOLATION, site.expression->line,
             absl::StrCat("the module ", path, what.empty() || what == path ? "" : " (" + what + ")",
                          " is ", site.how, ": what is reached through it cannot be audited"),
             what.empty() ? path : what);
@@ -348,13 +350,12 @@ class Auditor {
     for (const std::string& path : values_->Of(*func)) {
       if (IsUnknownRooted(path)) continue;
       if (audit_detail::IsLibraryCompute(path)) {
-        Add("static.library_compute", v1::SEVERITY_WARNING, node.line,
+        Add(audit_detail::kLibraryCompute, v1::SEVERITY_WARNING, node.line,
             absl::StrCat(path, " runs a library / ATen kernel; the runtime audit weighs its share"),
             what);
       }
-      if (absl::StartsWith(path, "torch.cuda.Stream") ||
-          absl::StartsWith(path, "torch.cuda.stream")) {
-        Add("static.side_stream", v1::SEVERITY_WARNING, node.line,
+      if (audit_detail::IsSideStream(path)) {
+        Add(audit_detail::kSideStream, v1::SEVERITY_WARNING, node.line,
             "side streams must be joined before solve returns; the judge checks outputs on the "
             "current stream",
             what);
@@ -393,7 +394,7 @@ class Auditor {
     } else if (type == "BinOp") {
       const PyNode* op = node.Child("op");
       if (op != nullptr && op->Is("MatMult")) {
-        Add("static.library_compute", v1::SEVERITY_WARNING, node.line,
+        Add(audit_detail::kLibraryCompute, v1::SEVERITY_WARNING, node.line,
             "matrix product with @ runs a library kernel (cuBLAS); the runtime audit weighs its "
             "share",
             "@");
@@ -431,12 +432,12 @@ class Auditor {
         options_.dsl == v1::CUTEDSL ? "CuTe DSL (import cutlass)" : "TVM TIRx (import tvm)";
     const char* other_name = options_.dsl == v1::CUTEDSL ? "tvm" : "cutlass";
     if (other) {
-      Add("static.wrong_dsl", v1::SEVERITY_VIOLATION, 0,
+      Add(audit_detail::kWrongDsl, v1::SEVERITY_VIOLATION, 0,
           absl::StrCat("imports ", other_name, ": a variant may use only its own DSL, ", own_name),
           other_name);
     }
     if (!own) {
-      Add("static.no_dsl_import",
+      Add(audit_detail::kNoDslImport,
           options_.require_dsl ? v1::SEVERITY_VIOLATION : v1::SEVERITY_SKIPPED, 0,
           absl::StrCat("kernel.py does not import ", own_name,
                        options_.require_dsl ? "; every call must launch a kernel written in it"
@@ -499,42 +500,7 @@ void ApplyAuditPolicy(const v1::AuditPolicy& policy, std::vector<v1::AuditFindin
 }
 
 std::vector<std::pair<std::string, std::string>> StaticAuditCodes() {
-  return {
-      {"static.forbidden_import",
-       "imports or reaches a module SPEC §2 forbids (other compilers, raw CUDA, kernel "
-       "libraries, processes, threads, network, files), also inside a chain (torch.ctypes)"},
-      {"static.forbidden_call",
-       "calls or references a forbidden function (torch.compile, CUDA Graphs, os.system, "
-       "open, ...), through any alias or module"},
-      {"static.dynamic_import", "imports modules at run time (__import__, importlib, pkgutil)"},
-      {"static.dynamic_code", "runs code built at run time (eval, exec, compile, code objects)"},
-      {"static.dynamic_attribute",
-       "reaches attributes by computed name (getattr / setattr with a non-literal name, getattr "
-       "passed as a value, operator.attrgetter)"},
-      {"static.introspection", "reaches interpreter internals (frames, globals, sys.modules, gc)"},
-      {"static.module_escape",
-       "passes a module object (bound by import) where the audit cannot follow it: to a "
-       "function it does not see, into a container, *args, a yield or raise"},
-      {"static.module_patch",
-       "assigns to attributes of imported modules (patching torch, changing backends), through "
-       "any alias"},
-      {"static.judge_access", "touches the judge, its profilers or its numerics settings"},
-      {"static.reference_access", "uses the problem's reference or make_inputs"},
-      {"static.seed_access", "reads or sets random seeds"},
-      {"static.source_encoding",
-       "declares a source encoding other than UTF-8 (Python would run other text than the "
-       "audited one)"},
-      {"static.unparsable",
-       "source the audit's parser cannot read the way CPython does (C++ front end only)"},
-      {"static.too_complex",
-       "module aliasing beyond what the audit follows (more than 4096 paths for one name)"},
-      {"static.wrong_dsl", "imports the other variant's DSL"},
-      {"static.no_dsl_import", "does not import the variant's DSL"},
-      {"static.library_compute",
-       "calls library / ATen compute (warning: the runtime audit weighs it)"},
-      {"static.side_stream",
-       "uses side streams (warning: the judge checks outputs on the current stream)"},
-  };
+  return audit_detail::CodeDescriptions();
 }
 
 }  // namespace mkb

@@ -125,6 +125,20 @@ TEST_CASE("OpenAI requests carry function tools and tool results") {
   CHECK(json::parse((*local)->EncodeRequest(Conversation())).contains("max_tokens"));
 }
 
+TEST_CASE("both clients refuse an extra_body_json that is not a JSON object, naming it") {
+  mkb::ModelOptions options;
+  options.api_key = "k";
+  options.extra_body_json = "[1, 2]";
+  auto openai = mkb::OpenAiChatModel::Create(*mkb::ParseModelId("openai/gpt-5"), options);
+  REQUIRE_FALSE(openai.ok());
+  CHECK(openai.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(openai.status().message() == "extra_body_json: must be a JSON object");
+  auto anthropic =
+      mkb::AnthropicChatModel::Create(*mkb::ParseModelId("anthropic/claude-sonnet-4-5"), options);
+  REQUIRE_FALSE(anthropic.ok());
+  CHECK(anthropic.status().message() == "extra_body_json: must be a JSON object");
+}
+
 TEST_CASE("OpenAI responses give tool calls, cached and reasoning tokens") {
   auto r = mkb::DecodeOpenAiResponse(R"({
     "model": "gpt-5-2025", "choices": [{"finish_reason": "tool_calls", "message": {

@@ -61,6 +61,16 @@ def solve(x, residual, weight):
   CHECK(Has(findings, "static.library_compute", mkb::v1::SEVERITY_WARNING));
 }
 
+TEST_CASE("side streams are a warning: the judge checks outputs on the current stream") {
+  const auto made = Audit("import torch\ns = torch.cuda.Stream()\n");
+  CHECK(Has(made, "static.side_stream", mkb::v1::SEVERITY_WARNING));
+  CHECK_FALSE(AnyViolation(made));
+  const auto entered = Audit("import torch as t\nwith t.cuda.stream(s):\n    pass\n");
+  CHECK(Has(entered, "static.side_stream", mkb::v1::SEVERITY_WARNING));
+  const auto current = Audit("import torch\ntorch.cuda.current_stream()\n");
+  CHECK_FALSE(Has(current, "static.side_stream", mkb::v1::SEVERITY_WARNING));
+}
+
 TEST_CASE("forbidden imports, through aliases too") {
   CHECK(Has(Audit("import triton\n"), "static.forbidden_import"));
   CHECK(Has(Audit("from torch.utils import cpp_extension\n"), "static.forbidden_import"));

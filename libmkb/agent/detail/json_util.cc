@@ -46,6 +46,11 @@ absl::Status MergeObject(nlohmann::json* body, absl::string_view extra, absl::st
   return absl::OkStatus();
 }
 
+std::string DumpRequestBody(nlohmann::json body, absl::string_view extra) {
+  (void)MergeObject(&body, extra, "extra_body_json");
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string GetEnv(const char* name) {
   // getenv, not `environ`: libmkb may be loaded with RTLD_DEEPBIND, where only libc's own
   // functions see the process's current environment.

@@ -29,6 +29,11 @@ std::string StringOrEmpty(const nlohmann::json& object, const char* key);
 // `what` when `extra` is not a JSON object. Empty `extra`: nothing to merge.
 absl::Status MergeObject(nlohmann::json* body, absl::string_view extra, absl::string_view what);
 
+// A request body as sent: `body` with the JSON object `extra` merged in (MergeObject; the
+// caller checked `extra` before, a bad one is left out), dumped compactly with invalid UTF-8
+// replaced.
+std::string DumpRequestBody(nlohmann::json body, absl::string_view extra);
+
 // The value of environment variable `name`, "" when unset.
 std::string GetEnv(const char* name);
 

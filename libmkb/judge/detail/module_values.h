@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "libmkb/judge/detail/audit_rules.h"
+#include "libmkb/judge/detail/audit_paths.h"
 #include "libmkb/judge/detail/name_scopes.h"
 #include "libmkb/judge/python_syntax.h"
 

@@ -1,0 +1,47 @@
+// The static audit's rule tables: what SPEC §2 forbids a kernel to import, call or reach, as
+// dotted paths with a finding code and a reason each, and the name lists the audit reads.
+// Data only: audit_rules.h matches paths against these tables.
+#ifndef LIBMKB_JUDGE_DETAIL_AUDIT_RULE_TABLES_H_
+#define LIBMKB_JUDGE_DETAIL_AUDIT_RULE_TABLES_H_
+
+#include "absl/types/span.h"
+
+namespace mkb::audit_detail {
+
+// A rule's pattern is a dotted path that matches itself and everything below it; a last
+// component "*" matches only what is below ("os.*": os.system, not os itself), one ending in
+// "*" a family ("os.exec*": os.execv, os.execlp). The most specific matching pattern decides;
+// a rule without a code allows (an exception under a broader rule).
+struct Rule {
+  const char* pattern;
+  const char* code;
+  const char* reason;
+  // Modules: whether the rule also matches where its first component is reached as an
+  // attribute inside a chain (torch.ctypes, x.subprocess). Off for names that are ordinary
+  // words as attributes (tensor.select, torch.signal): those are import rules only.
+  bool inside_chains = true;
+};
+
+// Modules a kernel may not import (also reached inside a chain, where inside_chains).
+absl::Span<const Rule> ModuleRules();
+// Attribute paths a kernel may not touch (calls or references), below allowed modules.
+absl::Span<const Rule> AttributeRules();
+// Builtins a kernel may not reach (called or not); the pattern is the builtin's name.
+absl::Span<const Rule> BuiltinRules();
+
+// Module globals that reach the interpreter (__builtins__, __loader__, __spec__).
+absl::Span<const char* const> InterpreterGlobals();
+// getattr, setattr, delattr, hasattr: allowed only as direct calls with a literal name.
+absl::Span<const char* const> AttributeBuiltins();
+// Attributes that reach the interpreter's internals from any object (__globals__, f_back).
+absl::Span<const char* const> IntrospectionAttributes();
+// Library compute only the runtime audit can weigh: these paths and everything below them.
+absl::Span<const char* const> LibraryComputeCalls();
+// Builtins that only read what is passed to them (print, repr, type, isinstance).
+absl::Span<const char* const> InertBuiltins();
+// Prefixes of the paths that make or enter a side stream (torch.cuda.Stream, .stream).
+absl::Span<const char* const> SideStreamPrefixes();
+
+}  // namespace mkb::audit_detail
+
+#endif  // LIBMKB_JUDGE_DETAIL_AUDIT_RULE_TABLES_H_
