@@ -7,7 +7,8 @@
 #   MKB_SKIP_PYTEST=1 ...                                                          C++ tests only
 #   MKB_SKIP_CTEST=1 ...                                                           Python tests only
 #   MKB_PYTEST_ARGS="tests/python/test_adversarial.py" ...                         some GPU tests
-#   MKB_SKIP_BUILD=1 ...             reuse the build of an earlier run while the machine is warm
+#   MKB_SKIP_BUILD=1 ...             reuse the installed build of an earlier run on this warm
+#                                    machine (source changes since then are not in it)
 #   MKB_BENCH_ARGS="--problems 28" ...   arguments for the benchmarks
 #   MKB_THEN="cmd" ...               then runs cmd in the same environment ($MKB_PY, $OUT_DIR)
 #   MKB_SKIP_SOLUTIONS=1 scripts/gpu-check.sh --dsl   the DSLs without verify-solutions
