@@ -11,6 +11,7 @@
 #include "bindings/bindings.h"
 #include "bindings/proto_convert.h"
 #include "bindings/status.h"
+#include "libmkb/model/names.h"
 #include "libmkb/model/validation.h"
 #include "libmkb/stats/bootstrap.h"
 #include "libmkb/stats/cell_replicates.h"
@@ -93,6 +94,18 @@ void RegisterStats(py::module_& module) {
       "stats",
       "The statistics core of SPEC §6 (libmkb/stats). Use metakernelbench.stats for DataFrames.");
 
+  m.def(
+      "resolved_states",
+      [] {
+        py::list out;
+        const google::protobuf::EnumDescriptor* states = v1::AttemptState_descriptor();
+        for (int i = 0; i < states->value_count(); ++i) {
+          const auto state = static_cast<v1::AttemptState>(states->value(i)->number());
+          if (stats::IsResolvedState(state)) out.append(AttemptStateName(state));
+        }
+        return out;
+      },
+      "The attempt states that count as resolved (stats::IsResolvedState): 'finished', 'skipped'.");
   m.def("default_tau", &stats::DefaultTau,
         "The help / harm threshold on d when neither the config nor a noise floor sets one "
         "(log 1.05).");

@@ -79,33 +79,33 @@ absl::Status ValidateArm(const v1::ArmResult& arm, const v1::CellReplicate& cell
     }
   }
   // The state, where given, must agree with resolved and skipped.
-  switch (arm.state()) {
-    case v1::ATTEMPT_STATE_UNSPECIFIED:
-      break;
-    case v1::ATTEMPT_FINISHED:
-    case v1::ATTEMPT_SKIPPED:
-      if (!arm.resolved() && !arm.skipped()) {
-        return FieldError(Join(path, "state"),
-                          absl::StrCat("'", AttemptStateName(arm.state()),
-                                       "' is a resolved state, but resolved is false"));
-      }
-      if ((arm.state() == v1::ATTEMPT_SKIPPED) != arm.skipped()) {
-        return FieldError(Join(path, "state"), absl::StrCat("'", AttemptStateName(arm.state()),
-                                                            "' disagrees with skipped ",
-                                                            arm.skipped() ? "true" : "false"));
-      }
-      break;
-    default:
-      if (arm.resolved() || arm.skipped()) {
-        return FieldError(
-            Join(path, "state"),
-            absl::StrCat("'", AttemptStateName(arm.state()),
-                         "' is not a resolved state, but resolved or skipped is true"));
-      }
-      break;
+  if (arm.state() == v1::ATTEMPT_STATE_UNSPECIFIED) return absl::OkStatus();
+  if (IsResolvedState(arm.state())) {
+    if (!arm.resolved() && !arm.skipped()) {
+      return FieldError(Join(path, "state"),
+                        absl::StrCat("'", AttemptStateName(arm.state()),
+                                     "' is a resolved state, but resolved is false"));
+    }
+    if ((arm.state() == v1::ATTEMPT_SKIPPED) != arm.skipped()) {
+      return FieldError(Join(path, "state"), absl::StrCat("'", AttemptStateName(arm.state()),
+                                                          "' disagrees with skipped ",
+                                                          arm.skipped() ? "true" : "false"));
+    }
+  } else if (arm.resolved() || arm.skipped()) {
+    return FieldError(Join(path, "state"),
+                      absl::StrCat("'", AttemptStateName(arm.state()),
+                                   "' is not a resolved state, but resolved or skipped is true"));
   }
   return absl::OkStatus();
 }
+
+}  // namespace
+
+bool IsResolvedState(v1::AttemptState state) {
+  return state == v1::ATTEMPT_FINISHED || state == v1::ATTEMPT_SKIPPED;
+}
+
+namespace {
 
 bool SameSpeedup(const v1::ArmResult& a, const v1::ArmResult& b) {
   if (a.has_speedup() != b.has_speedup()) return false;

@@ -60,6 +60,10 @@ enum class RunStatus {
   kNotRun,   // blocked, pending, missing, or failed before any usage was recorded
 };
 
+// Whether an attempt in `state` is resolved: it ran to its end (finished) or, a conditioned arm
+// with an empty skill, counts as its solo (skipped). Every other state is not.
+bool IsResolvedState(v1::AttemptState state);
+
 // The run status of an attempt: its state (or, unspecified, resolved and skipped) and whether
 // `usage` (the occurrence that carries its usage, or nullptr) holds any.
 RunStatus RunStatusOf(const v1::ArmResult& result, const v1::ArmResult* usage);

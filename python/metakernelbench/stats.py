@@ -51,8 +51,9 @@ _c = _core.stats
 ROLES = ("source", "base", "skill", "control")
 ARM_FIELDS = ("arm", "resolved", "passed", "speedup", "skipped", "state", "interrupted_tries")
 USAGE_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "cost_usd", "agent_seconds")
-#: States of an arm that is resolved; any other state given makes `resolved` default to False.
-RESOLVED_STATES = ("finished", "skipped")
+#: States of an arm that is resolved (the C++ core's stats::IsResolvedState); any other state
+#: given makes `resolved` default to False.
+RESOLVED_STATES = tuple(_c.resolved_states())
 CELL_FIELDS = ("model", "direction", "problem_slug", "family", "replicate")
 
 # Sub-messages of report rows that become prefixed columns ("delta_gm_bca_low"), per row type.

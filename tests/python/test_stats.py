@@ -1035,3 +1035,12 @@ def test_json_keys_are_stable_and_documented(report):
         "bca_fallback",
     }
     json.loads(report.to_json(indent=0))
+
+
+def test_the_resolved_states_are_the_cores():
+    """Python's default for an arm without `resolved` reads C++'s resolved states (one definition):
+    an arm whose state C++ calls resolved counts, any other state does not."""
+    from metakernelbench import _core
+
+    assert stats.RESOLVED_STATES == tuple(_core.stats.resolved_states()) == ("finished", "skipped")
+    assert "pending" not in stats.RESOLVED_STATES and "blocked" not in stats.RESOLVED_STATES

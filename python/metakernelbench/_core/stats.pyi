@@ -4,7 +4,7 @@ The statistics core of SPEC §6 (libmkb/stats). Use metakernelbench.stats for Da
 from __future__ import annotations
 import metakernelbench._core
 import typing
-__all__: list[str] = ['bh_adjust', 'bootstrap_paired_lift', 'compute_report', 'default_tau', 'holm_adjust', 'mcnemar_exact', 'report_json', 'sign_test', 'validate_cells', 'wilcoxon_signed_rank', 'wilson_interval']
+__all__: list[str] = ['bh_adjust', 'bootstrap_paired_lift', 'compute_report', 'default_tau', 'holm_adjust', 'mcnemar_exact', 'report_json', 'resolved_states', 'sign_test', 'validate_cells', 'wilcoxon_signed_rank', 'wilson_interval']
 def bh_adjust(p: typing.Any) -> list[float]:
     """
     Benjamini-Hochberg-adjusted p-values (NaN entries left out and kept NaN).
@@ -36,6 +36,10 @@ def mcnemar_exact(both_passed: typing.SupportsInt | typing.SupportsIndex, base_o
 def report_json(report: metakernelbench._core.Message, indent: typing.SupportsInt | typing.SupportsIndex = 2) -> str:
     """
     The report as JSON with stable keys (docs/statistics.md): NaN as null, enums as short names.
+    """
+def resolved_states() -> list:
+    """
+    The attempt states that count as resolved (stats::IsResolvedState): 'finished', 'skipped'.
     """
 def sign_test(d: typing.Any) -> dict:
     """
