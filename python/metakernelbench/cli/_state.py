@@ -136,18 +136,16 @@ class RowLog:
             except json.JSONDecodeError:
                 lines.pop()  # cut short by a kill: that problem runs again
                 path.write_text("".join(line + "\n" for line in lines))
+        from .. import InvalidArgumentError
+
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as error:
-                from .. import InvalidArgumentError
-
                 raise InvalidArgumentError(f"--out {path}:{number}: not a JSON line ({error.msg})") from None
             if not isinstance(row, dict) or key not in row:
-                from .. import InvalidArgumentError
-
                 raise InvalidArgumentError(f"--out {path}:{number}: a row without {key!r}")
             self.rows[row[key]] = row
 

@@ -222,8 +222,7 @@ class Worker:
         inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         if self._monitor is not None:
             self._monitor.set_enabled(False)  # as in the parity pass it calibrates
-        sync, perf = self._sync, self._perf
-        seconds, _ = self._timed(lambda: None, sync, perf)
+        seconds, _ = self._timed(lambda: None)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
         return self._export(out, seconds, keep, race=False)
 
@@ -272,7 +271,7 @@ class Worker:
                     out = self.solve(*inputs)
                     seconds = 0.0
                 else:
-                    seconds, out = self._timed(lambda: self.solve(*inputs), sync, perf)
+                    seconds, out = self._timed(lambda: self.solve(*inputs))
             finally:
                 if monitor is not None:
                     launches = monitor.end_call()
@@ -302,16 +301,16 @@ class Worker:
             reply["trace"] = trace
         return reply
 
-    def _timed(self, fn, sync, perf):
+    def _timed(self, fn):
         """The published method: synchronise, start event, call, synchronise, end event,
-        synchronise; the events' elapsed time (the host clock on the CPU)."""
+        synchronise; the events' elapsed time, by the C++ CallClock (the host clock on the CPU)."""
         if self.device == "cuda":
             if self._clock_time is None:
                 raise RuntimeError("the call clock was not made in prepare")
             return self._clock_time(fn)
-        start = perf()
+        start = self._perf()
         out = fn()
-        return perf() - start, out
+        return self._perf() - start, out
 
     def _snapshot(self, out) -> list:
         """Copies of the output leaves taken by the harness (a kernel's later writes to its own
