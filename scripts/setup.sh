@@ -68,6 +68,16 @@ fi
 PY="$VENV/bin/python"
 stamp="$VENV/.mkb-deps-$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
+  # torch with its CUDA libraries is about 6 GB installed, pip's download cache up to 4 GB more,
+  # the build and the DSL toolchains 2 GB (10 GB is asked for: the cache may be warm): a full disk would otherwise surface as an OSError
+  # halfway through pip. MKB_MIN_FREE_GB=0 skips the check.
+  need_gb=${MKB_MIN_FREE_GB:-10}
+  free_kb=$(df -Pk "$(dirname "$VENV")" | awk 'NR == 2 { print $4 }')
+  if [ -n "$free_kb" ] && [ "$need_gb" -gt 0 ] && [ "$free_kb" -lt $((need_gb * 1024 * 1024)) ]; then
+    echo "setup: $(dirname "$VENV") has $((free_kb / 1024 / 1024)) GB free; installing the Python" \
+      "packages needs about $need_gb GB (set MKB_MIN_FREE_GB to change the check)" >&2
+    exit 1
+  fi
   say "installing Python packages into $VENV (torch is a large download the first time)"
   "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
   "$PY" -m pip install -q --disable-pip-version-check -c scripts/constraints.txt \
