@@ -88,7 +88,30 @@ void RegisterCuda(py::module_& parent) {
           },
           py::arg("fn"),
           "(seconds, fn()): synchronise, start event, fn(), synchronise, end event, "
-          "synchronise; the events' elapsed time. fn's exception propagates.");
+          "synchronise; the events' elapsed time. fn's exception propagates.")
+      .def(
+          "start",
+          [](cuda::CallClock& clock) {
+            absl::Status started;
+            {
+              py::gil_scoped_release release;
+              started = clock.Start();
+            }
+            ThrowIfError(started);
+          },
+          "time()'s first half, for a window that is not one Python call: synchronise, start "
+          "event.")
+      .def(
+          "stop",
+          [](cuda::CallClock& clock) {
+            absl::StatusOr<double> ms;
+            {
+              py::gil_scoped_release release;
+              ms = clock.Stop();
+            }
+            return ValueOrThrow(std::move(ms)) * 1e-3;
+          },
+          "time()'s second half: synchronise, end event, synchronise; seconds since start().");
 
   py::class_<cuda::DeviceBuffer>(
       m, "DeviceBuffer",

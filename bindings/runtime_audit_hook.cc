@@ -3,10 +3,17 @@
 // frame, and the innermost frame outside the standard library and the import system) and asks
 // libmkb's DecideAuditEvent (runtime_policy.h); a refusal raises PermissionError where the
 // event was raised and is recorded as a finding for the next reply.
+//
+// The same file holds the watch on kernel code outside its calls: a C profile function, set on
+// every thread while the judge works between calls (the export of one call's outputs, the next
+// call's inputs, the wait in between), that records any frame of kernel.py it sees. Kernel code
+// can only get to run there through something it installed (a torch function or dispatch mode, a
+// library override, a finaliser, a thread it left running): work done after the clock stopped.
 #include <Python.h>
 #include <frameobject.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,6 +38,23 @@ struct HookState {
 
 HookState* g_state = nullptr;
 thread_local int t_in_hook = 0;
+
+// A frame of kernel.py seen while the watch was on.
+struct WatchHit {
+  std::string function;
+  int line = 0;
+  std::string phase;  // the audit phase the judge was in (correctness, timing)
+};
+
+struct WatchState {
+  bool on = false;
+  PyObject* kernel_file = nullptr;  // owned: kernel.py's path, as code objects name it
+  PyObject* last_other = nullptr;   // owned: the last co_filename that was not kernel.py's
+  std::vector<WatchHit> hits;       // the first few, until taken
+  int64_t seen = 0;                 // every kernel.py event seen since the last take
+};
+
+WatchState g_watch;
 
 std::string Text(PyObject* value) {
   if (value == nullptr) return "";
@@ -192,6 +216,54 @@ int Hook(const char* event, PyObject* args, void*) {
   return result;
 }
 
+// The profile function: called for every Python call, return and C call on a thread it is set
+// on. It allocates no Python object (a collection it triggered could run kernel code in it).
+int WatchProfile(PyObject*, PyFrameObject* frame, int, PyObject*) {
+  if (!g_watch.on || frame == nullptr || g_watch.kernel_file == nullptr) return 0;
+  PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+  PyObject* file = code->co_filename;
+  bool kernel = file == g_watch.kernel_file;
+  if (!kernel && file != g_watch.last_other) {
+    kernel = PyUnicode_Check(file) && PyUnicode_Compare(file, g_watch.kernel_file) == 0;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (!kernel) {
+      Py_INCREF(file);
+      Py_XSETREF(g_watch.last_other, file);
+    }
+  }
+  if (kernel) {
+    ++g_watch.seen;
+    const int line = PyFrame_GetLineNumber(frame);
+    const bool known = std::any_of(g_watch.hits.begin(), g_watch.hits.end(),
+                                   [&](const WatchHit& hit) { return hit.line == line; });
+    if (!known && g_watch.hits.size() < 4) {
+      g_watch.hits.push_back(
+          WatchHit{Text(code->co_name), line, g_state != nullptr ? g_state->phase : ""});
+    }
+  }
+  Py_DECREF(code);
+  return 0;
+}
+
+// Sets (or clears) the watch's profile function on every thread of the interpreter. The
+// "sys.setprofile" audit event this raises is the judge's own, not refused.
+void SetWatchProfile(bool on) {
+  ++t_in_hook;
+  int failed = 0;
+#if PY_VERSION_HEX >= 0x030C0000
+  PyEval_SetProfileAllThreads(on ? &WatchProfile : nullptr, nullptr);
+  failed = PyErr_Occurred() != nullptr;
+#else
+  PyInterpreterState* interpreter = PyThreadState_GetInterpreter(PyThreadState_Get());
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(interpreter); t != nullptr && !failed;
+       t = PyThreadState_Next(t)) {
+    failed = _PyEval_SetProfile(t, on ? &WatchProfile : nullptr, nullptr) != 0;
+  }
+#endif
+  --t_in_hook;
+  if (failed) throw py::error_already_set();
+}
+
 }  // namespace
 
 void RegisterRuntimeAuditHook(py::module_& m) {
@@ -229,11 +301,49 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         if (g_state != nullptr) g_state->phase = phase;
       },
       py::arg("phase"));
+  m.def(
+      "watch_kernel_code",
+      [](bool on) {
+        if (g_state == nullptr) throw py::value_error("the runtime audit is not installed");
+        if (g_watch.kernel_file == nullptr) {
+          g_watch.kernel_file = PyUnicode_DecodeFSDefaultAndSize(
+              g_state->config.kernel_path.data(),
+              static_cast<Py_ssize_t>(g_state->config.kernel_path.size()));
+          if (g_watch.kernel_file == nullptr) throw py::error_already_set();
+        }
+        g_watch.on = on;
+        SetWatchProfile(on);
+      },
+      py::arg("on"),
+      "On: any frame of kernel.py that runs from now on, in any thread, is recorded as a "
+      "runtime.outside_call violation (the judge is working: no call of solve is under way). "
+      "Off: while the judge imports kernel.py or calls solve (no profiling in the timed call).");
   m.def("take_runtime_findings", [] {
     py::list out;
     if (g_state == nullptr) return out;
     for (py::dict& f : g_state->findings) out.append(std::move(f));
     g_state->findings.clear();
+    if (g_watch.seen > 0) {
+      const WatchHit& first = g_watch.hits.front();
+      std::string where;
+      for (const WatchHit& hit : g_watch.hits)
+        absl::StrAppend(&where, where.empty() ? "" : ", ", hit.function, " (kernel.py:", hit.line,
+                        ")");
+      py::dict f;
+      f["code"] = "runtime.outside_call";
+      f["severity"] = "violation";
+      f["phase"] = first.phase;
+      f["message"] = Redacted(absl::StrCat(
+          "kernel.py's code ran ", g_watch.seen,
+          " time(s) while no call of solve was under way, as the judge worked between calls "
+          "(something the kernel installed ran it: a torch mode or override, a finaliser, a "
+          "thread): ",
+          where));
+      f["evidence"] = absl::StrCat("kernel.py:", first.line, ": ", first.function);
+      out.append(std::move(f));
+      g_watch.hits.clear();
+      g_watch.seen = 0;
+    }
     return out;
   });
   m.def("runtime_audit_recorded",

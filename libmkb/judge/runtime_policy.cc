@@ -350,6 +350,9 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
        "process memory"},
       {"runtime.limits", "changed the worker's resource limits"},
       {"runtime.environment", "changed the environment from its own code"},
+      {"runtime.outside_call",
+       "ran its code while no call of solve was under way (a torch mode, library override, "
+       "finaliser or thread it installed), i.e. outside the timed call"},
   };
 }
 

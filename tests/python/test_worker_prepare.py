@@ -34,6 +34,7 @@ def calls(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: seen.append("torch.cuda.device_count") or 1)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(_core, "install_runtime_audit", lambda *a, **k: seen.append("install_runtime_audit"))
+    monkeypatch.setattr(_core, "watch_kernel_code", lambda on: seen.append(f"watch({on})"))
     monkeypatch.setattr(worker, "_scrub_modules", lambda dsl: None)
     monkeypatch.setattr(worker, "cupti_dirs", lambda: [])
     return seen
@@ -50,6 +51,7 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     audit = calls.index("install_runtime_audit")
     assert calls.index("torch.cuda.init") < calls.index("torch.cuda.device_count") < audit
     assert calls.index("CallClock(0)") < audit
+    assert calls.index("watch(True)") > audit  # the watch on kernel code, on before the calibration
     assert w._timed(lambda: 7) == (0.0, 7)  # the judge's clock, kept from prepare
 
 

@@ -13,6 +13,14 @@ class CallClock:
     """
     def __init__(self, device: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
+    def start(self) -> None:
+        """
+        time()'s first half, for a window that is not one Python call: synchronise, start event.
+        """
+    def stop(self) -> float:
+        """
+        time()'s second half: synchronise, end event, synchronise; seconds since start().
+        """
     def time(self, fn: collections.abc.Callable) -> tuple[float, typing.Any]:
         """
         (seconds, fn()): synchronise, start event, fn(), synchronise, end event, synchronise; the events' elapsed time. fn's exception propagates.

@@ -86,6 +86,7 @@ class Worker:
         self.versions = []
         self._recorded = 0
         self._held = None  # the last call's outputs, alive until the next request
+        self._watch: Callable[[bool], None] = lambda on: None  # watch_kernel_code, from prepare
 
     # --- protocol ------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -176,6 +177,12 @@ class Worker:
             except (RuntimeError, _core.Error) as error:
                 return {"ok": False, "judge_error": f"CUDA in the worker: {error}"}
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
+        # From now on kernel.py's code may run only while it is imported or solve is called:
+        # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
+        # runtime.outside_call violation. On already for the calibration, so that it measures
+        # the channel as the timed calls will see it.
+        self._watch = _core.watch_kernel_code
+        self._watch(True)
         self._dsl = dsl
         _scrub_modules(dsl)
         return {"ok": True, "versions": self.versions}
@@ -184,16 +191,20 @@ class Worker:
         self.kernel_path = os.path.abspath(request.kernel_path)
         versions = self.versions
         _core.runtime_audit_phase("import")
+        self._watch(False)
         try:
             module = _private_module("kernel", self.kernel_path, register=True)
+            solve = getattr(module, "solve", None)
         except BaseException as error:  # SystemExit too: an import must not end the worker
+            # Formatted before the watch is on again (str() of kernel.py's exception is its code).
             return {
                 "ok": False,
                 "error_type": type(error).__name__,
                 "error": self._format(error),
                 "versions": versions,
             }
-        solve = getattr(module, "solve", None)
+        finally:
+            self._watch(True)
         if not callable(solve):
             return {
                 "ok": False,
@@ -258,7 +269,7 @@ class Worker:
                 if op == "call" and self.device == "cuda":
                     # What a consumer on the current stream reads the moment solve returns.
                     start = perf()
-                    out = self.solve(*inputs)
+                    out = self._kernel_call(lambda: self.solve(*inputs))
                     snapshot = self._snapshot(out)
                     sync()
                     seconds = perf() - start
@@ -268,14 +279,21 @@ class Worker:
                         if _exportable(t, self.device)
                     )
                 elif op == "warmup":
-                    out = self.solve(*inputs)
+                    out = self._kernel_call(lambda: self.solve(*inputs))
                     seconds = 0.0
                 else:
-                    seconds, out = self._timed(lambda: self.solve(*inputs))
+                    seconds, out = self._kernel_call(lambda: self._timed(lambda: self.solve(*inputs)))
             finally:
                 if monitor is not None:
                     launches = monitor.end_call()
-        except (Exception, SystemExit) as error:  # sys.exit in solve is the kernel's exception
+        except _KernelRaised as raised:
+            return {
+                "ok": False,
+                "error_type": raised.error_type,
+                "error": raised.text,
+                **({"launches": launches} if launches is not None else {}),
+            }
+        except Exception as error:  # the snapshot or the synchronisation after solve: its outputs
             return {
                 "ok": False,
                 "error_type": type(error).__name__,
@@ -300,6 +318,18 @@ class Worker:
         if trace is not None:
             reply["trace"] = trace
         return reply
+
+    def _kernel_call(self, fn):
+        """fn() (a call of solve) with the watch on kernel code off: kernel.py runs here and
+        only here, and nothing profiles the timed call. Its exception is formatted before the
+        watch is on again (str() of a kernel's exception runs the kernel's code)."""
+        self._watch(False)
+        try:
+            return fn()
+        except (Exception, SystemExit) as error:  # sys.exit in solve is the kernel's exception
+            raise _KernelRaised(type(error).__name__, self._format(error)) from None
+        finally:
+            self._watch(True)
 
     def _timed(self, fn):
         """The published method: synchronise, start event, call, synchronise, end event,
@@ -368,6 +398,15 @@ class Worker:
         return format_error(error, self.kernel_path)
 
 
+class _KernelRaised(Exception):
+    """solve raised: its type's name and its formatted traceback, taken while kernel.py may run."""
+
+    def __init__(self, error_type: str, text: str):
+        super().__init__(error_type)
+        self.error_type = error_type
+        self.text = text
+
+
 def _dsl_window(original, worker):
     """`original` with the launch monitor told that what loads meanwhile is the DSL's."""
 
@@ -399,7 +438,8 @@ def format_error(error: BaseException, kernel_path: str = "") -> str:
 
 class GpuTracing:
     """Around each strict-pass call: evict the L2 cache, sample clocks, and trace the call's GPU
-    work with CUPTI (or, when another profiler holds CUPTI, time the current stream with events)."""
+    work with CUPTI (or, when another profiler holds CUPTI, time the window with the judge's
+    CallClock: device-wide synchronisations and events no Python code can replace)."""
 
     def __init__(self, sync):
         cuda = _core.cuda
@@ -416,7 +456,8 @@ class GpuTracing:
             self._tracer = None
             self.method = "cuda_events"
             self.unavailable = str(error)
-        self._events = None
+            clock = cuda.CallClock(torch.cuda.current_device())
+            self._clock_start, self._clock_stop = clock.start, clock.stop
         self._sample = None
 
     def before(self) -> None:
@@ -425,17 +466,14 @@ class GpuTracing:
         if self._tracer is not None:
             self._tracer.begin()
         else:
-            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            self._events[0].record()
+            self._clock_start()
 
     def after(self, monitor=None) -> dict:
         if self._tracer is not None:
             self._sync()
             trace = self._tracer.end(monitor).to_dict()
         else:
-            self._events[1].record()
-            self._sync()
-            span = self._events[0].elapsed_time(self._events[1])
+            span = self._clock_stop() * 1e3
             trace = {"method": "cuda_events", "span_ms": span, "kernel_sum_ms": span}
         if self._sample is not None:
             trace.update(

@@ -1,0 +1,92 @@
+"""The judge's GPU clock (CallClock, libmkb/judge/cuda/device.h): the published method's steps in
+C++, used by the worker for the kernel's calls, by the host for the eager baseline, and by the
+strict pass when another profiler holds CUPTI. On a GPU only."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.gpu
+
+SLEEP_CYCLES = 2_000_000  # about a millisecond on a GPU clocked near 2 GHz
+
+
+def _core():
+    from metakernelbench import _core
+
+    if not _core.built_with_cuda:
+        pytest.skip("the core was built without CUDA")
+    return _core
+
+
+def _events_ms(fn) -> float:
+    """The published method with torch's events, as the published harness writes it."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    fn()
+    torch.cuda.synchronize()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end)
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def test_time_returns_the_call_and_agrees_with_torch_events():
+    clock = _core().cuda.CallClock(torch.cuda.current_device())
+    sleep = lambda: torch.cuda._sleep(SLEEP_CYCLES)  # noqa: E731
+    sleep()
+    seconds, out = clock.time(lambda: (sleep(), "value")[1])
+    assert out == "value"
+    ours = _median([clock.time(sleep)[0] * 1e3 for _ in range(9)])
+    theirs = _median([_events_ms(sleep) for _ in range(9)])
+    assert ours > 0.1
+    assert abs(ours - theirs) <= 0.05 * theirs + 0.02, (ours, theirs)
+
+
+def test_start_stop_is_the_same_window():
+    clock = _core().cuda.CallClock(torch.cuda.current_device())
+    clock.start()
+    torch.cuda._sleep(SLEEP_CYCLES)
+    split = clock.stop() * 1e3
+    whole = clock.time(lambda: torch.cuda._sleep(SLEEP_CYCLES))[0] * 1e3
+    assert split > 0.1
+    assert abs(split - whole) <= 0.1 * whole + 0.05, (split, whole)
+
+
+def test_the_window_covers_work_on_another_stream():
+    """Device-wide synchronisations: work a call leaves running on a side stream is timed."""
+    clock = _core().cuda.CallClock(torch.cuda.current_device())
+    side = torch.cuda.Stream()
+
+    def on_side():
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(4 * SLEEP_CYCLES)
+
+    on_side_ms = clock.time(on_side)[0] * 1e3
+    plain_ms = clock.time(lambda: torch.cuda._sleep(4 * SLEEP_CYCLES))[0] * 1e3
+    assert on_side_ms >= 0.8 * plain_ms, (on_side_ms, plain_ms)
+
+
+def test_patching_torch_events_changes_nothing_it_reads(monkeypatch):
+    clock = _core().cuda.CallClock(torch.cuda.current_device())
+    honest = _median([clock.time(lambda: torch.cuda._sleep(SLEEP_CYCLES))[0] for _ in range(5)])
+    monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, other: 1e-6)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    patched = _median([clock.time(lambda: torch.cuda._sleep(SLEEP_CYCLES))[0] for _ in range(5)])
+    assert patched >= 0.8 * honest, (patched, honest)
+
+
+def test_an_exception_propagates_and_the_clock_still_works():
+    clock = _core().cuda.CallClock(torch.cuda.current_device())
+
+    def boom():
+        raise ValueError("from the call")
+
+    with pytest.raises(ValueError, match="from the call"):
+        clock.time(boom)
+    assert clock.time(lambda: torch.cuda._sleep(SLEEP_CYCLES))[0] > 1e-4
