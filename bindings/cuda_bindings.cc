@@ -153,6 +153,25 @@ void RegisterCuda(py::module_& parent) {
           "set_enabled",
           [](cuda::LaunchMonitor& m, bool enabled) { ThrowIfError(m.SetEnabled(enabled)); },
           py::arg("enabled"))
+      .def(
+          "entry_runner",
+          [](cuda::LaunchMonitor& monitor, py::object original) {
+            cuda::LaunchMonitor* owner = &monitor;  // the process's one monitor, never deleted
+            return py::cpp_function(
+                [owner, original](const py::args& args, const py::kwargs& kwargs) {
+                  owner->EnterDslLoader();
+                  struct Leave {
+                    cuda::LaunchMonitor* monitor;
+                    ~Leave() { monitor->LeaveDslLoader(); }
+                  } leave{owner};
+                  return original(*args, **kwargs);
+                });
+          },
+          py::arg("original"),
+          "run(args, kwargs): original(*args, **kwargs) with the monitor told that what loads "
+          "meanwhile is the DSL's. A C++ function: whoever reaches it (through the wrapper the "
+          "worker puts in the DSL) finds neither the monitor nor the worker, and can only call "
+          "`original` with it.")
       .def("enter_dsl_loader", &cuda::LaunchMonitor::EnterDslLoader)
       .def("leave_dsl_loader", &cuda::LaunchMonitor::LeaveDslLoader)
       .def("enter_judge", &cuda::LaunchMonitor::EnterJudge)

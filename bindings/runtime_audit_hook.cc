@@ -33,7 +33,8 @@ struct HookState {
   std::vector<py::dict> findings;     // guarded by the GIL (the hook runs with it held)
   std::vector<std::string> recorded;  // record mode: event | caller | library | arg
   int64_t refused = 0;
-  std::string workspace;  // named <workspace> in what the agent reads
+  std::string workspace;        // named <workspace> in what the agent reads
+  bool kernel_started = false;  // the phase has been "import" once: kernel.py's import began
 };
 
 HookState* g_state = nullptr;
@@ -127,8 +128,10 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
         chain_open = false;
       }
     }
-    if (file == g_state->config.kernel_path && *kernel_line == 0)
-      *kernel_line = PyFrame_GetLineNumber(frame);
+    if (file == g_state->config.kernel_path) {
+      caller.kernel_on_stack = true;
+      if (*kernel_line == 0) *kernel_line = std::max(1, PyFrame_GetLineNumber(frame));
+    }
     if (caller.library_file.empty() && !InStdlib(file)) caller.library_file = file;
     Py_DECREF(code);
     if (!caller.library_file.empty() && *kernel_line != 0 && !chain_open) {
@@ -179,7 +182,8 @@ int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
   ++t_in_hook;
   int kernel_line = 0;
-  const AuditCaller caller = FindCaller(event, &kernel_line);
+  AuditCaller caller = FindCaller(event, &kernel_line);
+  caller.kernel_started = g_state->kernel_started;
   const auto [arg0, arg1] = Arguments(event, args);
   const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
   int result = 0;
@@ -298,7 +302,9 @@ void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(
       "runtime_audit_phase",
       [](const std::string& phase) {
-        if (g_state != nullptr) g_state->phase = phase;
+        if (g_state == nullptr) return;
+        g_state->phase = phase;
+        if (phase == "import") g_state->kernel_started = true;
       },
       py::arg("phase"));
   m.def(
@@ -349,6 +355,15 @@ void RegisterRuntimeAuditHook(py::module_& m) {
   m.def("runtime_audit_recorded",
         [] { return g_state != nullptr ? g_state->recorded : std::vector<std::string>{}; });
   m.def("runtime_audit_codes", &RuntimeAuditCodes);
+  m.def(
+      "constant_function",
+      [](py::object value) {
+        return py::cpp_function([value](const py::args&, const py::kwargs&) { return value; });
+      },
+      py::arg("value"),
+      "A callable that returns `value` whatever it is called with, for the judge to put into a "
+      "library's state: a C++ function, with no __globals__ or __closure__ that would lead "
+      "kernel.py to the worker's objects as a Python function of the judge's would.");
 }
 
 }  // namespace mkb::python

@@ -106,10 +106,16 @@ bool InstalledImportTime(const RuntimePolicyConfig& config, const AuditCaller& c
   return true;
 }
 
+// The judge's own code asked, of its own accord: the innermost frame outside the standard
+// library is the judge's, and no frame of kernel.py is on the stack (kernel.py calling a judge
+// function that calls back is kernel.py asking).
+bool JudgeCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  return !caller.kernel_on_stack && PathUnder(caller.library_file, config.judge_roots);
+}
+
 // The DSL's or the judge's own code asked (the innermost frame outside the standard library).
 bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
-  return PathUnder(caller.library_file, config.dsl_roots) ||
-         PathUnder(caller.library_file, config.judge_roots);
+  return PathUnder(caller.library_file, config.dsl_roots) || JudgeCaller(config, caller);
 }
 
 // Any installed library asked (not kernel.py, not code written at run time).
@@ -117,7 +123,7 @@ bool LibraryCaller(const RuntimePolicyConfig& config, const AuditCaller& caller)
   const std::string& f = caller.library_file;
   if (f.empty() || f == config.kernel_path || Writable(config, f)) return false;
   return PathUnder(f, config.code_roots) || PathUnder(f, config.dsl_roots) ||
-         PathUnder(f, config.judge_roots);
+         JudgeCaller(config, caller);
 }
 
 bool Readable(const RuntimePolicyConfig& config, absl::string_view path) {
@@ -258,6 +264,11 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
       const absl::string_view named = event == "compile" ? arg1 : arg0;
       const std::string file = Normalize(named);
       if (file == config.kernel_path) return Allow();
+      if (caller.kernel_started && PathUnder(file, config.judge_roots)) {
+        return Deny("runtime.forbidden_import",
+                    absl::StrCat("import of the judge's code from '", named.substr(0, 160),
+                                 "' once kernel.py is loaded: off limits, under any name"));
+      }
       if (!file.empty() && !Writable(config, file) &&
           (PathUnder(file, config.code_roots) || PathUnder(file, config.dsl_roots) ||
            PathUnder(file, config.stdlib_roots) || PathUnder(file, config.judge_roots))) {

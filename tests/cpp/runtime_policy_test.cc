@@ -170,3 +170,34 @@ TEST_CASE("PathUnder matches whole components") {
   CHECK_FALSE(mkb::PathUnder("/a/bc", {"/a/b"}));
   CHECK(mkb::PathUnder("/a/b/c", {"/"}));
 }
+
+TEST_CASE("the judge's own files are trusted only when the judge asks of its own accord") {
+  const std::string worker = "/src/metakernelbench/judge/worker.py";
+  const mkb::AuditCaller judge{worker, "_format", worker};
+  CHECK(Allowed("sys._getframe", judge));
+  CHECK(Allowed("ctypes.dlopen", judge, "libc.so.6"));
+  // kernel.py called a judge function that calls back (a C callable in between adds no frame):
+  // the event's nearest frame is the judge's, but the kernel asked.
+  mkb::AuditCaller deputy = judge;
+  deputy.kernel_on_stack = true;
+  CHECK_FALSE(Allowed("sys._getframe", deputy));
+  CHECK_FALSE(Allowed("ctypes.dlopen", deputy, "libc.so.6"));
+  CHECK_FALSE(Allowed("exec", deputy, "<string>"));
+  CHECK_FALSE(Allowed("os.putenv", deputy, "X"));
+  // The DSL's code stays trusted with kernel.py on the stack: the kernel calls its compiler.
+  mkb::AuditCaller dsl = Dsl();
+  dsl.kernel_on_stack = true;
+  CHECK(Allowed("sys._getframe", dsl));
+  // The judge's code is imported by the worker before kernel.py; once kernel.py's import has
+  // begun, a module of the judge's files is refused under any name.
+  mkb::AuditCaller import = Import();
+  const std::string values = "/src/metakernelbench/judge/values.py";
+  CHECK(Allowed("exec", import, values));
+  import.kernel_started = true;
+  CHECK_FALSE(Allowed("exec", import, values));
+  CHECK_FALSE(Allowed("compile", import, "source", values));
+  CHECK(mkb::DecideAuditEvent(Config(), "exec", import, values, "").code ==
+        "runtime.forbidden_import");
+  CHECK(Allowed("exec", import, "/venv/lib/python3.11/site-packages/numpy/__init__.py"));
+  CHECK(Allowed("exec", import, "/w/work/kernel.py"));
+}

@@ -267,6 +267,14 @@ TEST_CASE("dynamic code and introspection") {
   CHECK(Has(Audit("g = getattr\n"), "static.dynamic_attribute"));
   CHECK(Has(Audit("x = getattr(o, 'a.b')\n"), "static.dynamic_attribute"));
   CHECK(Has(Audit("import operator\nf = operator.attrgetter('x')\n"), "static.dynamic_attribute"));
+  // Formatter.get_field reaches objects by a dotted path given as text (the red team reached
+  // os.environ and sys.modules from torch.cuda); update_wrapper sets attributes named as text.
+  CHECK(Has(Audit("import string\no = string.Formatter().get_field('0.os', (m,), {})\n"),
+            "static.dynamic_attribute"));
+  CHECK(Has(Audit("from string import Formatter as F\no = F().get_field('0.x', (m,), {})\n"),
+            "static.dynamic_attribute"));
+  CHECK(Has(Audit("import functools\nfunctools.update_wrapper(a, b, assigned=('__class__',))\n"),
+            "static.dynamic_attribute"));
   CHECK(Has(Audit("import types\nf = types.FunctionType(c, {})\n"), "static.dynamic_code"));
   CHECK(Has(Audit("match o:\n    case object(__class__=c):\n        pass\n"),
             "static.introspection"));

@@ -67,7 +67,7 @@ def test_adversarial_case(case, tmp_path):
         "--problem",
         case["problem"],
         "--dsl",
-        "cutedsl",
+        case.get("dsl", "cutedsl"),
         "--device",
         device,
         "--json",

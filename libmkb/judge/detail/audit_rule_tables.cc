@@ -256,6 +256,11 @@ constexpr Rule kAttributeRules[] = {
     {"logging.handlers", kCall, "log handlers write files and sockets"},
     {"operator.attrgetter", kDynamicAttribute, "attribute access by computed name"},
     {"operator.methodcaller", kDynamicAttribute, "attribute access by computed name"},
+    // Formatter.get_field walks a dotted path of attributes given as text and hands back the
+    // object; update_wrapper copies (and sets) attributes named in its arguments.
+    {"string.Formatter", kDynamicAttribute, "attribute access by a computed dotted name"},
+    {"functools.update_wrapper", kDynamicAttribute,
+     "attribute copies by computed names (assigned=, updated=)"},
     {"types.FunctionType", kDynamicCode, "functions built from code objects are forbidden"},
     {"types.LambdaType", kDynamicCode, "functions built from code objects are forbidden"},
     {"types.CodeType", kDynamicCode, "code objects are forbidden"},

@@ -60,6 +60,10 @@ class LaunchMonitor:
         ...
     def enter_judge(self) -> None:
         ...
+    def entry_runner(self, original: typing.Any) -> collections.abc.Callable:
+        """
+        run(args, kwargs): original(*args, **kwargs) with the monitor told that what loads meanwhile is the DSL's. A C++ function: whoever reaches it (through the wrapper the worker puts in the DSL) finds neither the monitor nor the worker, and can only call `original` with it.
+        """
     def leave_dsl_loader(self) -> None:
         ...
     def leave_judge(self) -> None:

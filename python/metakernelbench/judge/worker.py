@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from .. import _core, toolchains
-from . import values
+from . import dsl_entry, values
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -217,7 +217,10 @@ class Worker:
         return {"ok": True, "versions": versions}
 
     def _mark_dsl_entry_points(self, dsl: str) -> None:
-        if self.device != "cuda":
+        """The DSL's entry points wrapped so that the launch monitor knows what they load; the
+        wrappers hold nothing of the worker's (dsl_entry.py)."""
+        monitor = self._monitor
+        if monitor is None:
             return
         for module_name, *path in _DSL_ENTRY_POINTS.get(dsl, ()):
             owner = sys.modules.get(module_name)
@@ -225,7 +228,7 @@ class Worker:
                 owner = getattr(owner, name, None)
             original = getattr(owner, path[-1], None) if owner is not None else None
             if callable(original):
-                setattr(owner, path[-1], _dsl_window(original, self))
+                setattr(owner, path[-1], dsl_entry.wrapper(monitor.entry_runner(original), original))
 
     # --- CALIBRATE -----------------------------------------------------------------------------
     def _calibrate(self, request, fds) -> dict:
@@ -407,26 +410,6 @@ class _KernelRaised(Exception):
         self.text = text
 
 
-def _dsl_window(original, worker):
-    """`original` with the launch monitor told that what loads meanwhile is the DSL's."""
-
-    def entry(*args, **kwargs):
-        monitor = worker._monitor
-        if monitor is None:
-            return original(*args, **kwargs)
-        monitor.enter_dsl_loader()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            monitor.leave_dsl_loader()
-
-    entry.__name__ = getattr(original, "__name__", "entry")
-    entry.__qualname__ = getattr(original, "__qualname__", entry.__name__)
-    entry.__doc__ = getattr(original, "__doc__", None)
-    entry.__wrapped__ = original
-    return entry
-
-
 def format_error(error: BaseException, kernel_path: str = "") -> str:
     """A traceback without the judge's own frames, kernel.py named as such."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_PACKAGE_DIR)]
@@ -557,11 +540,9 @@ def pin_tvm_cuda_toolkit() -> None:
     except ImportError:
         return
     if version is not None:
-
-        def get_cuda_version(cuda_path=None, _version=version):
-            return _version
-
-        nvcc.get_cuda_version = get_cuda_version
+        # A C++ function: a Python one of this module's would hand kernel.py (which can reach
+        # tvm's modules) the worker's globals.
+        nvcc.get_cuda_version = _core.constant_function(version)
 
 
 def _preload_nvrtc() -> None:

@@ -46,6 +46,17 @@ def realpaths(paths) -> list[str]:
     return out
 
 
+def package_copies() -> list[str]:
+    """Every folder of this package the interpreter can see: the one it runs from and the copies
+    an install leaves elsewhere on the path (an editable install puts the compiled core and the
+    package data, the suite among it, in site-packages beside the source tree it runs)."""
+    cfg = sysconfig.get_paths()
+    places = [cfg["purelib"], cfg["platlib"], *(p for p in sys.path if p and os.path.isabs(p))]
+    found = [str(_paths._PACKAGE_DIR)]
+    found += [os.path.join(p, "metakernelbench") for p in places]
+    return realpaths(p for p in found if os.path.isdir(p))
+
+
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -97,13 +108,15 @@ def worker_view(
     candidates += [cuda_toolkit_home()]
     candidates += list(dsl_site_dirs) + list(extra_read_only)
     read_only = [p for p in realpaths(candidates) if acceptable(p)]
-    package_data = str(_paths._PACKAGE_DIR / "problems")
+    # The shipped suite (references, solutions) in every copy of the package, not only the one
+    # this process runs from.
+    package_data = [os.path.join(p, "problems") for p in package_copies()]
     devices = sorted(glob.glob("/dev/nvidia*")) if device == "cuda" else []
     return {
         "root": view_root,
         "read_only": read_only,
         "writable": [work_dir],
-        "hidden": sorted(set(protected + realpaths([package_data]))),
+        "hidden": sorted(set(protected + realpaths(package_data))),
         "devices": devices,
     }
 
@@ -119,7 +132,7 @@ def audit_config(kernel_path: str, dsl: str, view: dict, dsl_site_dirs: list[str
         "stdlib_roots": stdlib,
         "code_roots": [p for p in view["read_only"] if p not in ("/", "/etc", "/sys")],
         "dsl_roots": realpaths(dsl_site_dirs),
-        "judge_roots": realpaths([str(_paths._PACKAGE_DIR)]),
+        "judge_roots": package_copies(),
         "writable_roots": realpaths([work_dir]) + ["/tmp", "/dev/shm"],
         "readable_paths": [
             "/dev/null",

@@ -1,0 +1,71 @@
+"""The wrappers the worker puts around the DSL's entry points (judge/dsl_entry.py): they behave
+as the originals, bind as methods, and hand kernel.py nothing of the worker's."""
+
+import types
+
+from metakernelbench import _core
+from metakernelbench.judge import dsl_entry, worker
+
+
+def _runner(original, log):
+    def run(args, kwargs):
+        log.append("enter")
+        try:
+            return original(*args, **kwargs)
+        finally:
+            log.append("leave")
+
+    return run
+
+
+def test_a_function_and_a_method_are_called_through_the_runner():
+    log = []
+
+    def compile_(fn, *, opt=0):
+        """compiles"""
+        return ("compiled", fn, opt)
+
+    class Compiled:
+        def __call__(self, x):
+            return x + 1
+
+    wrapped = dsl_entry.wrapper(_runner(compile_, log), compile_)
+    assert wrapped("f", opt=3) == ("compiled", "f", 3)
+    assert (wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__) == ("compile_", "compiles", compile_)
+    Compiled.__call__ = dsl_entry.wrapper(_runner(Compiled.__call__, log), Compiled.__call__)
+    assert Compiled()(41) == 42
+    assert log == ["enter", "leave", "enter", "leave"]
+
+
+def test_an_exception_of_the_original_passes_through_and_the_window_closes():
+    log = []
+
+    def broken():
+        raise ValueError("from the DSL")
+
+    wrapped = dsl_entry.wrapper(_runner(broken, log), broken)
+    try:
+        wrapped()
+    except ValueError as error:
+        assert str(error) == "from the DSL"
+    assert log == ["enter", "leave"]
+
+
+def test_the_wrapper_leads_to_nothing_of_the_judge():
+    """What kernel.py can read off a wrapper it finds in the DSL's module: its globals hold no
+    module and no function but the factory (worker.py's globals hold _core, the Worker class);
+    its closure holds the runner and the original only."""
+    wrapped = dsl_entry.wrapper(_runner(len, []), len)
+    reachable = {k: v for k, v in wrapped.__globals__.items() if not k.startswith("__")}
+    assert reachable == {"wrapper": dsl_entry.wrapper}
+    assert not any(isinstance(v, types.ModuleType) for v in reachable.values())
+    assert "Worker" in vars(worker) and "_core" in vars(worker)  # what a worker.py closure would leak
+    cells = [c.cell_contents for c in wrapped.__closure__]
+    assert len(cells) == 1 and callable(cells[0])
+
+
+def test_constant_function_is_a_cpp_function_without_globals():
+    answer = _core.constant_function((13, 0))
+    assert answer() == (13, 0) and answer("/usr/local/cuda") == (13, 0)
+    assert answer(cuda_path=None) == (13, 0)
+    assert not hasattr(answer, "__globals__") and not hasattr(answer, "__closure__")
