@@ -63,6 +63,23 @@ void RegisterCuda(py::module_& parent) {
       "A DLPack capsule of uint8[nbytes] at a device address (the memory is not owned).");
   m.def("driver_version", &cuda::DriverCudaVersion, "The driver's CUDA version, e.g. '13.0'.");
 
+  // CallClock's halves, the GIL released while they synchronise: time() is start, fn, stop.
+  auto start_clock = [](cuda::CallClock& clock) {
+    absl::Status started;
+    {
+      py::gil_scoped_release release;
+      started = clock.Start();
+    }
+    ThrowIfError(started);
+  };
+  auto stop_clock = [](cuda::CallClock& clock) {
+    absl::StatusOr<double> ms;
+    {
+      py::gil_scoped_release release;
+      ms = clock.Stop();
+    }
+    return ValueOrThrow(std::move(ms)) * 1e-3;
+  };
   py::class_<cuda::CallClock>(
       m, "CallClock",
       "The published method's clock in the judge's own code (device.h): Python code in the "
@@ -71,47 +88,20 @@ void RegisterCuda(py::module_& parent) {
            py::arg("device") = 0)
       .def(
           "time",
-          [](cuda::CallClock& clock, const py::function& fn) {
-            absl::Status started;
-            {
-              py::gil_scoped_release release;
-              started = clock.Start();
-            }
-            ThrowIfError(started);
+          [start_clock, stop_clock](cuda::CallClock& clock, const py::function& fn) {
+            start_clock(clock);
             py::object out = fn();
-            absl::StatusOr<double> ms;
-            {
-              py::gil_scoped_release release;
-              ms = clock.Stop();
-            }
-            return py::make_tuple(ValueOrThrow(std::move(ms)) * 1e-3, out);
+            const double seconds = stop_clock(clock);
+            return py::make_tuple(seconds, out);
           },
           py::arg("fn"),
           "(seconds, fn()): synchronise, start event, fn(), synchronise, end event, "
           "synchronise; the events' elapsed time. fn's exception propagates.")
-      .def(
-          "start",
-          [](cuda::CallClock& clock) {
-            absl::Status started;
-            {
-              py::gil_scoped_release release;
-              started = clock.Start();
-            }
-            ThrowIfError(started);
-          },
-          "time()'s first half, for a window that is not one Python call: synchronise, start "
-          "event.")
-      .def(
-          "stop",
-          [](cuda::CallClock& clock) {
-            absl::StatusOr<double> ms;
-            {
-              py::gil_scoped_release release;
-              ms = clock.Stop();
-            }
-            return ValueOrThrow(std::move(ms)) * 1e-3;
-          },
-          "time()'s second half: synchronise, end event, synchronise; seconds since start().");
+      .def("start", start_clock,
+           "time()'s first half, for a window that is not one Python call: synchronise, start "
+           "event.")
+      .def("stop", stop_clock,
+           "time()'s second half: synchronise, end event, synchronise; seconds since start().");
 
   py::class_<cuda::DeviceBuffer>(
       m, "DeviceBuffer",

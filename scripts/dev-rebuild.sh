@@ -8,5 +8,9 @@ PY=${MKB_VENV:-.venv}/bin/python
 cmake --build "$BUILD_DIR" --target _core "$@"
 # Found without importing the package (whose Python may already need the new module).
 dest=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['platlib'])")/metakernelbench
-cp "$BUILD_DIR"/python/metakernelbench/_core*.so "$dest"/
+# A new file moved into place: processes running the old module keep their mapping of it.
+for so in "$BUILD_DIR"/python/metakernelbench/_core*.so; do
+  cp "$so" "$dest/.$(basename "$so").new"
+  mv -f "$dest/.$(basename "$so").new" "$dest/$(basename "$so")"
+done
 echo "installed the extension into $dest"
