@@ -521,15 +521,15 @@ void RegisterJudge(py::module_& m) {
               }
             }
             draw.set_passed(passed);
-            b.RecordDraw(draw, first);
-            return passed;
+            return b.RecordDraw(draw, first);
           },
           py::arg("phase"), py::arg("index"), py::arg("leaves"),
           py::arg("inputs_unmodified") = true, py::arg("seconds") = 0.0,
           py::arg("allowance_factor") = 0.0, py::arg("eps_scale") = 0.0,
           "Compares each leaf (path, out, out_dtype, expected, expected_dtype, anchor|None, "
           "anchor_dtype, exact)\n"
-          "with the correctness rule and records the draw. Returns whether it passed.")
+          "with the correctness rule and records the draw. Returns whether it passed: a draw that\n"
+          "left one of the problem's outputs uncompared does not.")
       .def(
           "record_call_error",
           [](VerdictBuilder& b, const std::string& phase, int index, const std::string& type,

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bindings/status.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/model/names.h"
 
 namespace mkb::python {
@@ -109,6 +110,20 @@ std::string Join(const std::string& prefix, absl::string_view name) {
   return prefix.empty() ? std::string(name) : absl::StrCat(prefix, ".", name);
 }
 
+// A str as a proto string field holds it: UTF-8. A str may hold lone surrogates (the
+// surrogateescape of undecodable bytes, a kernel's exception text) that UTF-8 cannot encode:
+// each is replaced by U+FFFD (core/utf8.h), so that no text makes its message unbuildable.
+std::string Utf8OfStr(py::handle text) {
+  Py_ssize_t size = 0;
+  if (const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size))
+    return std::string(data, static_cast<size_t>(size));
+  PyErr_Clear();
+  py::object encoded = py::reinterpret_steal<py::object>(
+      PyUnicode_AsEncodedString(text.ptr(), "utf-8", "surrogatepass"));
+  if (!encoded) throw py::error_already_set();
+  return ToValidUtf8(encoded.cast<std::string>());
+}
+
 absl::Status FromPythonAt(py::handle value, Message* out, const std::string& path);
 
 absl::Status SetScalar(py::handle value, Message* out, const FieldDescriptor* field, bool add,
@@ -182,7 +197,7 @@ absl::Status SetScalar(py::handle value, Message* out, const FieldDescriptor* fi
       if (field->type() == FieldDescriptor::TYPE_BYTES && py::isinstance<py::bytes>(value)) {
         text = value.cast<std::string>();
       } else if (py::isinstance<py::str>(value)) {
-        text = value.cast<std::string>();
+        text = Utf8OfStr(value);
       } else {
         return TypeError(path, "a string", value);
       }

@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/judge/runtime_policy.h"
 
 namespace mkb::python {
@@ -188,15 +189,17 @@ int Hook(const char* event, PyObject* args, void*) {
   const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
   int result = 0;
   if (!decision.allow) {
-    const std::string evidence = Redacted(absl::StrCat(
+    // The texts below become Python str (and proto strings): the event's arguments in them are
+    // the kernel's bytes (a bytes path need not be UTF-8), made valid first.
+    const std::string evidence = ToValidUtf8(Redacted(absl::StrCat(
         kernel_line > 0 ? absl::StrCat("kernel.py:", kernel_line, ": ") : "", event, " from ",
-        caller.library_file.empty() ? caller.direct_file : caller.library_file));
+        caller.library_file.empty() ? caller.direct_file : caller.library_file)));
     if (!g_state->enforce) {
       if (g_state->recorded.size() < 2000) {
-        g_state->recorded.push_back(
+        g_state->recorded.push_back(ToValidUtf8(
             absl::StrCat(event, " | direct=", caller.direct_file, ":", caller.direct_function,
-                         " | library=", caller.library_file, " | ", arg0.substr(0, 160), " | ",
-                         arg1.substr(0, 80), " | ", decision.code));
+                         " | library=", caller.library_file, " | ", Utf8Prefix(arg0, 160), " | ",
+                         Utf8Prefix(arg1, 80), " | ", decision.code)));
       }
     } else {
       ++g_state->refused;
@@ -205,14 +208,15 @@ int Hook(const char* event, PyObject* args, void*) {
         f["code"] = decision.code;
         f["severity"] = "violation";
         f["phase"] = g_state->phase;
-        f["message"] =
-            Redacted(absl::StrCat("the worker refused '", event, "': ", decision.reason));
+        f["message"] = ToValidUtf8(
+            Redacted(absl::StrCat("the worker refused '", event, "': ", decision.reason)));
         f["evidence"] = evidence;
         g_state->findings.push_back(std::move(f));
       }
-      PyErr_SetString(PyExc_PermissionError, Redacted(absl::StrCat("blocked by the judge: ", event,
-                                                                   " (", decision.reason, ")"))
-                                                 .c_str());
+      PyErr_SetString(PyExc_PermissionError,
+                      ToValidUtf8(Redacted(absl::StrCat("blocked by the judge: ", event, " (",
+                                                        decision.reason, ")")))
+                          .c_str());
       result = -1;
     }
   }

@@ -36,7 +36,28 @@ size_t SequenceAt(absl::string_view text, size_t i, size_t* skip) {
   return length;
 }
 
+// A UTF-8 continuation byte (10xxxxxx): never the first byte of a character.
+bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The longest sequence UTF-8 allows: a character ends at most this many bytes after it starts.
+constexpr size_t kMaxSequenceBytes = 4;
+
 }  // namespace
+
+absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t end = max_bytes;
+  // text[end] is the first byte left out: when it continues a character, that character is cut.
+  for (size_t back = 1; back < kMaxSequenceBytes && end > 0 && IsContinuation(text[end]); ++back)
+    --end;
+  return text.substr(0, end);
+}
+
+size_t Utf8BoundaryAtOrAfter(absl::string_view text, size_t offset) {
+  size_t at = offset;
+  while (at < text.size() && at < offset + kMaxSequenceBytes - 1 && IsContinuation(text[at])) ++at;
+  return at;
+}
 
 std::optional<size_t> FirstInvalidUtf8(absl::string_view text) {
   size_t i = 0;

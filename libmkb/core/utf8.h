@@ -21,6 +21,14 @@ std::optional<size_t> FirstInvalidUtf8(absl::string_view text);
 // does), so that it can go into a proto string or a JSON document.
 std::string ToValidUtf8(absl::string_view text);
 
+// The longest prefix of `text` of at most `max_bytes` bytes that does not end inside a
+// character: a cut there leaves valid UTF-8 valid (e.g. "abc\xC3\xA9", 4 -> "abc").
+absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes);
+
+// Where a byte stream cut at `offset` (the bytes before it dropped) starts on a character
+// boundary: `offset` moved past the continuation bytes of a character cut there (at most three).
+size_t Utf8BoundaryAtOrAfter(absl::string_view text, size_t offset);
+
 }  // namespace mkb
 
 #endif  // LIBMKB_CORE_UTF8_H_

@@ -12,21 +12,25 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "libmkb/core/utf8.h"
 
 namespace mkb {
 
 void TailBuffer::Append(const char* data, size_t size) {
   buffer_.append(data, size);
   if (buffer_.size() > capacity_) {
-    const size_t cut = buffer_.size() - capacity_;
+    // Cut where a character starts: the bytes of one cut in two go with the dropped ones.
+    const size_t cut = Utf8BoundaryAtOrAfter(buffer_, buffer_.size() - capacity_);
     buffer_.erase(0, cut);
     dropped_ += cut;
   }
 }
 
 std::string TailBuffer::Contents() const {
-  if (dropped_ == 0) return buffer_;
-  return absl::StrCat("[... ", dropped_, " bytes cut ...]\n", buffer_);
+  // What the process wrote is any bytes; the tail goes into proto string fields.
+  const std::string text = ToValidUtf8(buffer_);
+  if (dropped_ == 0) return text;
+  return absl::StrCat("[... ", dropped_, " bytes cut ...]\n", text);
 }
 
 int64_t OwnResidentBytes(pid_t pid) {

@@ -18,12 +18,14 @@
 
 namespace mkb {
 
-// Keeps the last `capacity` bytes written to it.
+// Keeps the last `capacity` bytes written to it (fewer by the rest of a UTF-8 character that a
+// cut at `capacity` would split: the tail starts where a character does).
 class TailBuffer {
  public:
   explicit TailBuffer(size_t capacity) : capacity_(capacity) {}
   void Append(const char* data, size_t size);
-  // The tail, prefixed with "[... N bytes cut ...]" when bytes were dropped.
+  // The tail as valid UTF-8 (invalid bytes replaced by U+FFFD, core/utf8.h: it goes into proto
+  // string fields), prefixed with "[... N bytes cut ...]" when bytes were dropped.
   std::string Contents() const;
 
  private:

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "libmkb/core/utf8.h"
 
 namespace mkb {
 namespace {
@@ -630,7 +631,7 @@ class Parser {
                  : t.kind == Token::kEnd    ? "unexpected end of file"
                  : t.kind == Token::kNewline
                      ? "invalid syntax (unexpected end of line)"
-                     : absl::StrCat("invalid syntax at '", t.text.substr(0, 40), "'"));
+                     : absl::StrCat("invalid syntax at '", Utf8Prefix(t.text, 40), "'"));
   }
   void ExpectOp(absl::string_view op) {
     if (!AcceptOp(op)) Invalid();

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "libmkb/core/utf8.h"
 
 namespace mkb {
 namespace {
@@ -36,7 +37,7 @@ v1::AuditFinding Finding(const std::string& code, v1::FindingSeverity severity,
   f.set_severity(severity);
   f.set_phase(v1::PHASE_TIMING);
   f.set_message(message);
-  f.set_evidence(evidence.substr(0, 600));
+  f.set_evidence(std::string(Utf8Prefix(ToValidUtf8(evidence), 600)));  // kernel names: any bytes
   return f;
 }
 

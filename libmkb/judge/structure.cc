@@ -124,4 +124,19 @@ std::vector<std::pair<std::string, const v1::ValueNode*>> TensorLeaves(const v1:
   return leaves;
 }
 
+std::vector<std::string> OutputPaths(const v1::Problem& problem, const std::string& root) {
+  v1::ValueNode declared;
+  if (problem.output_container() == v1::SINGLE_TENSOR) {
+    declared.set_kind(v1::ValueNode::TENSOR);
+  } else {
+    declared.set_kind(problem.output_container() == v1::LIST ? v1::ValueNode::LIST
+                                                             : v1::ValueNode::TUPLE);
+    for (int i = 0; i < problem.outputs_size(); ++i)
+      declared.add_items()->set_kind(v1::ValueNode::TENSOR);
+  }
+  std::vector<std::string> paths;
+  for (const auto& [path, node] : TensorLeaves(declared, root)) paths.push_back(path);
+  return paths;
+}
+
 }  // namespace mkb

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mkb/v1/judge.pb.h"
+#include "mkb/v1/problem.pb.h"
 #include "mkb/v1/verdict.pb.h"
 
 namespace mkb {
@@ -21,6 +22,11 @@ std::optional<v1::Mismatch> CompareStructure(const v1::ValueNode& expected,
 // Tensor leaves in order, with their paths ("out[0]", "out[1][2]").
 std::vector<std::pair<std::string, const v1::ValueNode*>> TensorLeaves(
     const v1::ValueNode& node, const std::string& root = "out");
+
+// The paths of the tensor outputs a problem declares (`outputs` in its `output_container`):
+// {"out"} for a single tensor, {"out[0]", "out[1]", ...} for a tuple or list, as TensorLeaves
+// names the leaves of the reference's structure.
+std::vector<std::string> OutputPaths(const v1::Problem& problem, const std::string& root = "out");
 
 // "tuple of 2", "bfloat16[4, 5] on cuda:0", "dict", for messages.
 std::string DescribeNode(const v1::ValueNode& node);

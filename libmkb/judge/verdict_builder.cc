@@ -10,6 +10,7 @@
 #include "libmkb/core/sha256.h"
 #include "libmkb/core/utf8.h"
 #include "libmkb/core/version.h"
+#include "libmkb/judge/structure.h"
 #include "libmkb/judge/timing_summary.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
@@ -29,6 +30,28 @@ std::string Milliseconds(double ms) {
   if (ms >= 100) return absl::StrFormat("%.1f ms", ms);
   if (ms >= 1) return absl::StrFormat("%.3f ms", ms);
   return absl::StrFormat("%.1f us", ms * 1e3);
+}
+
+// The first output of the problem that a draw did not compare, as a Mismatch: the draw's
+// tensor checks must name the problem's outputs in order. A draw that compared nothing (the
+// outputs' data never reached the judge) or fewer outputs than declared is no pass.
+std::optional<v1::Mismatch> UncomparedOutput(const v1::Problem& problem,
+                                             const v1::DrawCheck& draw) {
+  const std::vector<std::string> paths = OutputPaths(problem);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const int k = static_cast<int>(i);
+    if (k < draw.tensors_size() && draw.tensors(k).output_path() == paths[i]) continue;
+    v1::Mismatch m;
+    m.set_phase(draw.phase());
+    m.set_draw_index(draw.index());
+    m.set_output_path(paths[i]);
+    m.set_kind(v1::MISMATCH_STRUCTURE);
+    m.set_message(absl::StrCat(paths[i], ": not compared (the draw compared ", draw.tensors_size(),
+                               " of the problem's ", paths.size(),
+                               " outputs): an output that is not compared does not pass"));
+    return m;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -152,7 +175,7 @@ void VerdictBuilder::SetImport(bool ok, absl::string_view error_type, absl::stri
     verdict_.mutable_process()->set_traceback(std::string(error));
     NoteFailure(v1::IMPORT_ERROR,
                 absl::StrCat("import error: ", error_type.empty() ? "kernel.py" : error_type,
-                             error.empty() ? "" : absl::StrCat(": ", error.substr(0, 300))));
+                             error.empty() ? "" : absl::StrCat(": ", Utf8Prefix(error, 300))));
   }
 }
 
@@ -165,8 +188,14 @@ void VerdictBuilder::NoteFailure(v1::VerdictStatus status, std::string message) 
   if (!first_failure_.has_value()) first_failure_ = Failure{status, std::move(message)};
 }
 
-void VerdictBuilder::RecordDraw(const v1::DrawCheck& draw,
-                                const std::optional<v1::Mismatch>& mismatch) {
+bool VerdictBuilder::RecordDraw(const v1::DrawCheck& checked,
+                                const std::optional<v1::Mismatch>& found) {
+  v1::DrawCheck draw = checked;
+  std::optional<v1::Mismatch> mismatch = found;
+  if (draw.passed()) {
+    mismatch = UncomparedOutput(problem_, draw);
+    draw.set_passed(!mismatch.has_value());
+  }
   *verdict_.add_draws() = draw;
   if (draw.phase() == v1::PHASE_CORRECTNESS && draw.passed()) {
     verdict_.set_correct_draws(verdict_.correct_draws() + 1);
@@ -180,6 +209,7 @@ void VerdictBuilder::RecordDraw(const v1::DrawCheck& draw,
                 recheck ? absl::StrCat("divergence on a timing draw: ", detail)
                         : absl::StrCat("mismatch on draw ", draw.index() + 1, ": ", detail));
   }
+  return draw.passed();
 }
 
 void VerdictBuilder::RecordCallError(v1::JudgePhase phase, int draw_index,
@@ -194,7 +224,7 @@ void VerdictBuilder::RecordCallError(v1::JudgePhase phase, int draw_index,
   NoteFailure(v1::EXCEPTION,
               absl::StrCat("solve raised ", error_type, " on ",
                            EnumShortName(v1::JudgePhase_descriptor()->FindValueByNumber(phase)),
-                           " draw ", draw_index + 1, ": ", LastLine(error).substr(0, 300)));
+                           " draw ", draw_index + 1, ": ", Utf8Prefix(LastLine(error), 300)));
 }
 
 void VerdictBuilder::RecordWorkerLost(v1::JudgePhase phase, int draw_index,

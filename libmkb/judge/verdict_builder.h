@@ -43,8 +43,11 @@ class VerdictBuilder {
   void SetImport(bool ok, absl::string_view error_type, absl::string_view error);
   void SetKernelNames(const std::vector<std::string>& names);
 
-  // A finished draw: its checks, and the first mismatch found in it, if any.
-  void RecordDraw(const v1::DrawCheck& draw, const std::optional<v1::Mismatch>& mismatch);
+  // A finished draw: its checks, and the first mismatch found in it, if any. A draw marked
+  // passed passes only when its tensor checks cover every output the problem declares, in order
+  // (OutputPaths); one that left an output out is recorded as a mismatch naming it. Returns
+  // whether the draw passed as recorded.
+  bool RecordDraw(const v1::DrawCheck& draw, const std::optional<v1::Mismatch>& mismatch);
   // solve (or the worker's handling of the call) raised.
   void RecordCallError(v1::JudgePhase phase, int draw_index, absl::string_view error_type,
                        absl::string_view error);

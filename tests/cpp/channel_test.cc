@@ -6,6 +6,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <cstring>
 
+#include "libmkb/core/utf8.h"
 #include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/seeds.h"
 #include "libmkb/judge/shared_segment.h"
@@ -72,6 +73,29 @@ TEST_CASE("the supervisor keeps output tails and kills on demand") {
   CHECK(outcome.stderr_tail() == "about to hang\n");
   CHECK(outcome.stdout_tail().find("bytes cut") != std::string::npos);
   CHECK(outcome.stdout_tail().size() < 200);
+}
+
+TEST_CASE("an output tail is valid UTF-8, cut where a character starts") {
+  // print("xx" + "\u00e9" * N): a cut at an odd offset from the end splits an e-acute in two,
+  // and a tail that is not UTF-8 cannot go into the verdict's string fields.
+  mkb::TailBuffer tail(101);
+  std::string printed = "xx";
+  for (int i = 0; i < 1000; ++i) printed += "\xc3\xa9";
+  tail.Append(printed.data(), printed.size());
+  std::string contents = tail.Contents();
+  CHECK_FALSE(mkb::FirstInvalidUtf8(contents).has_value());
+  CHECK(contents == "[... 1902 bytes cut ...]\n" + printed.substr(1902));
+  mkb::v1::ProcessOutcome outcome;
+  outcome.set_stdout_tail(contents);
+  std::string wire;
+  REQUIRE(outcome.SerializeToString(&wire));
+  CHECK(mkb::v1::ProcessOutcome().ParseFromString(wire));
+
+  // Bytes that are no UTF-8 at all, and a character cut at the end (still being written).
+  mkb::TailBuffer raw(64);
+  const std::string junk = "ok \xff\xfe end \xe2\x82";
+  raw.Append(junk.data(), junk.size());
+  CHECK(raw.Contents() == "ok \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd");
 }
 
 TEST_CASE("seeds are 63-bit and fresh") {

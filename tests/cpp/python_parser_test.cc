@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/judge/python_syntax.h"
 
 // The shape of each tree is CPython's: tests/python/test_python_parser.py compares the two
@@ -69,6 +70,14 @@ TEST_CASE("what the parser does not read is an error naming the line") {
   CHECK(absl::StrContains(fullwidth.status().message(), "non-ASCII"));
   CHECK(mkb::ParsePython("s = 'caf\xc3\xa9'  # \xc3\xa9\n").ok());  // in strings and comments
   CHECK_FALSE(mkb::ParsePython(std::string("x = 1\0", 6)).ok());
+  // The message quotes the token's first 40 bytes, cut where a character starts (a verdict's
+  // message must be UTF-8): here byte 40 is the middle of an e-acute.
+  std::string accents = "x = 1 '";
+  for (int i = 0; i < 30; ++i) accents += "\xc3\xa9";
+  auto cut = mkb::ParsePython(accents + "'\n");
+  REQUIRE_FALSE(cut.ok());
+  CHECK(absl::StrContains(cut.status().message(), "invalid syntax at '"));
+  CHECK_FALSE(mkb::FirstInvalidUtf8(cut.status().message()).has_value());
   // Nesting: CPython's own limits (200 brackets), and kMaxPySyntaxDepth nodes.
   CHECK_FALSE(mkb::ParsePython(std::string(201, '(') + std::string(201, ')') + "\n").ok());
   std::string chain = "x = a";

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "libmkb/core/utf8.h"
 #include "libmkb/judge/call_trace.h"
 
 namespace {
@@ -130,6 +131,20 @@ TEST_CASE("runtime audits") {
                     mkb::v1::SEVERITY_VIOLATION));
     CHECK(Has(mkb::AuditKernelCalls({dsl, flooded}, options), "runtime.dropped_records",
               mkb::v1::SEVERITY_VIOLATION));
+  }
+  SECTION("evidence quoting kernel names is valid UTF-8, cut where a character starts") {
+    // A kernel's name is the bytes its module holds; the evidence keeps its first 600 bytes.
+    std::string accents = "_ZN2at6native1x";  // an ATen name: no DSL kernel, listed as evidence
+    for (int i = 0; i < 400; ++i) accents += "\xc3\xa9";
+    for (const std::string& name : {accents, std::string("_ZN2at6native\xff\xfename")}) {
+      auto findings = mkb::AuditKernelCalls({Call({Kernel(name, 0, 1000)})}, options);
+      REQUIRE(Has(findings, "runtime.no_dsl_kernel", mkb::v1::SEVERITY_VIOLATION));
+      for (const auto& f : findings) {
+        INFO(f.code());
+        CHECK_FALSE(mkb::FirstInvalidUtf8(f.evidence()).has_value());
+        CHECK(f.evidence().size() <= 600);
+      }
+    }
   }
   SECTION("below the physical floor") {
     options.floor_ms = 0.01;  // 10 us; the calls take 1 us

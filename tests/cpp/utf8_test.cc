@@ -71,3 +71,19 @@ TEST_CASE("strict UTF-8 is exactly what protobuf's string fields accept") {
   google::protobuf::SetLogHandler(previous);
 #endif
 }
+
+TEST_CASE("a cut of UTF-8 text falls on a character boundary") {
+  const std::string euro = "ab\xe2\x82\xac";  // "ab" and a three-byte character
+  CHECK(mkb::Utf8Prefix(euro, 2) == "ab");
+  CHECK(mkb::Utf8Prefix(euro, 3) == "ab");
+  CHECK(mkb::Utf8Prefix(euro, 4) == "ab");
+  CHECK(mkb::Utf8Prefix(euro, 5) == euro);
+  CHECK(mkb::Utf8Prefix(euro, 50) == euro);
+  CHECK(mkb::Utf8Prefix("\xf0\x9f\x98\x80", 3).empty());
+  CHECK(mkb::Utf8BoundaryAtOrAfter(euro, 3) == 5);
+  CHECK(mkb::Utf8BoundaryAtOrAfter(euro, 2) == 2);
+  CHECK(mkb::Utf8BoundaryAtOrAfter(euro, 5) == 5);
+  // Not UTF-8: a run of continuation bytes moves the cut by three at most.
+  CHECK(mkb::Utf8BoundaryAtOrAfter(std::string(10, '\x80'), 1) == 4);
+  CHECK(mkb::Utf8Prefix(std::string(10, '\x80'), 5) == std::string(2, '\x80'));
+}

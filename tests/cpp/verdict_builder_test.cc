@@ -139,3 +139,49 @@ TEST_CASE("a lost worker is a timeout or a crash") {
   CHECK(v.status() == mkb::v1::CRASH);
   CHECK(v.message().find("SIGSEGV") != std::string::npos);
 }
+
+TEST_CASE("a draw that left one of the problem's outputs uncompared is a mismatch naming it") {
+  mkb::v1::Problem two = Problem();
+  two.set_output_container(mkb::v1::TUPLE);
+  two.add_outputs()->set_name("out");
+  two.add_outputs()->set_name("lse");
+  auto checked = [](std::initializer_list<const char*> paths) {
+    mkb::v1::DrawCheck d = Draw(mkb::v1::PHASE_CORRECTNESS, 0, true);
+    for (const char* path : paths) {
+      mkb::v1::TensorCheck* t = d.add_tensors();
+      t->set_output_path(path);
+      t->set_passed(true);
+    }
+    return d;
+  };
+
+  // What a host that dropped the leaves without data sent: nothing compared, "passed".
+  mkb::VerdictBuilder none(two, mkb::v1::CUTEDSL, "small", Config(1));
+  REQUIRE(none.CheckSubmission("x = 1\n"));
+  none.SetImport(true, "", "");
+  CHECK_FALSE(none.RecordDraw(checked({}), std::nullopt));
+  none.SetParityTiming({1.0}, {1.0}, "host_clock");
+  auto v = none.Finish();
+  CHECK(v.status() == mkb::v1::MISMATCH);
+  CHECK(v.correct_draws() == 0);
+  CHECK_FALSE(v.draws(0).passed());
+  CHECK(v.first_mismatch().output_path() == "out[0]");
+  CHECK(v.first_mismatch().kind() == mkb::v1::MISMATCH_STRUCTURE);
+
+  // One of two compared; and two checks of the same output are not one of each.
+  mkb::VerdictBuilder one(two, mkb::v1::CUTEDSL, "small", Config(1));
+  CHECK_FALSE(one.RecordDraw(checked({"out[0]"}), std::nullopt));
+  CHECK(one.Finish().first_mismatch().output_path() == "out[1]");
+  mkb::VerdictBuilder twice(two, mkb::v1::CUTEDSL, "small", Config(1));
+  CHECK_FALSE(twice.RecordDraw(checked({"out[0]", "out[0]"}), std::nullopt));
+
+  // Every output compared: the draw passes.
+  mkb::VerdictBuilder both(two, mkb::v1::CUTEDSL, "small", Config(1));
+  CHECK(both.RecordDraw(checked({"out[0]", "out[1]"}), std::nullopt));
+  mkb::v1::Problem single = Problem();
+  single.set_output_container(mkb::v1::SINGLE_TENSOR);
+  single.add_outputs()->set_name("out");
+  mkb::VerdictBuilder bare(single, mkb::v1::CUTEDSL, "small", Config(1));
+  CHECK(bare.RecordDraw(checked({"out"}), std::nullopt));
+  CHECK_FALSE(bare.RecordDraw(checked({}), std::nullopt));
+}

@@ -128,3 +128,89 @@ def test_a_refusal_in_the_judges_own_calibration_is_shown_not_blamed_on_the_kern
     verdict = builder.finish()
     shown = [f for f in verdict.findings if f.code == "judge.calibration_refused"]
     assert len(shown) == 1 and "refused 2 event(s) of the judge's own calibration" in shown[0].message
+
+
+def test_the_host_compares_every_expected_leaf_and_names_one_without_data():
+    """An expected tensor leaf with no output data to compare is a mismatch naming its path: the
+    host dropped such leaves and compared what was left (nothing, for a kernel whose outputs the
+    worker could not export), and an empty comparison passed (the red team's flip_class: 14x)."""
+    from types import SimpleNamespace
+
+    import torch
+    from metakernelbench.judge import host
+
+    problem = mkb.load_suite().find(2)  # two outputs: out, lse
+    inputs = problem.make_inputs("small", seed=3)
+    expected = problem.module.reference(*inputs)
+    anchor = tuple(t.double() for t in expected)
+    fake = SimpleNamespace(problem=problem.message, allowance_factor=0.0, eps_scale=0.0)
+
+    def judged(tensors):
+        builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", None)
+        passed = host.Evaluation._compare(fake, "correctness", 0, expected, anchor, tensors, 0.0, builder)
+        return passed, builder.finish().first_mismatch
+
+    passed, mismatch = judged([])
+    assert not passed and mismatch.output_path == "out[0]" and mismatch.kind == "structure"
+    passed, mismatch = judged([expected[0].clone(), None])
+    assert not passed and mismatch.output_path == "out[1]"
+    assert "no data" in mismatch.message
+    passed, _ = judged([t.clone() for t in expected])
+    assert passed
+    passed, mismatch = judged([expected[0].clone(), torch.zeros_like(expected[1])])
+    assert not passed and mismatch.output_path == "out[1]" and mismatch.kind == "value"
+
+
+def test_the_judge_core_fails_a_draw_that_compared_none_of_the_outputs():
+    """The C++ rule behind the host's: judge_tensors with no leaves is no pass for a problem
+    with outputs (VerdictBuilder::RecordDraw)."""
+    problem = mkb.load_suite().find(28)
+    builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", None)
+    assert not builder.judge_tensors("correctness", 0, [], True, 0.0)
+    assert builder.finish().first_mismatch.output_path == "out"
+
+
+def test_returned_values_are_read_once_by_exact_type_through_captured_descriptors():
+    """What solve returns is the kernel's object: the worker's reader (values.TensorFacts) never
+    runs a method looked up on it. A subclass is reported as one (nothing read, not exported); a
+    plain tensor's instance attribute `stride` is not what its strides are read by; tuple / list
+    subclasses are objects, not containers."""
+    import torch
+    from metakernelbench.judge import values
+
+    calls = []
+
+    class Sub(torch.Tensor):
+        pass
+
+    x = torch.arange(6.0).reshape(2, 3)
+    sub = x.as_subclass(Sub)
+    sub.stride = lambda *a: calls.append("sub.stride") or (3, 1)
+    plain = x.clone()
+    plain.stride = lambda *a: calls.append("plain.stride") or (99, 99)
+    facts = values.TensorFacts()
+
+    node, leaves = facts.describe((sub, plain))
+    assert calls == []
+    assert node["items"][0] == {
+        "kind": "tensor",
+        "type_name": f"{__name__}.{Sub.__qualname__}",
+        "tensor": {"meta": {"plain": False}},
+    }
+    meta = node["items"][1]["tensor"]["meta"]
+    assert meta["strides"] == [3, 1] and meta["shape"] == [2, 3] and meta["plain"]
+    assert len(leaves) == 1 and leaves[0].handle is node["items"][1]["tensor"]
+    alias = leaves[0].tensor
+    assert type(alias) is torch.Tensor and alias is not plain and "stride" not in alias.__dict__
+    assert alias.data_ptr() == plain.data_ptr() and leaves[0].device_type == "cpu"
+
+    class Pair(tuple):
+        pass
+
+    assert facts.describe(Pair((x, x)))[0]["kind"] == "other"
+    deep: list = []
+    deep.append(deep)
+    assert facts.describe(deep)[0]["kind"] == "list"  # walked to the depth bound, no recursion error
+    # Built by the same reader: the structure check sees the subclass for what it is.
+    mismatch = _core.compare_structure(values.value_node(x), facts.describe(sub)[0])
+    assert mismatch is not None and mismatch.kind == "type"

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "libmkb/core/utf8.h"
 
 namespace mkb::cuda {
 namespace {
@@ -200,7 +201,8 @@ class CuptiSource final : public ActivitySource {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
           r.set_kind(v1::ActivityRecord::KERNEL);
-          r.set_name(k->name != nullptr ? k->name : "");
+          // A kernel's name is the bytes its module holds; the record's name is a proto string.
+          r.set_name(ToValidUtf8(k->name != nullptr ? k->name : ""));
           r.set_start_ns(k->start);
           r.set_end_ns(k->end);
           r.set_stream(k->streamId);

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "libmkb/core/utf8.h"
 #include "libmkb/judge/cuda/cupti_source.h"
 
 namespace mkb::cuda {
@@ -369,7 +370,7 @@ class Monitor {
       case LaunchOrigin::kRaw:
         counts_.set_raw(counts_.raw() + 1);
         if (counts_.raw_evidence_size() < 4 && !evidence.empty())
-          counts_.add_raw_evidence(evidence);
+          counts_.add_raw_evidence(ToValidUtf8(evidence));  // names from the module: any bytes
         break;
       case LaunchOrigin::kLibrary:
         counts_.set_library(counts_.library() + 1);

@@ -186,7 +186,8 @@ class VerdictBuilder:
     def judge_tensors(self, phase: str, index: typing.SupportsInt | typing.SupportsIndex, leaves: list, inputs_unmodified: bool = True, seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, allowance_factor: typing.SupportsFloat | typing.SupportsIndex = 0.0, eps_scale: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> bool:
         """
         Compares each leaf (path, out, out_dtype, expected, expected_dtype, anchor|None, anchor_dtype, exact)
-        with the correctness rule and records the draw. Returns whether it passed.
+        with the correctness rule and records the draw. Returns whether it passed: a draw that
+        left one of the problem's outputs uncompared does not.
         """
     def record_call_error(self, phase: str, index: typing.SupportsInt | typing.SupportsIndex, error_type: str, error: str) -> None:
         ...

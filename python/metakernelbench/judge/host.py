@@ -504,9 +504,27 @@ class Evaluation:
         return self._compare(phase, index, expected, anchor, tensors, seconds, b)
 
     def _compare(self, phase, index, expected, anchor, tensors, seconds, builder) -> bool:
+        """Compares every expected tensor leaf with the output leaf at its place in `tensors` (one
+        entry per output leaf, None where the reply carried no data): an expected leaf without
+        an output to compare is a mismatch naming it, never a leaf left out."""
         exp_leaves, anc_leaves = values.leaves(expected), values.leaves(anchor)
         exact = _exact_flags(self.problem, len(exp_leaves))
         paths = _leaf_paths(expected)
+        missing = next((i for i in range(len(exp_leaves)) if i >= len(tensors) or tensors[i] is None), None)
+        if missing is not None:
+            path = paths[missing]
+            builder.record_mismatch(
+                phase,
+                index,
+                {
+                    "output_path": path,
+                    "kind": "structure",
+                    "message": f"{path}: the worker's reply carried no data for this output "
+                    "(nothing of it could be compared)",
+                },
+                seconds,
+            )
+            return False
         leaves = [
             values.comparison_leaf(paths[i], out, e, a, exact[i])
             for i, (out, e, a) in enumerate(zip(tensors, exp_leaves, anc_leaves))
@@ -730,12 +748,21 @@ class Evaluation:
         self.builder.add_findings(list(reply.findings))
         outputs = None
         if want_outputs and reply.ok and reply.output is not None:
-            handles = [node.tensor for node in _leaf_nodes(reply.output) if _has_data(node)]
+            nodes = _leaf_nodes(reply.output)
+            with_data = [k for k, node in enumerate(nodes) if _has_data(node)]
             try:
-                outputs = session.transport.open(handles, list(fds), writable=False)
+                opened, keep = session.transport.open(
+                    [nodes[k].tensor for k in with_data], list(fds), writable=False
+                )
             except (_core.Error, KeyError, RuntimeError) as error:
                 session.supervisor.kill()
                 raise WorkerLost(f"the worker returned an unreadable tensor: {error}") from None
+            # One entry per tensor leaf of the reply, None where it carried no data: the
+            # comparison then names that output (a leaf is never dropped).
+            tensors: list = [None] * len(nodes)
+            for k, t in zip(with_data, opened):
+                tensors[k] = t
+            outputs = (tensors, keep)
         else:
             for fd in fds:
                 os.close(fd)
@@ -751,7 +778,7 @@ class OutputSlots:
         self._slots = [None] * count
 
     def capture(self, slot: int, tensors: list, reply) -> None:
-        copies = [t.clone() for t in tensors]
+        copies = [t.clone() if t is not None else None for t in tensors]
         self._slots[slot] = (reply.output, copies)
 
     def taken(self, slot: int):

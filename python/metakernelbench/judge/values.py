@@ -7,6 +7,8 @@ the same Python type; returned values are tensors only, so a scalar handle among
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 from .. import _core
@@ -129,35 +131,121 @@ def comparison_leaf(
     )
 
 
-def tensor_meta(t: torch.Tensor, plain: bool | None = None) -> dict:
-    return {
-        "dtype": NAMES.get(t.dtype),
-        "torch_dtype": str(t.dtype),
-        "shape": list(t.shape),
-        "strides": list(t.stride()),
-        "device": str(t.device),
-        "plain": (type(t) is torch.Tensor) if plain is None else plain,
-    }
+class OutputLeaf(NamedTuple):
+    """A plain tensor leaf of a described value: a judge-owned alias of the tensor (a new Python
+    object on the same memory, without the original's instance attributes), its device type, and
+    its node's TensorHandle dict (its "meta" read once; a transport adds the data fields)."""
+
+    tensor: torch.Tensor
+    device_type: str
+    handle: dict
 
 
-def value_node(value, handle_of=None) -> dict:
-    """The structure of `value` as a ValueNode dict; `handle_of(tensor)` supplies each tensor leaf's
-    TensorHandle (or metadata only when None)."""
-    if isinstance(value, torch.Tensor):
-        handle = handle_of(value) if handle_of else {"meta": tensor_meta(value)}
-        return {"kind": "tensor", "type_name": type(value).__name__, "tensor": handle}
-    if isinstance(value, tuple) and type(value) is tuple:
-        return {"kind": "tuple", "items": [value_node(v, handle_of) for v in value]}
-    if isinstance(value, list) and type(value) is list:
-        return {"kind": "list", "items": [value_node(v, handle_of) for v in value]}
-    if value is None:
-        return {"kind": "none"}
-    return {"kind": "other", "type_name": f"{type(value).__module__}.{type(value).__qualname__}"}
+class TensorFacts:
+    """Reads values as the judge's wire format describes them (ValueNode, TensorMeta), through
+    torch's C descriptors bound when this object is made: in the worker, before kernel.py is
+    imported. A returned tensor is the kernel's object: it has a __dict__ (an instance attribute
+    `stride` shadows the method), torch.Tensor's class attributes and the torch module's names can
+    be replaced, and a subclass runs its own code on any method. So the type is checked exactly
+    (`type(x) is torch.Tensor`; tuples and lists likewise), a subclass is reported as such and
+    never read, and a plain tensor's properties are read by the bound descriptors with torch
+    function handling off (no torch function mode sees the reads)."""
+
+    # Deeper nesting than any problem's outputs (a tensor, or a tuple / list of them): past it a
+    # value is described as an object, never walked (a list that contains itself).
+    MAX_DEPTH = 32
+
+    def __init__(self):
+        base = torch._C.TensorBase
+        self._tensor_type = torch.Tensor
+        self._size = base.size
+        self._stride = base.stride
+        self._dtype = base.__dict__["dtype"].__get__
+        self._device = base.__dict__["device"].__get__
+        self._detach = base.detach
+        self._no_torch_function = torch._C.DisableTorchFunction
+        self._type = type
+        self._is_subclass = type.__subclasscheck__
+        self._qualname = type.__dict__["__qualname__"].__get__
+        self._module = type.__dict__["__module__"].__get__
+        self._str = str
+        self._list = list
+
+    def describe(self, value) -> tuple[dict, list[OutputLeaf]]:
+        """The ValueNode dict of `value` and its plain tensor leaves in order, every fact read once,
+        here. A tensor subclass is a "tensor" node with `plain` false and nothing else read; an
+        object of any other type (a tuple or list subclass too) is an "other" node."""
+        leaves: list[OutputLeaf] = []
+        with self._no_torch_function():
+            node = self._node(value, leaves, 0)
+        return node, leaves
+
+    def meta(self, t: torch.Tensor) -> dict:
+        """The TensorMeta dict of one of the judge's own tensors (plain ones: the reference's
+        outputs, its inputs, snapshots)."""
+        with self._no_torch_function():
+            return self._meta(t)
+
+    def is_tensor(self, value) -> bool:
+        """Whether `value` is a tensor leaf of a structure: a torch.Tensor or a subclass."""
+        return self._is_subclass(self._tensor_type, self._type(value))
+
+    def _meta(self, t) -> dict:
+        """TensorMeta of a torch.Tensor; the caller has checked its type (a subclass runs its own
+        code on every read, even of its dtype)."""
+        dtype = self._dtype(t)
+        return {
+            "dtype": NAMES.get(dtype),
+            "torch_dtype": self._str(dtype),
+            "shape": self._list(self._size(t)),
+            "strides": self._list(self._stride(t)),
+            "device": self._str(self._device(t)),
+            "plain": self._type(t) is self._tensor_type,
+        }
+
+    def _node(self, value, leaves: list[OutputLeaf], depth: int) -> dict:
+        kind = self._type(value)
+        if kind is self._tensor_type:
+            handle = {"meta": self._meta(value)}
+            leaves.append(OutputLeaf(self._detach(value), self._device(value).type, handle))
+            return {"kind": "tensor", "type_name": "Tensor", "tensor": handle}
+        if (kind is tuple or kind is list) and depth < self.MAX_DEPTH:
+            items = [self._node(v, leaves, depth + 1) for v in value]
+            return {"kind": "tuple" if kind is tuple else "list", "items": items}
+        if value is None:
+            return {"kind": "none"}
+        name = self._type_name(kind)
+        if self._is_subclass(self._tensor_type, kind):
+            return {"kind": "tensor", "type_name": name, "tensor": {"meta": {"plain": False}}}
+        if depth >= self.MAX_DEPTH:
+            name = f"{name} nested deeper than {self.MAX_DEPTH} levels"
+        return {"kind": "other", "type_name": name}
+
+    def _type_name(self, kind: type) -> str:
+        """module.qualname of a type, read by type's own descriptors (a metaclass may define its
+        own); a __module__ that is not a str is left out."""
+        module = self._module(kind)
+        qualname = self._qualname(kind)
+        return f"{module}.{qualname}" if self._type(module) is str else qualname
+
+
+# The host's reader (its values are its own: the reference's outputs, inputs it made).
+_FACTS = TensorFacts()
+
+
+def tensor_meta(t: torch.Tensor) -> dict:
+    """The TensorMeta dict of a plain tensor."""
+    return _FACTS.meta(t)
+
+
+def value_node(value) -> dict:
+    """The structure of `value` as a ValueNode dict, metadata only (TensorFacts.describe)."""
+    return _FACTS.describe(value)[0]
 
 
 def leaves(value) -> list[torch.Tensor]:
-    """Tensor leaves of a tuple / list structure, in order."""
-    if isinstance(value, torch.Tensor):
+    """Tensor leaves of a tuple / list structure, in order: the tensor nodes of value_node."""
+    if _FACTS.is_tensor(value):
         return [value]
     if type(value) in (tuple, list):
         return [leaf for v in value for leaf in leaves(v)]

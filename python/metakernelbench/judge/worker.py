@@ -74,6 +74,8 @@ class Worker:
         self._sync = _core.cuda.device_synchronize if device == "cuda" else _no_sync
         self._perf = time.perf_counter
         self._clone = torch.Tensor.clone
+        # What solve returns is read once, right after it returns, through these descriptors.
+        self._facts = values.TensorFacts()
         # The published method's clock in C++ (torch.cuda.Event's methods are Python attributes
         # kernel.py could replace): made in prepare, before kernel.py is imported; its bound
         # `time` is kept, never looked up again on the class.
@@ -238,7 +240,7 @@ class Worker:
             self._monitor.set_enabled(False)  # as in the parity pass it calibrates
         seconds, _ = self._timed(lambda: None)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
-        return self._export(out, seconds, keep, race=False)
+        return self._export(out, self._facts.describe(out), seconds, keep, race=False)
 
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
@@ -273,19 +275,17 @@ class Worker:
                     # What a consumer on the current stream reads the moment solve returns.
                     start = perf()
                     out = self._kernel_call(lambda: self.solve(*inputs))
-                    snapshot = self._snapshot(out)
+                    returned = self._facts.describe(out)
+                    snapshot = self._snapshot(returned)
                     sync()
                     seconds = perf() - start
-                    race = any(
-                        _differs(s, t)
-                        for s, t in zip(snapshot, values.leaves(out))
-                        if _exportable(t, self.device)
-                    )
+                    race = any(_differs(s, t) for s, t in zip(snapshot, self._exported(returned)))
                 elif op == "warmup":
                     out = self._kernel_call(lambda: self.solve(*inputs))
                     seconds = 0.0
                 else:
                     seconds, out = self._kernel_call(lambda: self._timed(lambda: self.solve(*inputs)))
+                    returned = self._facts.describe(out)
             finally:
                 if monitor is not None:
                     launches = monitor.end_call()
@@ -315,7 +315,7 @@ class Worker:
         if op == "warmup":
             reply = {"ok": True, "seconds": 0.0}
         else:
-            reply = self._export(out, seconds, keep, race)
+            reply = self._export(out, returned, seconds, keep, race)
         if launches is not None:
             reply["launches"] = launches
         if trace is not None:
@@ -345,25 +345,33 @@ class Worker:
         out = fn()
         return self._perf() - start, out
 
-    def _snapshot(self, out) -> list:
-        """Copies of the output leaves taken by the harness (a kernel's later writes to its own
-        buffers do not change what is judged)."""
+    def _exported(self, returned) -> list[torch.Tensor]:
+        """The leaves of a described return value that the worker exports: plain tensors on its
+        device (others are reported by their description: a subclass, another device)."""
+        _node, leaves = returned
+        return [leaf.tensor for leaf in leaves if leaf.device_type == self.device]
+
+    def _snapshot(self, returned) -> list:
+        """Copies of the exported output leaves taken by the harness (a kernel's later writes to
+        its own buffers do not change what is judged)."""
         monitor = self._monitor
         if monitor is not None:
             monitor.enter_judge()
         try:
-            return [self._clone(t) if _exportable(t, self.device) else t for t in values.leaves(out)]
+            return [self._clone(t) for t in self._exported(returned)]
         finally:
             if monitor is not None:
                 monitor.leave_judge()
 
-    def _export(self, out, seconds: float, keep, race: bool) -> dict:
-        """Snapshots the output leaves (a kernel's later writes to its own buffers do not change
-        what is judged) and exports them. On CUDA the snapshot is a copy into the worker's own
-        arena, exported by one IPC handle that the host maps once: the same copy and no IPC calls
-        on every call, so the channel's cost stays what the calibration measured."""
-        leaves = values.leaves(out)
-        data = [t for t in leaves if _exportable(t, self.device)]
+    def _export(self, out, returned, seconds: float, keep, race: bool) -> dict:
+        """Snapshots the exported output leaves of `returned` (TensorFacts.describe of `out`, read
+        once when solve returned; a kernel's later writes to its own buffers do not change what is
+        judged) and exports them. On CUDA the snapshot is a copy into the worker's own arena,
+        exported by one IPC handle that the host maps once: the same copy and no IPC calls on
+        every call, so the channel's cost stays what the calibration measured."""
+        node, leaves = returned
+        exported = [leaf for leaf in leaves if leaf.device_type == self.device]
+        data = [leaf.tensor for leaf in exported]
         monitor = self._monitor
         if monitor is not None:
             monitor.enter_judge()
@@ -379,16 +387,9 @@ class Worker:
         finally:
             if monitor is not None:
                 monitor.leave_judge()
-        handle_iter = iter(handles)
-
-        def handle_of(t):
-            if _exportable(t, self.device):
-                h = next(handle_iter)
-                h["meta"] = values.tensor_meta(t)
-                return h
-            return {"meta": values.tensor_meta(t)}
-
-        node = values.value_node(out, handle_of)
+        for leaf, handle in zip(exported, handles):
+            # The data's fields; the metadata stays the one read when solve returned.
+            leaf.handle.update({k: v for k, v in handle.items() if k != "meta"})
         self._held = (out, leaves, holder, keep)
         return {"ok": True, "output": node, "seconds": seconds, "side_stream_race": race, "_fds": out_fds}
 
@@ -485,10 +486,6 @@ def cupti_dirs() -> list[str]:
 
 def _no_sync() -> None:
     pass
-
-
-def _exportable(t, device: str) -> bool:
-    return type(t) is torch.Tensor and t.device.type == device
 
 
 def _differs(a: torch.Tensor, b: torch.Tensor) -> bool:
