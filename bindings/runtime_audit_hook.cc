@@ -14,9 +14,13 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
@@ -104,7 +108,7 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
   AuditCaller caller;
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   Py_XINCREF(frame);
-  bool first = true;
+  int depth = 0;
   bool chain_open = IsRuntimeCodeEvent(event);
   std::vector<std::string> chain;
   bool previous_is_module_body = false;
@@ -112,11 +116,15 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     const std::string file = Text(code->co_filename);
     const std::string function = Text(code->co_name);
-    if (first) {
+    if (depth == 0) {
       caller.direct_file = file;
       caller.direct_function = function;
-      first = false;
+      caller.direct_line = PyFrame_GetLineNumber(frame);
+    } else if (depth == 1) {
+      caller.parent_file = file;
+      caller.parent_function = function;
     }
+    ++depth;
     if (chain_open) {
       if (absl::StartsWith(file, "<frozen importlib")) {
         // The import system runs the module body just above: the chain ends there.
@@ -179,14 +187,58 @@ std::string Redacted(std::string text) {
   return text;
 }
 
+// Line `line` (1-based) of an installed source file, read in C++ (no audit event), cached.
+std::string SourceLine(const std::string& file, int line) {
+  static auto* cache = new absl::flat_hash_map<std::string, std::vector<std::string>>();
+  auto it = cache->find(file);
+  if (it == cache->end()) {
+    std::vector<std::string> lines;
+    std::ifstream in(file);
+    for (std::string text; std::getline(in, text);) lines.push_back(text);
+    it = cache->emplace(file, std::move(lines)).first;
+  }
+  if (line < 1 || static_cast<size_t>(line) > it->second.size()) return "";
+  return it->second[static_cast<size_t>(line) - 1];
+}
+
+// Code objects made at run time once kernel.py's import began (exec'd, or made into functions),
+// with the code objects nested in them: the watch counts them as the kernel's code, whatever
+// file they claim (a dataclass's generated methods, code a kernel got made for it under a
+// library's name). Held, so that no other object reuses their addresses.
+absl::flat_hash_set<PyObject*>* g_kernel_made_code = nullptr;
+
+void RememberKernelMadeCode(PyObject* code, int depth = 0) {
+  if (code == nullptr || !PyCode_Check(code) || depth > 16) return;
+  if (g_kernel_made_code == nullptr) g_kernel_made_code = new absl::flat_hash_set<PyObject*>();
+  if (!g_kernel_made_code->insert(code).second) return;
+  Py_INCREF(code);
+  PyObject* consts = reinterpret_cast<PyCodeObject*>(code)->co_consts;
+  if (consts != nullptr && PyTuple_Check(consts)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i)
+      RememberKernelMadeCode(PyTuple_GET_ITEM(consts, i), depth + 1);
+  }
+}
+
 int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
   ++t_in_hook;
   int kernel_line = 0;
   AuditCaller caller = FindCaller(event, &kernel_line);
   caller.kernel_started = g_state->kernel_started;
+  const std::string name(event);
+  if ((name == "sys._getframe" || name == "sys._getframemodulename") &&
+      absl::StartsWith(caller.direct_file, "/")) {
+    caller.direct_source_line = SourceLine(caller.direct_file, caller.direct_line);
+  }
   const auto [arg0, arg1] = Arguments(event, args);
   const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
+  if (decision.allow && g_state->kernel_started && args != nullptr && PyTuple_Check(args) &&
+      PyTuple_GET_SIZE(args) > 0 && (name == "exec" || name == "function.__new__")) {
+    // An installed module's import is no code of the kernel's; anything else made from now on is.
+    const bool installed_import = absl::StartsWith(caller.direct_file, "<frozen importlib") &&
+                                  arg0 != g_state->config.kernel_path;
+    if (!installed_import) RememberKernelMadeCode(PyTuple_GET_ITEM(args, 0));
+  }
   int result = 0;
   if (!decision.allow) {
     // The texts below become Python str (and proto strings): the event's arguments in them are
@@ -230,7 +282,9 @@ int WatchProfile(PyObject*, PyFrameObject* frame, int, PyObject*) {
   if (!g_watch.on || frame == nullptr || g_watch.kernel_file == nullptr) return 0;
   PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
   PyObject* file = code->co_filename;
-  bool kernel = file == g_watch.kernel_file;
+  bool kernel = file == g_watch.kernel_file ||
+                (g_kernel_made_code != nullptr &&
+                 g_kernel_made_code->contains(reinterpret_cast<PyObject*>(code)));
   if (!kernel && file != g_watch.last_other) {
     kernel = PyUnicode_Check(file) && PyUnicode_Compare(file, g_watch.kernel_file) == 0;
     if (PyErr_Occurred()) PyErr_Clear();
@@ -359,6 +413,26 @@ void RegisterRuntimeAuditHook(py::module_& m) {
   m.def("runtime_audit_recorded",
         [] { return g_state != nullptr ? g_state->recorded : std::vector<std::string>{}; });
   m.def("runtime_audit_codes", &RuntimeAuditCodes);
+  m.def(
+      "traceback_entries",
+      [](py::object tb) {
+        // A traceback's (file, line, function) entries, read in C: a Python walk reads
+        // tb.tb_frame, an audited attribute that the worker's own code is not trusted for once
+        // kernel.py is loaded (a callback of the kernel's can run in the worker's frames).
+        std::vector<std::tuple<std::string, int, std::string>> out;
+        while (!tb.is_none() && PyTraceBack_Check(tb.ptr()) && out.size() < 512) {
+          auto* entry = reinterpret_cast<PyTracebackObject*>(tb.ptr());
+          PyCodeObject* code = PyFrame_GetCode(entry->tb_frame);  // new reference
+          out.emplace_back(Text(code->co_filename), tb.attr("tb_lineno").cast<int>(),
+                           Text(code->co_name));
+          Py_DECREF(code);
+          tb = tb.attr("tb_next");
+        }
+        return out;
+      },
+      py::arg("traceback"),
+      "[(file, line, function)] of a traceback, innermost last, without reading its frames "
+      "from Python.");
   m.def(
       "constant_function",
       [](py::object value) {

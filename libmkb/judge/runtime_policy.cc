@@ -47,9 +47,15 @@ bool StdlibCodegen(const RuntimePolicyConfig& config, const AuditCaller& caller)
   return module == "collections/__init__.py" || module == "dataclasses.py";
 }
 
-// Standard-library modules that read a frame for a name or a warning's location and hand no
-// frame back to their caller.
+// Standard-library code that reads a frame (sys._getframe) for a name or a warning's location
+// and hands no frame back to its caller. logging's currentframe() hands the frame back: only its
+// call from findCaller (which keeps it) is a reader. functools reads no frame of its own; its
+// update_wrapper / wraps copy attributes named by the caller, frames among them.
 bool StdlibFrameReader(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+  // Its own line calls sys._getframe: not a map or generator of the caller's that the reader
+  // happens to be iterating when the event is raised (namedtuple over a lazy map of
+  // sys._getframe handed the frame out).
+  if (!absl::StrContains(caller.direct_source_line, "_getframe")) return false;
   // typing_extensions (the standard typing module's backport, a dependency of torch and the
   // DSLs) reads its caller's module name the way typing does.
   if (absl::EndsWith(caller.direct_file, "-packages/typing_extensions.py") &&
@@ -57,8 +63,12 @@ bool StdlibFrameReader(const RuntimePolicyConfig& config, const AuditCaller& cal
     return true;
   }
   const std::string module = StdlibModule(config, caller.direct_file);
+  if (module == "logging/__init__.py") {
+    return StdlibModule(config, caller.parent_file) == "logging/__init__.py" &&
+           caller.parent_function == "findCaller";
+  }
   for (absl::string_view m : {"collections/__init__.py", "typing.py", "enum.py", "warnings.py",
-                              "logging/__init__.py", "dataclasses.py", "abc.py", "functools.py"}) {
+                              "dataclasses.py", "abc.py"}) {
     if (module == m) return true;
   }
   return false;
@@ -107,10 +117,14 @@ bool InstalledImportTime(const RuntimePolicyConfig& config, const AuditCaller& c
 }
 
 // The judge's own code asked, of its own accord: the innermost frame outside the standard
-// library is the judge's, and no frame of kernel.py is on the stack (kernel.py calling a judge
-// function that calls back is kernel.py asking).
+// library is the judge's, no frame of kernel.py is on the stack (kernel.py calling a judge
+// function that calls back is kernel.py asking), and kernel.py's import has not begun: after
+// it, a callback the kernel left (a finaliser made of C callables, fired when the worker drops
+// an output) runs in the worker's frames with no kernel frame at all, so the stack proves
+// nothing. The worker needs no trust of its own by then (it reads tracebacks in C).
 bool JudgeCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
-  return !caller.kernel_on_stack && PathUnder(caller.library_file, config.judge_roots);
+  return !caller.kernel_on_stack && !caller.kernel_started &&
+         PathUnder(caller.library_file, config.judge_roots);
 }
 
 // The DSL's or the judge's own code asked (the innermost frame outside the standard library).
@@ -242,12 +256,22 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                                     "f_code", "__defaults__", "__kwdefaults__"})) {
     return Allow();
   }
-  // Frames and the collector: only where a frame is read and not handed on (named standard
-  // modules), or by the DSL's or the judge's own code.
+  // The collector: the judge's own code only (neither DSL needs it; through a DSL function that
+  // calls back, kernel.py would walk every object of the worker).
   if (OneOf(event,
-            {"sys._getframe", "sys._getframemodulename", "object.__getattr__", "gc.get_objects",
-             "gc.get_referrers", "gc.get_referents", "gc.get_freeze_count"})) {
-    if (StdlibFrameReader(config, caller) || TrustedCaller(config, caller)) return Allow();
+            {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.get_freeze_count"})) {
+    if (JudgeCaller(config, caller)) return Allow();
+    return Deny("runtime.introspection",
+                absl::StrCat(event, ": frames and the collector reach the judge's objects"));
+  }
+  // Frames: only where a frame is read and not handed on (named standard-library readers of
+  // sys._getframe; never a restricted attribute such as tb_frame or gi_frame, which a reader
+  // would be reading for its caller), or by the DSL's or the judge's own code.
+  if (OneOf(event, {"sys._getframe", "sys._getframemodulename", "object.__getattr__"})) {
+    const bool frame_call = event != "object.__getattr__";
+    if ((frame_call && StdlibFrameReader(config, caller)) || TrustedCaller(config, caller)) {
+      return Allow();
+    }
     return Deny("runtime.introspection",
                 absl::StrCat(event, arg1.empty() ? "" : absl::StrCat(" (", arg1, ")"),
                              ": frames and the collector reach the judge's objects"));

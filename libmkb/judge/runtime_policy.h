@@ -57,6 +57,14 @@ struct AuditCaller {
   // that loads a copy of a judge module under another name gets frames whose files are the
   // judge's; the worker itself imports nothing of the judge's after Prepare).
   bool kernel_started = false;
+  // The frame that called the innermost one (empty when there is none).
+  std::string parent_file;
+  std::string parent_function;
+  // The innermost frame's current line, and for frame events raised in the standard library its
+  // source text: a reader is trusted only where its own code calls sys._getframe, not where a C
+  // callable it runs for its caller (a lazy map over the caller's arguments) does.
+  int direct_line = 0;
+  std::string direct_source_line;
 };
 
 struct RuntimeDecision {

@@ -27,7 +27,14 @@ mkb::AuditCaller Dsl() {
   return {f, "run_compiled_program", f};
 }
 mkb::AuditCaller Stdlib(const std::string& module, const mkb::AuditCaller& above) {
-  return {"/py/lib/python3.11/" + module, "f", above.library_file};
+  mkb::AuditCaller caller{"/py/lib/python3.11/" + module, "f", above.library_file};
+  caller.direct_source_line = "    module = _sys._getframe(1).f_globals.get('__name__')";
+  return caller;
+}
+// The innermost frame's line as a frame reader's own call of sys._getframe.
+mkb::AuditCaller ReadsFrame(mkb::AuditCaller caller) {
+  caller.direct_source_line = "        return sys._getframe(depth + 1).f_globals.get('__name__')";
+  return caller;
 }
 mkb::AuditCaller Import() {
   return {"<frozen importlib._bootstrap_external>", "source_to_code", ""};
@@ -122,7 +129,13 @@ TEST_CASE("frames and the collector: only for named readers and the DSL's own co
   CHECK(Allowed("sys._getframe", Stdlib("collections/__init__.py", Kernel())));
   CHECK(Allowed("sys._getframe", Stdlib("warnings.py", Kernel())));
   const std::string te = "/venv/lib/python3.11/site-packages/typing_extensions.py";
-  CHECK(Allowed("sys._getframe", {te, "_caller", te}));  // typing's backport, as typing
+  CHECK(Allowed("sys._getframe", ReadsFrame({te, "_caller", te})));  // typing's backport
+  // A reader is trusted where its own line calls sys._getframe, not where it iterates a lazy map
+  // of the caller's that calls it (namedtuple('T', map(box.append, map(sys._getframe, [1])))
+  // handed the frame out: the red team's round 4).
+  mkb::AuditCaller iterating = Stdlib("collections/__init__.py", Kernel());
+  iterating.direct_source_line = "        field_names = list(map(str, field_names))";
+  CHECK_FALSE(Allowed("sys._getframe", iterating));
   CHECK(Allowed("object.__getattr__", {"/src/metakernelbench/judge/worker.py", "format_error",
                                        "/src/metakernelbench/judge/worker.py"}));
 }
@@ -184,6 +197,15 @@ TEST_CASE("the judge's own files are trusted only when the judge asks of its own
   CHECK_FALSE(Allowed("ctypes.dlopen", deputy, "libc.so.6"));
   CHECK_FALSE(Allowed("exec", deputy, "<string>"));
   CHECK_FALSE(Allowed("os.putenv", deputy, "X"));
+  // Once kernel.py's import has begun, the stack proves nothing: a finaliser the kernel left (a
+  // functools.partial over C callables, fired when the worker drops an output) runs in the
+  // worker's frames with no kernel frame (the red team's round 3: sys._getframe so allowed
+  // handed out the worker's frame). The judge is trusted for nothing then.
+  mkb::AuditCaller finaliser = judge;
+  finaliser.kernel_started = true;
+  CHECK_FALSE(Allowed("sys._getframe", finaliser));
+  CHECK_FALSE(Allowed("ctypes.dlopen", finaliser, ""));
+  CHECK_FALSE(Allowed("gc.get_objects", finaliser));
   // The DSL's code stays trusted with kernel.py on the stack: the kernel calls its compiler.
   mkb::AuditCaller dsl = Dsl();
   dsl.kernel_on_stack = true;
@@ -200,4 +222,37 @@ TEST_CASE("the judge's own files are trusted only when the judge asks of its own
         "runtime.forbidden_import");
   CHECK(Allowed("exec", import, "/venv/lib/python3.11/site-packages/numpy/__init__.py"));
   CHECK(Allowed("exec", import, "/w/work/kernel.py"));
+}
+
+TEST_CASE("standard-library frame readers are trusted only where they hand no frame back") {
+  const std::string logging = "/py/lib/python3.11/logging/__init__.py";
+  // logging.currentframe() (a lambda over sys._getframe) returns the frame: called by the kernel
+  // it is a frame handed over (the red team walked from it to the worker's clock).
+  mkb::AuditCaller currentframe{logging, "<lambda>", "/w/work/kernel.py"};
+  currentframe.direct_source_line = "    currentframe = lambda: sys._getframe(1)";
+  currentframe.parent_file = "/w/work/kernel.py";
+  currentframe.parent_function = "solve";
+  CHECK_FALSE(Allowed("sys._getframe", currentframe));
+  // The same lambda called by findCaller (a log record's location) keeps it.
+  mkb::AuditCaller find_caller = currentframe;
+  find_caller.parent_file = logging;
+  find_caller.parent_function = "findCaller";
+  CHECK(Allowed("sys._getframe", find_caller));
+  // functools reads no frame of its own; wraps(obj, assigned=(...)) reads what it is told to.
+  CHECK_FALSE(Allowed("object.__getattr__", Stdlib("functools.py", Kernel()), "", "tb_frame"));
+  CHECK_FALSE(Allowed("sys._getframe", Stdlib("functools.py", Kernel())));
+  // A restricted attribute is never read for the caller by a named reader either.
+  CHECK_FALSE(Allowed("object.__getattr__", Stdlib("typing.py", Kernel()), "", "gi_frame"));
+  CHECK(Allowed("sys._getframe", Stdlib("typing.py", Kernel())));
+  CHECK(Allowed("sys._getframemodulename", Stdlib("collections/__init__.py", Kernel())));
+}
+
+TEST_CASE("the collector is the judge's own, never the DSL's") {
+  mkb::AuditCaller dsl = Dsl();
+  dsl.kernel_on_stack = true;  // kernel.py called a DSL function that calls gc.get_objects back
+  CHECK_FALSE(Allowed("gc.get_objects", dsl));
+  CHECK_FALSE(Allowed("gc.get_referrers", Dsl()));
+  CHECK_FALSE(Allowed("gc.get_objects", Stdlib("functools.py", Kernel())));
+  const std::string worker = "/src/metakernelbench/judge/worker.py";
+  CHECK(Allowed("gc.get_objects", mkb::AuditCaller{worker, "f", worker}));
 }

@@ -275,6 +275,15 @@ TEST_CASE("dynamic code and introspection") {
             "static.dynamic_attribute"));
   CHECK(Has(Audit("import functools\nfunctools.update_wrapper(a, b, assigned=('__class__',))\n"),
             "static.dynamic_attribute"));
+  CHECK(Has(Audit("import functools\nw = functools.wraps(t, assigned=('tb_frame',))\n"),
+            "static.dynamic_attribute"));
+  CHECK(Has(Audit("import _operator\nf = _operator.attrgetter('os.sys.modules')\n"),
+            "static.dynamic_attribute"));
+  CHECK(Has(Audit("from _operator import methodcaller\nf = methodcaller('x')\n"),
+            "static.dynamic_attribute"));
+  CHECK(Has(Audit("from unittest import mock\np = mock.patch.object(o, n)\n"),
+            "static.forbidden_import"));
+  CHECK(Has(Audit("import unittest.mock\n"), "static.forbidden_import"));
   CHECK(Has(Audit("import types\nf = types.FunctionType(c, {})\n"), "static.dynamic_code"));
   CHECK(Has(Audit("match o:\n    case object(__class__=c):\n        pass\n"),
             "static.introspection"));

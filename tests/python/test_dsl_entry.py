@@ -69,3 +69,26 @@ def test_constant_function_is_a_cpp_function_without_globals():
     assert answer() == (13, 0) and answer("/usr/local/cuda") == (13, 0)
     assert answer(cuda_path=None) == (13, 0)
     assert not hasattr(answer, "__globals__") and not hasattr(answer, "__closure__")
+
+
+def test_tracebacks_are_read_in_c_and_formatted_without_frames():
+    """The worker formats a kernel's exception without reading tb_frame from Python (refused
+    once kernel.py is loaded: the judge's code is trusted for nothing then)."""
+
+    def inner():
+        try:
+            {}["missing"]
+        except KeyError as error:
+            raise ValueError("a chained failure") from error
+
+    try:
+        inner()
+    except ValueError as error:
+        entries = _core.traceback_entries(error.__traceback__)
+        text = worker.format_error(error)
+    assert [name for _, _, name in entries][-1] == "inner"
+    assert all(isinstance(line, int) and line > 0 for _, line, _ in entries)
+    assert text.startswith("Traceback (most recent call last):\n")
+    assert 'in inner\n    raise ValueError("a chained failure") from error\n' in text
+    assert text.endswith("ValueError: a chained failure\n")
+    assert _core.traceback_entries(None) == []

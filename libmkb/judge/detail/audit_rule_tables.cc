@@ -26,6 +26,9 @@ constexpr Rule kModuleRules[] = {
     {"torch.cuda.graphs", kImport, kNoGraphs},
     {"ctypes", kImport, "ctypes (raw native calls) is forbidden"},
     {"_ctypes", kImport, "ctypes (raw native calls) is forbidden"},
+    // mock's patchers read and replace attributes named as text (patch.object(o, name)).
+    {"unittest.mock", kImport, "mock's patchers reach attributes by computed names"},
+    {"_operator", kImport, "the C module behind operator: getters by computed names"},
     {"cffi", kImport, "cffi (raw native calls) is forbidden"},
     {"cupy", kImport, "CuPy (raw CUDA kernels, library ops) is forbidden"},
     {"numba", kImport, "Numba is not a variant's DSL"},
@@ -261,6 +264,11 @@ constexpr Rule kAttributeRules[] = {
     {"string.Formatter", kDynamicAttribute, "attribute access by a computed dotted name"},
     {"functools.update_wrapper", kDynamicAttribute,
      "attribute copies by computed names (assigned=, updated=)"},
+    {"functools.wraps", kDynamicAttribute,
+     "attribute copies by computed names (assigned=, updated=)"},
+    // The C module behind operator: the same getters by other names.
+    {"_operator.attrgetter", kDynamicAttribute, "attribute access by computed name"},
+    {"_operator.methodcaller", kDynamicAttribute, "attribute access by computed name"},
     {"types.FunctionType", kDynamicCode, "functions built from code objects are forbidden"},
     {"types.LambdaType", kDynamicCode, "functions built from code objects are forbidden"},
     {"types.CodeType", kDynamicCode, "code objects are forbidden"},

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -551,6 +551,10 @@ def summarize_samples(samples_ms: collections.abc.Sequence[typing.SupportsFloat 
     ...
 def take_runtime_findings() -> list:
     ...
+def traceback_entries(traceback: typing.Any) -> list[tuple[str, int, str]]:
+    """
+    [(file, line, function)] of a traceback, innermost last, without reading its frames from Python.
+    """
 def visible_gpus(environment: collections.abc.Sequence[str]) -> list[str]:
     """
     The GPUs a process with this environment ('KEY=VALUE' strings) sees: its

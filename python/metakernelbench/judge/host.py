@@ -292,9 +292,10 @@ class Evaluation:
             self.times["import_s"] = time.perf_counter() - t
             self.versions = list(reply.versions)
             b.add_findings(list(reply.findings))
-            if reply.judge_error:
-                b.record_infra_error(reply.judge_error)
-            b.set_import(reply.ok, reply.error_type, reply.error)
+            if reply.judge_error:  # kernel.py's import had begun: the worker is the kernel's now
+                b.set_import(False, "WorkerError", _kernels_claim(reply.judge_error))
+            else:
+                b.set_import(reply.ok, reply.error_type, reply.error)
             if b.can_continue():
                 phase = "correctness"
                 t = time.perf_counter()
@@ -349,7 +350,7 @@ class Evaluation:
             session, "call", inputs, want_outputs=True, poison=True
         )
         if reply.judge_error:
-            b.record_infra_error(reply.judge_error)
+            b.record_call_error(phase, index, "WorkerError", _kernels_claim(reply.judge_error))
             return
         self._launch_findings(reply, phase)
         if not reply.ok:
@@ -368,7 +369,7 @@ class Evaluation:
             session, "call", inputs, want_outputs=True, poison=True, knockout=True
         )
         if reply.judge_error:
-            b.record_infra_error(reply.judge_error)
+            b.record_call_error("correctness", -1, "WorkerError", _kernels_claim(reply.judge_error))
             return
         launches = reply.launches
         if not reply.ok or launches is None or not launches.monitored:
@@ -636,7 +637,9 @@ class Evaluation:
                 session, "time_kernel", inputs, want_outputs=True, trace=trace
             )
             if reply.judge_error:
-                b.record_infra_error(reply.judge_error)
+                b.record_call_error(
+                    "timing", len(draw_seeds), "WorkerError", _kernels_claim(reply.judge_error)
+                )
                 return None, rtt
             if not reply.ok:
                 b.record_call_error("timing", len(draw_seeds), reply.error_type or "Exception", reply.error)
@@ -649,7 +652,7 @@ class Evaluation:
         for seed in plan.warmup_seeds:
             reply, _, _, _ = self._worker_call(session, "warmup", self.make(seed), want_outputs=False)
             if reply.judge_error:
-                b.record_infra_error(reply.judge_error)
+                b.record_call_error("timing", 0, "WorkerError", _kernels_claim(reply.judge_error))
                 return
             if not reply.ok:
                 b.record_call_error("timing", 0, reply.error_type or "Exception", reply.error)
@@ -798,6 +801,16 @@ class HostGpuTools:
         fn()
         torch.cuda.synchronize()
         return _core.message("CallTrace", self._tracing.after())
+
+
+def _kernels_claim(judge_error: str) -> str:
+    """A judge fault the worker reports once kernel.py's import has begun: the worker is then the
+    kernel's process (it may have replaced the worker's code), so the claim counts against the
+    kernel, never as an infrastructure error that is not counted (docs/judge.md, "Blame")."""
+    return (
+        f"the worker reported a fault of the judge's after kernel.py was loaded ({judge_error}); "
+        "the worker is the kernel's process then, so this counts against the kernel"
+    )
 
 
 def _no_sync() -> None:

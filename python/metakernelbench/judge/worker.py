@@ -412,12 +412,31 @@ class _KernelRaised(Exception):
 
 
 def format_error(error: BaseException, kernel_path: str = "") -> str:
-    """A traceback without the judge's own frames, kernel.py named as such."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_PACKAGE_DIR)]
-    text = "".join(traceback.format_list(frames) + traceback.format_exception_only(type(error), error))
+    """A traceback without the judge's own frames, kernel.py named as such. The entries are read
+    in C (reading tb_frame from Python is refused once kernel.py is loaded) and the last line
+    is made here: the standard library's formatter walks the chained exceptions' frames."""
+    frames = [
+        traceback.FrameSummary(file, line, name)
+        for file, line, name in _core.traceback_entries(error.__traceback__)
+        if not file.startswith(_PACKAGE_DIR)
+    ]
+    text = "".join(traceback.format_list(frames)) + _exception_line(error)
     if kernel_path:
         text = text.replace(kernel_path, "kernel.py").replace(os.path.dirname(kernel_path), "<workspace>")
     return ("Traceback (most recent call last):\n" + text) if frames else text
+
+
+def _exception_line(error: BaseException) -> str:
+    """`Type: message` as the standard library's last traceback line writes it."""
+    name = type(error).__qualname__
+    module = type(error).__module__
+    if module not in ("builtins", "__main__"):
+        name = f"{module}.{name}"
+    try:
+        message = str(error)
+    except Exception:
+        message = "<exception str() failed>"
+    return f"{name}: {message}\n" if message else f"{name}\n"
 
 
 class GpuTracing:
