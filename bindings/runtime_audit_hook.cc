@@ -423,7 +423,9 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         while (!tb.is_none() && PyTraceBack_Check(tb.ptr()) && out.size() < 512) {
           auto* entry = reinterpret_cast<PyTracebackObject*>(tb.ptr());
           PyCodeObject* code = PyFrame_GetCode(entry->tb_frame);  // new reference
-          out.emplace_back(Text(code->co_filename), tb.attr("tb_lineno").cast<int>(),
+          const py::object line = tb.attr("tb_lineno");           // None where no line is known
+          out.emplace_back(Text(code->co_filename),
+                           py::isinstance<py::int_>(line) ? line.cast<int>() : 0,
                            Text(code->co_name));
           Py_DECREF(code);
           tb = tb.attr("tb_next");
