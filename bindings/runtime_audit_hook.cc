@@ -137,10 +137,8 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
         chain_open = false;
       }
     }
-    if (file == g_state->config.kernel_path) {
-      caller.kernel_on_stack = true;
-      if (*kernel_line == 0) *kernel_line = std::max(1, PyFrame_GetLineNumber(frame));
-    }
+    if (file == g_state->config.kernel_path && *kernel_line == 0)
+      *kernel_line = std::max(1, PyFrame_GetLineNumber(frame));
     if (caller.library_file.empty() && !InStdlib(file)) caller.library_file = file;
     Py_DECREF(code);
     if (!caller.library_file.empty() && *kernel_line != 0 && !chain_open) {

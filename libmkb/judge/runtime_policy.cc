@@ -117,14 +117,13 @@ bool InstalledImportTime(const RuntimePolicyConfig& config, const AuditCaller& c
 }
 
 // The judge's own code asked, of its own accord: the innermost frame outside the standard
-// library is the judge's, no frame of kernel.py is on the stack (kernel.py calling a judge
-// function that calls back is kernel.py asking), and kernel.py's import has not begun: after
-// it, a callback the kernel left (a finaliser made of C callables, fired when the worker drops
-// an output) runs in the worker's frames with no kernel frame at all, so the stack proves
-// nothing. The worker needs no trust of its own by then (it reads tracebacks in C).
+// library is the judge's and kernel.py's import has not begun. After it the stack proves
+// nothing: kernel.py calling a judge function that calls back, or a finaliser of C callables it
+// left, fired when the worker drops an output, both raise events with a judge frame nearest and
+// (the finaliser) no kernel frame at all. The worker needs no trust of its own by then (it reads
+// tracebacks in C).
 bool JudgeCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
-  return !caller.kernel_on_stack && !caller.kernel_started &&
-         PathUnder(caller.library_file, config.judge_roots);
+  return !caller.kernel_started && PathUnder(caller.library_file, config.judge_roots);
 }
 
 // The DSL's or the judge's own code asked (the innermost frame outside the standard library).

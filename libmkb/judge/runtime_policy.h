@@ -49,13 +49,11 @@ struct AuditCaller {
   // the frames from the innermost one down to the module body the import system runs, inclusive
   // (empty when no import is under way, or the event is of another kind).
   std::vector<std::string> import_chain;
-  // A frame of kernel.py is on the stack, anywhere outside the event's frame: the kernel asked,
-  // whoever raised the event for it. The judge's own files then confer no trust (kernel.py could
-  // call a judge function with a callback that raises the event, and be taken for the judge).
-  bool kernel_on_stack = false;
-  // kernel.py's import has begun: from then on no code of the judge's files may be made (a kernel
-  // that loads a copy of a judge module under another name gets frames whose files are the
-  // judge's; the worker itself imports nothing of the judge's after Prepare).
+  // kernel.py's import has begun: from then on the judge's own files confer no trust (kernel.py
+  // could call a judge function with a callback that raises the event, or leave a finaliser of C
+  // callables that fires in the worker's frames), and no code of them may be made (a copy of a
+  // judge module loaded under another name; the worker imports nothing of the judge's after
+  // Prepare).
   bool kernel_started = false;
   // The frame that called the innermost one (empty when there is none).
   std::string parent_file;

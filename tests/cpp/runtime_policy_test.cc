@@ -192,7 +192,7 @@ TEST_CASE("the judge's own files are trusted only when the judge asks of its own
   // kernel.py called a judge function that calls back (a C callable in between adds no frame):
   // the event's nearest frame is the judge's, but the kernel asked.
   mkb::AuditCaller deputy = judge;
-  deputy.kernel_on_stack = true;
+  deputy.kernel_started = true;
   CHECK_FALSE(Allowed("sys._getframe", deputy));
   CHECK_FALSE(Allowed("ctypes.dlopen", deputy, "libc.so.6"));
   CHECK_FALSE(Allowed("exec", deputy, "<string>"));
@@ -208,7 +208,7 @@ TEST_CASE("the judge's own files are trusted only when the judge asks of its own
   CHECK_FALSE(Allowed("gc.get_objects", finaliser));
   // The DSL's code stays trusted with kernel.py on the stack: the kernel calls its compiler.
   mkb::AuditCaller dsl = Dsl();
-  dsl.kernel_on_stack = true;
+  dsl.kernel_started = true;
   CHECK(Allowed("sys._getframe", dsl));
   // The judge's code is imported by the worker before kernel.py; once kernel.py's import has
   // begun, a module of the judge's files is refused under any name.
@@ -249,7 +249,7 @@ TEST_CASE("standard-library frame readers are trusted only where they hand no fr
 
 TEST_CASE("the collector is the judge's own, never the DSL's") {
   mkb::AuditCaller dsl = Dsl();
-  dsl.kernel_on_stack = true;  // kernel.py called a DSL function that calls gc.get_objects back
+  dsl.kernel_started = true;  // kernel.py called a DSL function that calls gc.get_objects back
   CHECK_FALSE(Allowed("gc.get_objects", dsl));
   CHECK_FALSE(Allowed("gc.get_referrers", Dsl()));
   CHECK_FALSE(Allowed("gc.get_objects", Stdlib("functools.py", Kernel())));

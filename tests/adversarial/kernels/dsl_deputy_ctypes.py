@@ -1,7 +1,7 @@
 # STRICT mode, both layers: the CuTe DSL as a deputy. cutlass.base_dsl.utils.timer.timer(enable=
 # False)(f)(*a) is a DSL function that calls f(*a): when f is a C callable (attrgetter) or a
 # standard-library one (ctypes.CDLL), the innermost non-stdlib frame is the DSL's timer.py, so
-# runtime_policy.cc TrustedCaller (dsl_roots, no kernel_on_stack check) allows ctypes.dlopen /
+# runtime_policy.cc TrustedCaller (dsl_roots, trusted wherever it runs) allows ctypes.dlopen /
 # dlsym / call_function. ctypes itself comes from sys.modules, reached from a frame's f_globals
 # (logging.currentframe + f_back, no audit events; _operator.attrgetter not ruled statically).
 import logging

@@ -1,5 +1,5 @@
 # STRICT, both layers. Judge trust borrowed by a finaliser made of C callables (no kernel.py frame
-# runs, so the watch is silent and kernel_on_stack is false): the output tensor carries an object
+# runs, so the watch is silent and no kernel frame is on the stack): the output tensor carries an object
 # whose class's __del__ is functools.partial(list.extend, starmap(logging.currentframe, [()])).
 # When the worker drops the previous call's outputs (serve: self._held = None), the finaliser
 # runs logging.currentframe -> sys._getframe(1) with worker.py as the innermost non-stdlib frame
