@@ -1,11 +1,16 @@
 """The adversarial suite (tests/adversarial/cases.toml) through `mkb eval`: every cheating or
 broken kernel gets one of the verdicts it may get, honest kernels pass, and the judge itself
-never fails (exit status 2)."""
+never fails (exit status 2).
+
+MKB_ADVERSARIAL_RECORD=FILE appends one JSON line per case judged (name, device, expected and
+got, message, speedup, violation codes, wall time): the results file of a GPU run.
+"""
 
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +59,28 @@ def _suite_with_roofline(case, tmp_path) -> list[str]:
     return ["--suite", str(root)]
 
 
+def _record(case, verdict, wall_s: float) -> None:
+    path = os.environ.get("MKB_ADVERSARIAL_RECORD")
+    if not path:
+        return
+    row = {
+        "case": case["name"],
+        "device": case.get("device", "cpu"),
+        "dsl": case.get("dsl", "cutedsl"),
+        "problem": case["problem"],
+        "expect": case["expect"],
+        "status": verdict["status"],
+        "as_expected": verdict["status"] in case["expect"],
+        "message": verdict["message"][:300],
+        "speedup_vs_eager": verdict["speedup_vs_eager"],
+        "violations": sorted({f["code"] for f in verdict["findings"] if f["severity"] == "violation"}),
+        "gpu": verdict["environment"]["gpu_name"] or verdict["environment"]["device"],
+        "wall_s": round(wall_s, 2),
+    }
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+
+
 @pytest.mark.parametrize("case", _params())
 def test_adversarial_case(case, tmp_path):
     device = case.get("device", "cpu")
@@ -85,9 +112,11 @@ def test_adversarial_case(case, tmp_path):
     if "memory_limit" in case:
         command += ["--memory-limit", case["memory_limit"]]
     env = {**os.environ, **case.get("env", {})}
+    started = time.monotonic()
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode in (0, 1), f"the judge failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     verdict = json.loads(proc.stdout)
+    _record(case, verdict, time.monotonic() - started)
     summary = f"{verdict['status']}: {verdict['message']}"
     assert verdict["status"] in case["expect"], f"{case['why']}; got {summary}"
     assert (proc.returncode == 0) == (verdict["status"] == "passed")
