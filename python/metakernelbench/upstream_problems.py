@@ -234,11 +234,13 @@ def assemble_recipe(recipe_path: Path, entries: dict[tuple[str, int], DatasetEnt
 # --- drawing and describing ------------------------------------------------------------------
 
 
-def draw(file: PublishedFile, seed: int) -> list:
+def draw(file: PublishedFile, seed: int, cuda_on_cpu: bool = False) -> list:
     """The published inputs for a seed, as the published grader draws them (torch seeded, then
-    make_inputs()), with the reference numerics on."""
+    make_inputs()), with the reference numerics on. With `cuda_on_cpu` (a comparison where no GPU
+    is visible) the CUDA tensors the published file asks for are made on the CPU (`published_code`):
+    the same shapes, dtypes and structure, other values (the CPU's generator)."""
     module = file.module()
-    with values_numerics(), torch.random.fork_rng(devices=_cuda_devices()):
+    with values_numerics(), torch.random.fork_rng(devices=_cuda_devices()), published_code(cuda_on_cpu):
         torch.manual_seed(seed)
         try:
             return list(module.make_inputs())
@@ -250,6 +252,38 @@ def draw(file: PublishedFile, seed: int) -> list:
                     "visible here: run with --device cuda on a GPU"
                 ) from None
             raise
+
+
+def _to_cpu(device):
+    if isinstance(device, torch.device):
+        return torch.device("cpu") if device.type == "cuda" else device
+    if isinstance(device, str) and device.split(":")[0] == "cuda":
+        return "cpu"
+    if isinstance(device, int) and not isinstance(device, bool):
+        return "cpu"  # a CUDA ordinal
+    return device
+
+
+class _CudaOnCpu(torch.overrides.TorchFunctionMode):
+    """Makes on the CPU what published code asks to make on CUDA: a `device=` argument of any
+    torch function, and Tensor.to(device) / .cuda(). Only published code runs under it."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if "device" in kwargs:
+            kwargs["device"] = _to_cpu(kwargs["device"])
+        if func is torch.Tensor.cuda:
+            return args[0]
+        if func is torch.Tensor.to:
+            args = tuple(_to_cpu(a) for a in args)
+        return func(*args, **kwargs)
+
+
+def published_code(cuda_on_cpu: bool):
+    """Where published code runs: as it is, or with its CUDA tensors made on the CPU."""
+    import contextlib
+
+    return _CudaOnCpu() if cuda_on_cpu else contextlib.nullcontext()
 
 
 def _cuda_devices() -> list[int]:
@@ -722,18 +756,34 @@ def compare_problem(problem, file: PublishedFile, seed: int, device: str) -> Com
     from .suite_check import factor_over_allowance
 
     row = Comparison(problem.number, problem.slug, file.relative)
+    cuda_on_cpu = device == "cpu" and not torch.cuda.is_available()
+    if device == "cpu":
+        # Both references and both float64 anchors on one draw: the problem's measured peak, about
+        # twice. Refused by name rather than ended by the kernel's out-of-memory killer.
+        needed = 2 * problem.workload("full").peak_memory_bytes
+        available = _available_memory_bytes()
+        if available is not None and needed > available:
+            row.error = (
+                f"needs about {needed / 2**30:.1f} GiB on the CPU (twice the full workload's peak, "
+                f"{problem.workload('full').peak_memory_bytes / 2**30:.1f} GiB) and "
+                f"{available / 2**30:.1f} GiB is available: compare it on a GPU (--device cuda)"
+            )
+            return row
     try:
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in draw(file, seed)]
+        drawn = draw(file, seed, cuda_on_cpu)
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in drawn]
         module = file.module()
         call = [values.clone(x) for x in inputs]
         with values_numerics():
-            published = module.reference(*call)
+            with published_code(cuda_on_cpu):
+                published = module.reference(*call)
             mutated = [
                 i
                 for i, (a, b) in enumerate(zip(call, inputs))
                 if isinstance(a, torch.Tensor) and not torch.equal(a, b)
             ]
-            published_anchor = module.reference(*values.upcast(inputs))
+            with published_code(cuda_on_cpu):
+                published_anchor = module.reference(*values.upcast(inputs))
             # Ours as the judge computes it (correctness_reference where the problem has one).
             ours = problem.correctness_reference(*[values.clone(x) for x in inputs])
             ours_anchor = problem.correctness_reference(*values.upcast(inputs))
@@ -759,6 +809,18 @@ def compare_problem(problem, file: PublishedFile, seed: int, device: str) -> Com
         problem, leaves(published), leaves(ours), leaves(ours_anchor)
     )
     return row
+
+
+def _available_memory_bytes() -> int | None:
+    """MemAvailable of /proc/meminfo (None where there is none)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def compare_checkout(

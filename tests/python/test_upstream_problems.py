@@ -353,3 +353,35 @@ def test_validate_out_streams_reports_and_a_rerun_skips_them(tmp_path):
     code, stdout, _ = run("suite", "validate", "-p", "25", "-p", "28", "--out", str(log))
     assert code == 0 and "1 problems already in" in stdout and "checking 28" in stdout
     assert [json.loads(line)["number"] for line in log.read_text().splitlines()] == [25, 28]
+
+
+def test_compare_upstream_on_the_cpu_makes_the_published_cuda_tensors_there(tmp_path):
+    # The published files draw on CUDA; with no GPU visible the comparison makes those tensors on
+    # the CPU (the same shapes and dtypes), so a fidelity check needs no GPU. The importer does not:
+    # what it writes must draw as published (test_a_file_that_draws_on_cuda_needs_a_gpu).
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: the published draw runs as it is")
+    root = tmp_path / "checkout"
+    (root / "problems" / "mlp_norm").mkdir(parents=True)
+    published = FAKE_36_CUDA.replace("4, 128", "520128, 128").replace(
+        "torch.ones(128, device=device, dtype=torch.bfloat16)",
+        "(1 + 0.1 * torch.randn(128, device=device)).to(torch.bfloat16).cuda()",
+    )
+    path = root / "problems" / "mlp_norm" / "36_rmsnorm_h128_qwen3_30b_bf16.py"
+    path.write_text(published)
+    code, stdout, stderr = run("suite", "compare-upstream", str(root), "--device", "cpu", "--json")
+    row = json.loads(stdout)[0]
+    assert row["error"] == "" and row["signature_differences"] == [], row
+    assert code == 0 and row["matches"], stderr
+    # Published code that reaches for CUDA some other way still fails, by name.
+    path.write_text(published.replace("def make_inputs():", "def make_inputs():\n    torch.cuda.synchronize()"))
+    code, stdout, _ = run("suite", "compare-upstream", str(root), "--device", "cpu", "--json")
+    row = json.loads(stdout)[0]
+    assert code == 1 and not row["matches"] and "CUDA" in row["error"], row
+
+
+def test_compare_on_the_cpu_refuses_a_problem_too_large_for_its_memory(checkout, monkeypatch):
+    monkeypatch.setattr(up, "_available_memory_bytes", lambda: 1024)
+    file = next(f for f in up.published_files(checkout) if f.number == 23)
+    row = up.compare_problem(mkb.load_suite().find(23), file, seed=0, device="cpu")
+    assert not row.matches and "GiB is available: compare it on a GPU (--device cuda)" in row.error

@@ -207,8 +207,9 @@ def compare_upstream(
     published one on them, and reports whether the signatures match (inputs, scalars, shapes,
     dtypes, outputs, in-place updates on the full workload) and whether our output passes the
     judge's correctness rule against the published output and its float64 anchor, and the other
-    way round. The published make_inputs() draw on CUDA: compare on a GPU. Exit status 1 when
-    any problem differs."""
+    way round. The published make_inputs() draw on CUDA; where no GPU is visible, the tensors they
+    ask for on CUDA are made on the CPU (the same shapes, dtypes and structure; other values, and
+    the slow references take minutes there). Exit status 1 when any problem differs."""
     from .. import upstream_problems as up
 
     device = _state.resolve_device(device)
