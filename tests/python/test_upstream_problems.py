@@ -374,7 +374,9 @@ def test_compare_upstream_on_the_cpu_makes_the_published_cuda_tensors_there(tmp_
     assert row["error"] == "" and row["signature_differences"] == [], row
     assert code == 0 and row["matches"], stderr
     # Published code that reaches for CUDA some other way still fails, by name.
-    path.write_text(published.replace("def make_inputs():", "def make_inputs():\n    torch.cuda.synchronize()"))
+    path.write_text(
+        published.replace("def make_inputs():", "def make_inputs():\n    torch.cuda.synchronize()")
+    )
     code, stdout, _ = run("suite", "compare-upstream", str(root), "--device", "cpu", "--json")
     row = json.loads(stdout)[0]
     assert code == 1 and not row["matches"] and "CUDA" in row["error"], row
