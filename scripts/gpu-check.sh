@@ -12,6 +12,8 @@
 #   MKB_BENCH_ARGS="--problems 28" ...   arguments for the benchmarks
 #   MKB_THEN="cmd" ...               then runs cmd in the same environment ($MKB_PY, $OUT_DIR)
 #   MKB_SKIP_SOLUTIONS=1 scripts/gpu-check.sh --dsl   the DSLs without verify-solutions
+#   MKB_NO_SMOKE=1 ... --dsl         without the smoke test (problem 28's two solutions, judged
+#                                    first; when both fail, verify-solutions is skipped)
 #   scripts/gpu-check.sh --prepare    here, with network: fetch the system packages the lent
 #                                     GPU machine lacks into .gpu/debs, and pack both DSL
 #                                     toolchains for its Python into .gpu/dsl (docs/gpu-device.md)
@@ -172,7 +174,36 @@ fi
 fi
 
 # --- the DSLs: every shipped solution through the judge -------------------------------------
-if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ]; then
+# A smoke test first: problem 28's two solutions, one evaluation each (about 20 s). When both
+# fail, the long run would fail alike (a judge change the GPU has not seen): it is skipped, and
+# the two verdicts say why (MKB_NO_SMOKE_STOP=1 runs it anyway).
+smoke_failed=0
+if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ] && [ -z "${MKB_NO_SMOKE:-}" ]; then
+  note "smoke: problem 28's solutions"
+  bad=0
+  for dsl in cutedsl tirx; do
+    kernel=$(ls problems/mlp_norm/28_*/solutions/$dsl.py 2>/dev/null | head -1)
+    [ -n "$kernel" ] || continue
+    "$PY" -m metakernelbench.cli eval "$kernel" --problem 28 --dsl "$dsl" --device cuda --json \
+      > "$OUT_DIR/smoke-$dsl.json" 2> "$OUT_DIR/smoke-$dsl.err"
+    verdict=$("$PY" -c 'import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no verdict (" + type(e).__name__ + ")"); sys.exit()
+codes = sorted({f["code"] for f in d["findings"] if f["severity"] == "violation"})
+print(d["status"], "|", d["message"][:200], "|", " ".join(codes))' "$OUT_DIR/smoke-$dsl.json")
+    echo "  $dsl: $verdict"
+    row "smoke 28 $dsl" "$verdict"
+    case "$verdict" in passed*) ;; *) bad=$((bad + 1)) ;; esac
+  done
+  if [ "$bad" -ge 2 ] && [ -z "${MKB_NO_SMOKE_STOP:-}" ]; then
+    smoke_failed=1; status=1
+    note "both smoke evaluations failed: verify-solutions skipped (MKB_NO_SMOKE_STOP=1 runs it)"
+    tail -20 "$OUT_DIR"/smoke-*.err
+  fi
+fi
+if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ] && [ "$smoke_failed" = 0 ]; then
   note "DSL toolchains"
   "$PY" -m metakernelbench.cli dsl info | tee "$OUT_DIR/dsl-info.txt"
   note "shipped solutions (mkb suite verify-solutions)"
