@@ -4,16 +4,24 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 namespace mkb::python {
 
 void RegisterSuite(pybind11::module_& module);
 void RegisterJudge(pybind11::module_& module);
 void RegisterRuntimeAuditHook(pybind11::module_& module);
+void RegisterKernelThread(pybind11::module_& module);
 void RegisterCuda(pybind11::module_& module);
 void RegisterStats(pybind11::module_& module);
 void RegisterStore(pybind11::module_& module);
 void RegisterProtocol(pybind11::module_& module);
 void RegisterAgent(pybind11::module_& module);
+
+// A traceback's (file, line, function) entries, innermost last, read in C (kernel_thread.cc).
+std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* traceback);
 
 }  // namespace mkb::python
 

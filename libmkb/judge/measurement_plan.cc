@@ -158,6 +158,7 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
   std::vector<double> gaps;
   for (size_t i = 0; i < n; ++i) {
     const double rtt = round_trip_ms[i];
+    if (!(reported_ms[i] > 0)) ++out.no_time;  // zero, negative or NaN
     double report = std::max(0.0, reported_ms[i]);
     if (report > rtt) {
       ++out.over_round_trip;
@@ -172,7 +173,12 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
       Quantile(std::vector<double>(round_trip_ms.begin(), round_trip_ms.begin() + n), 0.5);
   out.allowed_gap_ms = 2 * calibration_high + bound.fixed_ms + bound.fraction * median_rtt;
   std::string message;
-  if (out.over_round_trip > 0) {
+  if (out.no_time > 0) {
+    message = absl::StrFormat(
+        "the worker reported %d of %d timed calls as taking no time, which no clock around a "
+        "call of solve gives",
+        out.no_time, static_cast<int>(n));
+  } else if (out.over_round_trip > 0) {
     message = absl::StrFormat(
         "the worker reported %d of %d timed calls as longer than the host's round trip of the "
         "same call, which no honest clock does",

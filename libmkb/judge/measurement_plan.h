@@ -106,18 +106,20 @@ class RecheckReservoir {
 
 // The worker's reported times checked against the host's round trips of the same calls.
 //
-// The worker's clock is the judge's own (CallClock in C++ on a GPU, a perf_counter bound
-// before kernel.py is imported on the CPU), so a report is taken as it is: this check is the
-// backstop for what the clock cannot see. Two things fail the evaluation (timing.inconsistent,
+// The worker's clock is the judge's own (CallClock in C++ on a GPU, the monotonic clock in C++ on
+// the CPU, both read on the kernel's thread), so a report is taken as it is: this check is the
+// backstop for what the clock cannot see. These fail the evaluation (timing.inconsistent,
 // a violation): a report longer than its own round trip, which no honest clock gives; and a
 // median time outside the clock (round trip - report) beyond the bound, which means the worker
 // spent much more of each call outside its timed window than the channel costs -- work done
-// outside the window. The bound is loose on purpose: an honest kernel's call costs more
-// outside the window than the calibration's no-op (its outputs, the DSL's dispatch, the
-// garbage it leaves), and reports are never raised, which would bias honest kernels slow.
+// outside the window. A report of no time at all (zero, negative, not a number) fails too: a
+// clock around a call of solve always reads more. The bound is loose on purpose: an honest kernel's
+// call costs more outside the window than the calibration's no-op (its outputs, the DSL's dispatch,
+// the garbage it leaves), and reports are never raised, which would bias honest kernels slow.
 struct AcceptedTimes {
   std::vector<double> accepted_ms;          // the reports, each at most its round trip
   int over_round_trip = 0;                  // reports longer than their round trip
+  int no_time = 0;                          // reports of zero or less (or NaN)
   double calibration_gap_ms = 0;            // median channel cost of the calibration calls
   double median_gap_ms = 0;                 // median (round trip - report) of these calls
   double allowed_gap_ms = 0;                // the bound on median_gap_ms

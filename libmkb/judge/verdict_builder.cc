@@ -354,18 +354,27 @@ v1::Verdict VerdictBuilder::Finish() {
     v.set_message(absl::StrCat("correct on ", draws, "/", draws, " draws (timing not requested)"));
     return v;
   }
-  v.set_status(v1::PASSED);
-  v.set_passed(true);
   const double kernel = v.kernel_parity().median_ms();
   const double eager = v.eager_parity().median_ms();
-  if (kernel > 0) v.set_speedup_vs_eager(eager / kernel);
+  if (!(kernel > 0) || !(eager > 0)) {
+    // No speedup without two times (AcceptReportedTimes refuses a report of no time; this is
+    // the backstop): never a pass with the speedup left out.
+    v.set_status(kernel > 0 ? v1::INFRA_ERROR : v1::POLICY_VIOLATION);
+    v.set_message(kernel > 0 ? "infrastructure error (not counted): the eager baseline has no time"
+                             : "policy violation: the kernel's timed calls have no time "
+                               "(timing.inconsistent)");
+    return v;
+  }
+  v.set_status(v1::PASSED);
+  v.set_passed(true);
+  v.set_speedup_vs_eager(eager / kernel);
   if (v.kernel_span().median_ms() > 0 && v.eager_span().median_ms() > 0) {
     v.set_speedup_span(v.eager_span().median_ms() / v.kernel_span().median_ms());
   }
   v.set_message(
       absl::StrFormat("passed: %d/%d draws correct; %.3gx vs eager (%s vs %s, median of %d)", draws,
-                      draws, v.has_speedup_vs_eager() ? v.speedup_vs_eager() : 0.0,
-                      Milliseconds(kernel), Milliseconds(eager), v.kernel_parity().samples()));
+                      draws, v.speedup_vs_eager(), Milliseconds(kernel), Milliseconds(eager),
+                      v.kernel_parity().samples()));
   return v;
 }
 

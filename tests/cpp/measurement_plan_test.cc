@@ -2,6 +2,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_floating_point.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <map>
 #include <set>
 
@@ -128,6 +129,15 @@ TEST_CASE("reported times stand as reported; gross time outside the clock fails 
   REQUIRE(longer.finding.has_value());
   CHECK(longer.over_round_trip == 1);
   CHECK(longer.accepted_ms[0] == 0.5);
+
+  // A report of no time: the worker's clock replaced by one that stands still.
+  std::vector<double> zeros(50, 0.0);
+  const mkb::AcceptedTimes still = mkb::AcceptReportedTimes(zeros, rtt, calibration, bound);
+  REQUIRE(still.finding.has_value());
+  CHECK(still.no_time == 50);
+  CHECK_THAT(still.finding->message(), Catch::Matchers::ContainsSubstring("taking no time"));
+  honest[7] = -0.001;
+  CHECK(mkb::AcceptReportedTimes(honest, rtt, calibration, bound).no_time == 1);
 }
 
 TEST_CASE("the clock bound's defaults depend on the device, and the config overrides them") {

@@ -45,6 +45,26 @@ TEST_CASE("all draws correct and timed: passed, with the speedup") {
   CHECK(v.kernel_sha256().size() == 64);
 }
 
+TEST_CASE("timed calls of no time are never a pass with the speedup left out") {
+  mkb::VerdictBuilder b(Problem(), mkb::v1::CUTEDSL, "small", Config());
+  REQUIRE(b.CheckSubmission("def solve(x): return x\n"));
+  b.SetImport(true, "", "");
+  b.RecordDraw(Draw(mkb::v1::PHASE_CORRECTNESS, 0, true), std::nullopt);
+  b.RecordDraw(Draw(mkb::v1::PHASE_CORRECTNESS, 1, true), std::nullopt);
+  b.SetParityTiming({0.0, 0.0, 0.0}, {3.0, 3.0, 3.0}, "host_clock");
+  auto v = b.Finish();
+  CHECK(v.status() == mkb::v1::POLICY_VIOLATION);
+  CHECK_FALSE(v.passed());
+  CHECK_FALSE(v.has_speedup_vs_eager());
+
+  mkb::VerdictBuilder e(Problem(), mkb::v1::CUTEDSL, "small", Config(1));
+  REQUIRE(e.CheckSubmission("def solve(x): return x\n"));
+  e.SetImport(true, "", "");
+  e.RecordDraw(Draw(mkb::v1::PHASE_CORRECTNESS, 0, true), std::nullopt);
+  e.SetParityTiming({1.0}, {0.0}, "host_clock");
+  CHECK(e.Finish().status() == mkb::v1::INFRA_ERROR);  // the baseline is the judge's
+}
+
 TEST_CASE("correct but not timed is not passed") {
   mkb::VerdictBuilder b(Problem(), mkb::v1::TIRX, "small", Config(1));
   REQUIRE(b.CheckSubmission("x = 1\n"));

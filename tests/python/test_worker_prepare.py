@@ -19,8 +19,12 @@ def calls(monkeypatch):
         def __init__(self, device):
             seen.append(f"CallClock({device})")
 
-        def time(self, fn):
-            return 0.0, fn()
+        def start(self):
+            seen.append("clock.start")
+
+        def stop(self):
+            seen.append("clock.stop")
+            return 0.25
 
     fake_cuda = SimpleNamespace(
         LaunchMonitor=lambda *a: SimpleNamespace(set_enabled=lambda on: None),
@@ -52,7 +56,11 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     assert calls.index("torch.cuda.init") < calls.index("torch.cuda.device_count") < audit
     assert calls.index("CallClock(0)") < audit
     assert calls.index("watch(True)") > audit  # the watch on kernel code, on before the calibration
-    assert w._timed(lambda: 7) == (0.0, 7)  # the judge's clock, kept from prepare
+    # The judge's clock, kept from prepare: a timed call on the kernel's thread is start, call,
+    # stop there; an untimed one does not touch it.
+    assert w._thread.call(lambda: calls.append("called") or 7, (), True) == ("ok", 0.25, 7)
+    assert calls[-3:] == ["clock.start", "called", "clock.stop"]
+    assert w._thread.call(lambda: 8) == ("ok", 0.0, 8) and calls[-1] == "clock.stop"
 
 
 def test_a_cuda_failure_in_prepare_is_the_judges_error(calls, monkeypatch):

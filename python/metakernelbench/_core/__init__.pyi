@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -286,6 +286,18 @@ class RecheckReservoir:
     @property
     def discard_slot(self) -> int:
         ...
+class KernelThread:
+    """
+    A thread of the worker's own, started in C++, on which kernel.py is imported and solve is called: its Python stack holds nothing of the judge's, so no frame of kernel.py's leads to the worker's (kernel_thread.cc).
+    """
+    def __init__(self, clock: typing.Any = None) -> None:
+        """
+        clock: a CallClock (start() / stop() -> seconds) for timed calls; None times them with the monotonic clock.
+        """
+    def call(self, fn: typing.Any, args: tuple = (), timed: bool = False) -> tuple:
+        """
+        fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there.
+        """
 class ChatModel:
     """
     A model client of the C++ core (OpenAI, Anthropic, compatible servers, scripted/demo).

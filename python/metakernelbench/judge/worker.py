@@ -17,7 +17,6 @@ import traceback
 import types
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
@@ -76,10 +75,11 @@ class Worker:
         self._clone = torch.Tensor.clone
         # What solve returns is read once, right after it returns, through these descriptors.
         self._facts = values.TensorFacts()
-        # The published method's clock in C++ (torch.cuda.Event's methods are Python attributes
-        # kernel.py could replace): made in prepare, before kernel.py is imported; its bound
-        # `time` is kept, never looked up again on the class.
-        self._clock_time: Callable[[Callable[[], Any]], tuple] | None = None
+        # The kernel's thread (kernel_thread.cc), made in prepare: kernel.py is imported and
+        # solve called there, timed calls timed there by the published method's clock in C++
+        # (torch.cuda.Event's methods are Python attributes kernel.py could replace; on the CPU
+        # the monotonic clock). Its stack holds nothing of the worker's.
+        self._thread: _core.KernelThread | None = None
         self._monitor = None
         self._tracing = None  # GpuTracing, created at the first strict call
         self._outputs = None  # CudaArena of the outputs' snapshots (CUDA)
@@ -175,9 +175,11 @@ class Worker:
                 # asked for its device's capability failed so (runtime.native_code).
                 torch.cuda.init()
                 torch.cuda.device_count()
-                self._clock_time = _core.cuda.CallClock(torch.cuda.current_device()).time
+                self._thread = _core.KernelThread(_core.cuda.CallClock(torch.cuda.current_device()))
             except (RuntimeError, _core.Error) as error:
                 return {"ok": False, "judge_error": f"CUDA in the worker: {error}"}
+        else:
+            self._thread = _core.KernelThread()
         _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
         # From now on kernel.py's code may run only while it is imported or solve is called:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
@@ -192,21 +194,35 @@ class Worker:
     def _load(self, request) -> dict:
         self.kernel_path = os.path.abspath(request.kernel_path)
         versions = self.versions
+        spec = importlib.util.spec_from_file_location("kernel", self.kernel_path)
+        if spec is None or spec.loader is None:
+            return {
+                "ok": False,
+                "error_type": "ImportError",
+                "error": "cannot import kernel.py",
+                "versions": versions,
+            }
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["kernel"] = module
         _core.runtime_audit_phase("import")
         self._watch(False)
         try:
-            module = _private_module("kernel", self.kernel_path, register=True)
-            solve = getattr(module, "solve", None)
-        except BaseException as error:  # SystemExit too: an import must not end the worker
-            # Formatted before the watch is on again (str() of kernel.py's exception is its code).
-            return {
-                "ok": False,
-                "error_type": type(error).__name__,
-                "error": self._format(error),
-                "versions": versions,
-            }
+            # On the kernel's thread: the module body, and the lookup of solve (a module-level
+            # __getattr__ is kernel.py's code). Anything it raises (SystemExit too) is described
+            # there, before the watch is on again.
+            done = self._on_kernel_thread(spec.loader.exec_module, (module,))
+            if done[0] == "ok":
+                done = self._on_kernel_thread(getattr, (module, "solve", None))
         finally:
             self._watch(True)
+        if done[0] != "ok":
+            return {
+                "ok": False,
+                "error_type": done[1],
+                "error": self._format_raised(done),
+                "versions": versions,
+            }
+        solve = done[2]
         if not callable(solve):
             return {
                 "ok": False,
@@ -238,7 +254,7 @@ class Worker:
         inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         if self._monitor is not None:
             self._monitor.set_enabled(False)  # as in the parity pass it calibrates
-        seconds, _ = self._timed(lambda: None)
+        _, seconds, _ = self._on_kernel_thread(_NOTHING, (), True)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
         return self._export(out, self._facts.describe(out), seconds, keep, race=False)
 
@@ -274,17 +290,17 @@ class Worker:
                 if op == "call" and self.device == "cuda":
                     # What a consumer on the current stream reads the moment solve returns.
                     start = perf()
-                    out = self._kernel_call(lambda: self.solve(*inputs))
+                    _, out = self._kernel_call(inputs)
                     returned = self._facts.describe(out)
                     snapshot = self._snapshot(returned)
                     sync()
                     seconds = perf() - start
                     race = any(_differs(s, t) for s, t in zip(snapshot, self._exported(returned)))
                 elif op == "warmup":
-                    out = self._kernel_call(lambda: self.solve(*inputs))
+                    _, out = self._kernel_call(inputs)
                     seconds = 0.0
                 else:
-                    seconds, out = self._kernel_call(lambda: self._timed(lambda: self.solve(*inputs)))
+                    seconds, out = self._kernel_call(inputs, timed=True)
                     returned = self._facts.describe(out)
             finally:
                 if monitor is not None:
@@ -322,28 +338,20 @@ class Worker:
             reply["trace"] = trace
         return reply
 
-    def _kernel_call(self, fn):
-        """fn() (a call of solve) with the watch on kernel code off: kernel.py runs here and
-        only here, and nothing profiles the timed call. Its exception is formatted before the
-        watch is on again (str() of a kernel's exception runs the kernel's code)."""
+    def _kernel_call(self, inputs: list, timed: bool = False) -> tuple:
+        """(seconds, solve(*inputs)) on the kernel's thread, with the watch on kernel code off:
+        kernel.py runs there and only there, and nothing profiles the timed call. Timed: the
+        published method (synchronise, start event, call, synchronise, end event, synchronise;
+        the events' elapsed time by the C++ CallClock; the monotonic clock on the CPU), all on
+        that thread. Its exception is described there (str() of it is the kernel's code)."""
         self._watch(False)
         try:
-            return fn()
-        except (Exception, SystemExit) as error:  # sys.exit in solve is the kernel's exception
-            raise _KernelRaised(type(error).__name__, self._format(error)) from None
+            done = self._on_kernel_thread(self.solve, tuple(inputs), timed)
         finally:
             self._watch(True)
-
-    def _timed(self, fn):
-        """The published method: synchronise, start event, call, synchronise, end event,
-        synchronise; the events' elapsed time, by the C++ CallClock (the host clock on the CPU)."""
-        if self.device == "cuda":
-            if self._clock_time is None:
-                raise RuntimeError("the call clock was not made in prepare")
-            return self._clock_time(fn)
-        start = self._perf()
-        out = fn()
-        return self._perf() - start, out
+        if done[0] != "ok":
+            raise _KernelRaised(done[1], self._format_raised(done))
+        return done[1], done[2]
 
     def _exported(self, returned) -> list[torch.Tensor]:
         """The leaves of a described return value that the worker exports: plain tensors on its
@@ -398,8 +406,17 @@ class Worker:
             self._tracing = GpuTracing(self._sync)
         return self._tracing
 
+    def _on_kernel_thread(self, fn, args: tuple = (), timed: bool = False) -> tuple:
+        if self._thread is None:
+            raise RuntimeError("the kernel's thread was not made in prepare")
+        return self._thread.call(fn, args, timed)
+
     def _format(self, error: BaseException) -> str:
         return format_error(error, self.kernel_path)
+
+    def _format_raised(self, raised: tuple) -> str:
+        _, _name, qualname, module, message, entries = raised
+        return format_entries(entries, _exception_line(qualname, module, message), self.kernel_path)
 
 
 class _KernelRaised(Exception):
@@ -412,30 +429,38 @@ class _KernelRaised(Exception):
 
 
 def format_error(error: BaseException, kernel_path: str = "") -> str:
-    """A traceback without the judge's own frames, kernel.py named as such. The entries are read
-    in C (reading tb_frame from Python is refused once kernel.py is loaded) and the last line
-    is made here: the standard library's formatter walks the chained exceptions' frames."""
+    """A traceback of the worker's own exception (the kernel's are described on its thread:
+    KernelThread), without the judge's frames. The entries are read in C and the last line is
+    made here (the standard library's formatter walks the chained exceptions' frames)."""
+    try:
+        message = str(error)
+    except Exception:
+        message = "<exception str() failed>"
+    kind = type(error)
+    return format_entries(
+        _core.traceback_entries(error.__traceback__),
+        _exception_line(kind.__qualname__, kind.__module__, message),
+        kernel_path,
+    )
+
+
+def format_entries(entries, last_line: str, kernel_path: str = "") -> str:
+    """The standard library's traceback text of (file, line, function) entries and the
+    exception's line, without the judge's own frames, kernel.py named as such."""
     frames = [
         traceback.FrameSummary(file, line, name)
-        for file, line, name in _core.traceback_entries(error.__traceback__)
+        for file, line, name in entries
         if not file.startswith(_PACKAGE_DIR)
     ]
-    text = "".join(traceback.format_list(frames)) + _exception_line(error)
+    text = "".join(traceback.format_list(frames)) + last_line
     if kernel_path:
         text = text.replace(kernel_path, "kernel.py").replace(os.path.dirname(kernel_path), "<workspace>")
     return ("Traceback (most recent call last):\n" + text) if frames else text
 
 
-def _exception_line(error: BaseException) -> str:
+def _exception_line(qualname: str, module: str, message: str) -> str:
     """`Type: message` as the standard library's last traceback line writes it."""
-    name = type(error).__qualname__
-    module = type(error).__module__
-    if module not in ("builtins", "__main__"):
-        name = f"{module}.{name}"
-    try:
-        message = str(error)
-    except Exception:
-        message = "<exception str() failed>"
+    name = qualname if module in ("builtins", "__main__", "") else f"{module}.{qualname}"
     return f"{name}: {message}\n" if message else f"{name}\n"
 
 
@@ -505,6 +530,10 @@ def cupti_dirs() -> list[str]:
 
 def _no_sync() -> None:
     pass
+
+
+# The calibration's call: C++, so that the kernel's thread runs no Python code of the worker's.
+_NOTHING = _core.constant_function(None)
 
 
 def _differs(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -589,17 +618,6 @@ def _scrub_modules(dsl: str) -> None:
         if root == "metakernelbench" or (other is not None and root == other):
             del sys.modules[name]
     sys.modules["__main__"] = types.ModuleType("__main__")
-
-
-def _private_module(name: str, path: str, register: bool = False):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    if register:
-        sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _versions() -> list[dict]:

@@ -1,0 +1,268 @@
+// The kernel's thread (SPEC §3 "Trust boundary"): the worker imports kernel.py and calls solve on
+// a thread of its own, started here in C++, whose Python stack holds nothing but what kernel.py
+// runs. A frame that kernel.py gets hold of in any way leads, through f_back, to its own frames and
+// then to none: the worker's frames (its Worker, channel, clock and monitor in their locals and
+// globals) are on another thread's stack. What runs there — the call, the clock around a timed
+// call, str() of the kernel's exception and the type's names, the traceback's entries, the
+// exception's release and the finalisers it fires — is kernel.py's work, done while a call is
+// under way (the watch on kernel code is off).
+#include <Python.h>
+#include <frameobject.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "bindings/bindings.h"
+
+namespace mkb::python {
+namespace py = pybind11;
+
+namespace {
+
+std::string Utf8(PyObject* text) {
+  if (text == nullptr || !PyUnicode_Check(text)) return "";
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text, &size);
+  if (data != nullptr) return std::string(data, static_cast<size_t>(size));
+  PyErr_Clear();  // lone surrogates: each becomes a replacement
+  PyObject* bytes = PyUnicode_AsEncodedString(text, "utf-8", "replace");
+  if (bytes == nullptr) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string out(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+  Py_DECREF(bytes);
+  return out;
+}
+
+// A type's __name__, __qualname__ and __module__ as the type object holds them, read in C: a
+// metaclass's properties of those names are kernel.py's code and are not consulted.
+std::tuple<std::string, std::string, std::string> TypeNames(PyTypeObject* type) {
+  const char* full = type->tp_name;
+  const char* dot = std::strrchr(full, '.');
+  std::string name = dot != nullptr ? dot + 1 : full;
+  if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0) {
+    return {name, name, dot != nullptr ? std::string(full, dot) : "builtins"};
+  }
+  auto* heap = reinterpret_cast<PyHeapTypeObject*>(type);
+  std::string qualname = PyUnicode_CheckExact(heap->ht_qualname) ? Utf8(heap->ht_qualname) : name;
+  std::string module;
+  PyObject* dict = type->tp_dict;  // borrowed
+  PyObject* value = dict != nullptr ? PyDict_GetItemString(dict, "__module__") : nullptr;
+  if (value != nullptr && PyUnicode_CheckExact(value)) module = Utf8(value);
+  return {name, qualname.empty() ? name : qualname, module};
+}
+
+// The running exception as ("raised", name, qualname, module, message, entries); it is released
+// here, on the kernel's thread.
+py::tuple TakeRaised() {
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  if (type == nullptr) {
+    return py::make_tuple("raised", "SystemError", "SystemError", "builtins",
+                          "a call failed without an exception", py::list());
+  }
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value != nullptr && tb != nullptr) PyException_SetTraceback(value, tb);
+  PyTypeObject* exc_type =
+      value != nullptr ? Py_TYPE(value) : reinterpret_cast<PyTypeObject*>(type);
+  auto [name, qualname, module] = TypeNames(exc_type);
+  std::string message;
+  if (value != nullptr) {
+    PyObject* text = PyObject_Str(value);  // the kernel's __str__, if it has one: runs here
+    if (text == nullptr) {
+      PyErr_Clear();
+      message = "<exception str() failed>";
+    } else {
+      message = Utf8(text);
+      Py_DECREF(text);
+    }
+  }
+  std::vector<std::tuple<std::string, int, std::string>> entries = TracebackEntries(tb);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  PyErr_Clear();
+  return py::make_tuple("raised", name, qualname, module, message, entries);
+}
+
+class KernelThread {
+ public:
+  explicit KernelThread(py::object clock) {
+    if (!clock.is_none()) {
+      clock_start_ = clock.attr("start");
+      clock_stop_ = clock.attr("stop");
+    }
+    std::thread([this] { Loop(); }).detach();  // lives as long as the process
+  }
+
+  // fn(*args) on the kernel's thread: ("ok", seconds, value) or TakeRaised()'s tuple. Timed:
+  // seconds by the clock (start, call, stop, all on that thread), else 0.
+  py::tuple Call(const py::object& fn, const py::tuple& args, bool timed) {
+    if (std::this_thread::get_id() == thread_id()) {
+      throw py::value_error("KernelThread.call from the kernel's own thread");
+    }
+    PyObject* result = nullptr;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (busy_) throw std::logic_error("KernelThread.call while a call is under way");
+      busy_ = true;
+      job_ = Job{fn.ptr(), args.ptr(), timed};
+      has_job_ = true;
+      done_ = false;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return done_; });
+      result = result_;
+      result_ = nullptr;
+      busy_ = false;
+    }
+    if (result == nullptr) throw std::runtime_error("the kernel's thread returned nothing");
+    return py::reinterpret_steal<py::tuple>(result);
+  }
+
+ private:
+  struct Job {
+    PyObject* fn = nullptr;  // borrowed: the caller holds them until the call returns
+    PyObject* args = nullptr;
+    bool timed = false;
+  };
+
+  std::thread::id thread_id() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return thread_id_;
+  }
+
+  void Loop() {
+    PyGILState_STATE gil = PyGILState_Ensure();  // this thread's state, kept for its life
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      thread_id_ = std::this_thread::get_id();
+    }
+    PyThreadState* state = PyEval_SaveThread();
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [this] { return has_job_; });
+        has_job_ = false;
+        job = job_;
+      }
+      PyEval_RestoreThread(state);
+      PyObject* result = Run(job);
+      state = PyEval_SaveThread();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        result_ = result;
+        done_ = true;
+      }
+      changed_.notify_all();
+    }
+    PyEval_RestoreThread(state);  // not reached: the thread ends with the process
+    PyGILState_Release(gil);
+  }
+
+  // With the GIL held, on the kernel's thread.
+  PyObject* Run(const Job& job) {
+    try {
+      double seconds = 0.0;
+      PyObject* value = nullptr;
+      if (job.timed && clock_start_) {
+        PyObject* started = PyObject_CallNoArgs(clock_start_.ptr());
+        if (started == nullptr) return TakeRaised().release().ptr();
+        Py_DECREF(started);
+        value = PyObject_Call(job.fn, job.args, nullptr);
+        if (value == nullptr) return TakeRaised().release().ptr();
+        PyObject* stopped = PyObject_CallNoArgs(clock_stop_.ptr());
+        if (stopped == nullptr) {
+          Py_DECREF(value);
+          return TakeRaised().release().ptr();
+        }
+        seconds = PyFloat_AsDouble(stopped);
+        Py_DECREF(stopped);
+      } else {
+        const auto start = std::chrono::steady_clock::now();
+        value = PyObject_Call(job.fn, job.args, nullptr);
+        const auto stop = std::chrono::steady_clock::now();
+        if (value == nullptr) return TakeRaised().release().ptr();
+        if (job.timed) seconds = std::chrono::duration<double>(stop - start).count();
+      }
+      return py::make_tuple("ok", seconds, py::reinterpret_steal<py::object>(value))
+          .release()
+          .ptr();
+    } catch (py::error_already_set& error) {
+      error.restore();
+      return TakeRaised().release().ptr();
+    } catch (const std::exception& error) {
+      return py::make_tuple("raised", "RuntimeError", "RuntimeError", "builtins", error.what(),
+                            py::list())
+          .release()
+          .ptr();
+    }
+  }
+
+  py::object clock_start_, clock_stop_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::thread::id thread_id_;
+  bool busy_ = false;
+  bool has_job_ = false;
+  bool done_ = false;
+  Job job_;
+  PyObject* result_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* tb) {
+  // A traceback's (file, line, function) entries, read in C: a Python walk reads tb.tb_frame, an
+  // audited attribute that the worker's own code is not trusted for once kernel.py is loaded.
+  std::vector<std::tuple<std::string, int, std::string>> out;
+  while (tb != nullptr && tb != Py_None && PyTraceBack_Check(tb) && out.size() < 512) {
+    auto* entry = reinterpret_cast<PyTracebackObject*>(tb);
+    PyCodeObject* code = PyFrame_GetCode(entry->tb_frame);  // new reference
+    // tb_lineno is computed from the instruction; a negative or missing one reads as 0.
+    PyObject* line = PyObject_GetAttrString(tb, "tb_lineno");
+    int number = 0;
+    if (line != nullptr && PyLong_Check(line)) number = static_cast<int>(PyLong_AsLong(line));
+    if (PyErr_Occurred()) PyErr_Clear();
+    Py_XDECREF(line);
+    out.emplace_back(Utf8(code->co_filename), number < 0 ? 0 : number, Utf8(code->co_name));
+    Py_DECREF(code);
+    tb = reinterpret_cast<PyObject*>(entry->tb_next);
+  }
+  return out;
+}
+
+void RegisterKernelThread(py::module_& m) {
+  py::class_<KernelThread, std::unique_ptr<KernelThread, py::nodelete>>(
+      m, "KernelThread",
+      "A thread of the worker's own, started in C++, on which kernel.py is imported and solve is "
+      "called: its Python stack holds nothing of the judge's, so no frame of kernel.py's leads to "
+      "the worker's (kernel_thread.cc).")
+      .def(py::init([](py::object clock) {
+             return std::unique_ptr<KernelThread, py::nodelete>(new KernelThread(clock));
+           }),
+           py::arg("clock") = py::none(),
+           "clock: a CallClock (start() / stop() -> seconds) for timed calls; None times them "
+           "with the monotonic clock.")
+      .def(
+          "call",
+          [](KernelThread& thread, py::object fn, py::tuple args, bool timed) {
+            return thread.Call(fn, args, timed);
+          },
+          py::arg("fn"), py::arg("args") = py::tuple(), py::arg("timed") = false,
+          "fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): "
+          "('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that "
+          "thread) else 0; or ('raised', name, qualname, module, message, [(file, line, "
+          "function)]) when fn raised (anything: SystemExit too), described and released there.");
+}
+
+}  // namespace mkb::python

@@ -1,0 +1,89 @@
+"""The worker's KernelThread (bindings/kernel_thread.cc): kernel.py's code runs on a thread whose
+Python stack holds nothing of the caller's, its exceptions are described there (their __str__
+and finalisers are kernel code), and timed calls are timed there."""
+
+import sys
+import threading
+import time
+
+from metakernelbench import _core
+
+THREAD = _core.KernelThread()
+
+
+def test_a_frame_on_the_kernel_thread_leads_to_no_caller_frame():
+    caller_marker = "the caller's local"  # noqa: F841 - what a walk from the callee must not find
+
+    def callee():
+        frame, seen = sys._getframe(0), []
+        while frame is not None:
+            seen.append((frame.f_code.co_name, dict(frame.f_locals)))
+            frame = frame.f_back
+        return seen, threading.get_ident()
+
+    status, seconds, (seen, ident) = THREAD.call(callee)
+    assert status == "ok" and seconds == 0.0
+    assert [name for name, _ in seen] == ["callee"]  # f_back of the called function is None
+    assert ident != threading.get_ident()
+    assert not any("caller_marker" in f_locals for _, f_locals in seen)
+
+
+def test_arguments_and_results_cross_as_they_are():
+    value = object()
+    assert THREAD.call(lambda a, b: (a, b), (value, 2)) == ("ok", 0.0, (value, 2))
+
+
+def test_an_exception_is_described_on_the_kernel_thread_from_the_type_object():
+    where = {}
+
+    class Meta(type):
+        @property
+        def __name__(cls):  # kernel code the description must not run
+            where["metaclass"] = True
+            return "Spoofed"
+
+    class Boom(Exception, metaclass=Meta):
+        def __str__(self):
+            where["str"] = threading.get_ident()
+            return "went off"
+
+    class Finalised:
+        def __del__(self):
+            where["del"] = threading.get_ident()
+
+    def solve():
+        keep = Finalised()  # noqa: F841 - freed with the traceback's frame
+        raise Boom()
+
+    done = THREAD.call(solve)
+    status, name, qualname, module, message, entries = done
+    assert status == "raised" and name == "Boom" and message == "went off"
+    assert qualname.endswith("Boom") and module == __name__
+    assert "metaclass" not in where
+    assert where["str"] != threading.get_ident() and where["del"] == where["str"]
+    assert entries[-1][2] == "solve" and entries[-1][0] == __file__ and entries[-1][1] > 0
+
+
+def test_system_exit_and_a_failing_str_are_described_not_raised():
+    class Mute(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    def leave():
+        raise SystemExit(3)
+
+    def mute():
+        raise Mute()
+
+    assert THREAD.call(leave)[:5] == ("raised", "SystemExit", "SystemExit", "builtins", "3")
+    assert THREAD.call(mute)[4] == "<exception str() failed>"
+
+
+def test_timed_calls_are_timed_on_the_kernel_thread():
+    status, seconds, value = THREAD.call(lambda: time.sleep(0.02) or 5, (), True)
+    assert status == "ok" and value == 5 and 0.015 < seconds < 1.0
+
+
+def test_the_kernel_thread_cannot_call_itself():
+    status, name, *_ = THREAD.call(lambda: THREAD.call(lambda: None))
+    assert status == "raised" and name == "ValueError"
