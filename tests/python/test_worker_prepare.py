@@ -3,6 +3,7 @@ installed does, and in order. (On the H200, torch's device count left uncached u
 ran made torch dlopen NVML under the audit, which refused it: every solution that asked for its
 device's capability failed with runtime.native_code.)"""
 
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -37,6 +38,9 @@ def calls(monkeypatch):
     monkeypatch.setattr(torch.cuda, "init", lambda: seen.append("torch.cuda.init"))
     monkeypatch.setattr(torch.cuda, "device_count", lambda: seen.append("torch.cuda.device_count") or 1)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(
+        torch.cuda, "set_device", lambda d: seen.append(f"set_device({d}) on {threading.get_ident()}")
+    )
     monkeypatch.setattr(_core, "install_runtime_audit", lambda *a, **k: seen.append("install_runtime_audit"))
     monkeypatch.setattr(_core, "watch_kernel_code", lambda on: seen.append(f"watch({on})"))
     monkeypatch.setattr(worker, "_scrub_modules", lambda dsl: None)
@@ -56,6 +60,9 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     assert calls.index("torch.cuda.init") < calls.index("torch.cuda.device_count") < audit
     assert calls.index("CallClock(0)") < audit
     assert calls.index("watch(True)") > audit  # the watch on kernel code, on before the calibration
+    # The device made current on the kernel's thread, not this one, before the audit.
+    made = next(c for c in calls if c.startswith("set_device(0) on "))
+    assert calls.index(made) < audit and made != f"set_device(0) on {threading.get_ident()}"
     # The judge's clock, kept from prepare: a timed call on the kernel's thread is start, call,
     # stop there; an untimed one does not touch it.
     assert w._thread.call(lambda: calls.append("called") or 7, (), True) == ("ok", 0.25, 7)

@@ -175,7 +175,13 @@ class Worker:
                 # asked for its device's capability failed so (runtime.native_code).
                 torch.cuda.init()
                 torch.cuda.device_count()
-                self._thread = _core.KernelThread(_core.cuda.CallClock(torch.cuda.current_device()))
+                device = torch.cuda.current_device()
+                self._thread = _core.KernelThread(_core.cuda.CallClock(device))
+                # The device and its primary context current on the kernel's thread as on this
+                # one, before kernel.py runs there (a DSL's first driver call needs a context).
+                made = self._thread.call(torch.cuda.set_device, (device,))
+                if made[0] != "ok":
+                    raise RuntimeError(f"the kernel's thread: {made[1]}: {made[4]}")
             except (RuntimeError, _core.Error) as error:
                 return {"ok": False, "judge_error": f"CUDA in the worker: {error}"}
         else:
