@@ -20,6 +20,10 @@ void RegisterStore(pybind11::module_& module);
 void RegisterProtocol(pybind11::module_& module);
 void RegisterAgent(pybind11::module_& module);
 
+// The watch on kernel code outside its calls (runtime_audit_hook.cc): on, any frame of kernel.py
+// that runs is a runtime.outside_call finding. A no-op while no runtime audit is installed.
+void SetKernelWatch(bool on);
+
 // A traceback's (file, line, function) entries, innermost last, read in C (kernel_thread.cc).
 std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* traceback);
 

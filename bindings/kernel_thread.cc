@@ -93,6 +93,20 @@ py::tuple TakeRaised() {
   return py::make_tuple("raised", name, qualname, module, message, entries);
 }
 
+// The cyclic collector off for a scope, as it was after.
+class CollectorHeld {
+ public:
+  CollectorHeld() : was_enabled_(PyGC_Disable() != 0) {}
+  ~CollectorHeld() {
+    if (was_enabled_) PyGC_Enable();
+  }
+  CollectorHeld(const CollectorHeld&) = delete;
+  CollectorHeld& operator=(const CollectorHeld&) = delete;
+
+ private:
+  bool was_enabled_;
+};
+
 class KernelThread {
  public:
   explicit KernelThread(py::object clock) {
@@ -169,17 +183,56 @@ class KernelThread {
     PyGILState_Release(gil);
   }
 
-  // With the GIL held, on the kernel's thread.
+  // With the GIL held, on the kernel's thread. The watch on kernel code is off exactly while
+  // kernel.py's code may run: from after the clock started to the moment fn returned (its
+  // exception described), and on again before the clock stops, so that nothing of the kernel's
+  // runs unwatched outside the timed window (another thread of its own while the clock waits
+  // for the device with the GIL released; a __del__ fired by a collection the judge's next
+  // allocation triggers). The cyclic collector is held off across each switch, where the
+  // judge's own allocations would otherwise be the ones to trigger it.
   PyObject* Run(const Job& job) {
     try {
-      double seconds = 0.0;
-      PyObject* value = nullptr;
-      if (job.timed && clock_start_) {
+      return RunWatched(job);
+    } catch (py::error_already_set& error) {
+      error.restore();
+      py::tuple raised = TakeRaised();
+      SetKernelWatch(true);
+      return raised.release().ptr();
+    } catch (const std::exception& error) {
+      SetKernelWatch(true);
+      return py::make_tuple("raised", "RuntimeError", "RuntimeError", "builtins", error.what(),
+                            py::list())
+          .release()
+          .ptr();
+    }
+  }
+
+  PyObject* RunWatched(const Job& job) {
+    const bool clocked = job.timed && clock_start_;
+    std::chrono::steady_clock::time_point start, stop;
+    {
+      CollectorHeld held;
+      if (clocked) {
         PyObject* started = PyObject_CallNoArgs(clock_start_.ptr());
-        if (started == nullptr) return TakeRaised().release().ptr();
+        if (started == nullptr) return TakeRaised().release().ptr();  // watch still on
         Py_DECREF(started);
-        value = PyObject_Call(job.fn, job.args, nullptr);
-        if (value == nullptr) return TakeRaised().release().ptr();
+      }
+      SetKernelWatch(false);
+      start = std::chrono::steady_clock::now();
+    }
+    PyObject* value = PyObject_Call(job.fn, job.args, nullptr);
+    stop = std::chrono::steady_clock::now();
+    if (value == nullptr) {
+      py::tuple raised = TakeRaised();  // the kernel's __str__ and finalisers: unwatched
+      CollectorHeld held;
+      SetKernelWatch(true);
+      return raised.release().ptr();
+    }
+    double seconds = 0.0;
+    {
+      CollectorHeld held;
+      SetKernelWatch(true);
+      if (clocked) {
         PyObject* stopped = PyObject_CallNoArgs(clock_stop_.ptr());
         if (stopped == nullptr) {
           Py_DECREF(value);
@@ -187,25 +240,11 @@ class KernelThread {
         }
         seconds = PyFloat_AsDouble(stopped);
         Py_DECREF(stopped);
-      } else {
-        const auto start = std::chrono::steady_clock::now();
-        value = PyObject_Call(job.fn, job.args, nullptr);
-        const auto stop = std::chrono::steady_clock::now();
-        if (value == nullptr) return TakeRaised().release().ptr();
-        if (job.timed) seconds = std::chrono::duration<double>(stop - start).count();
+      } else if (job.timed) {
+        seconds = std::chrono::duration<double>(stop - start).count();
       }
-      return py::make_tuple("ok", seconds, py::reinterpret_steal<py::object>(value))
-          .release()
-          .ptr();
-    } catch (py::error_already_set& error) {
-      error.restore();
-      return TakeRaised().release().ptr();
-    } catch (const std::exception& error) {
-      return py::make_tuple("raised", "RuntimeError", "RuntimeError", "builtins", error.what(),
-                            py::list())
-          .release()
-          .ptr();
     }
+    return py::make_tuple("ok", seconds, py::reinterpret_steal<py::object>(value)).release().ptr();
   }
 
   py::object clock_start_, clock_stop_;

@@ -324,7 +324,22 @@ void SetWatchProfile(bool on) {
   if (failed) throw py::error_already_set();
 }
 
+void EnsureWatchFile() {
+  if (g_watch.kernel_file != nullptr) return;
+  g_watch.kernel_file =
+      PyUnicode_DecodeFSDefaultAndSize(g_state->config.kernel_path.data(),
+                                       static_cast<Py_ssize_t>(g_state->config.kernel_path.size()));
+  if (g_watch.kernel_file == nullptr) throw py::error_already_set();
+}
+
 }  // namespace
+
+void SetKernelWatch(bool on) {
+  if (g_state == nullptr) return;  // no audit installed (the judge's own tests of the thread)
+  EnsureWatchFile();
+  g_watch.on = on;
+  SetWatchProfile(on);
+}
 
 void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(
@@ -367,14 +382,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "watch_kernel_code",
       [](bool on) {
         if (g_state == nullptr) throw py::value_error("the runtime audit is not installed");
-        if (g_watch.kernel_file == nullptr) {
-          g_watch.kernel_file = PyUnicode_DecodeFSDefaultAndSize(
-              g_state->config.kernel_path.data(),
-              static_cast<Py_ssize_t>(g_state->config.kernel_path.size()));
-          if (g_watch.kernel_file == nullptr) throw py::error_already_set();
-        }
-        g_watch.on = on;
-        SetWatchProfile(on);
+        SetKernelWatch(on);
       },
       py::arg("on"),
       "On: any frame of kernel.py that runs from now on, in any thread, is recorded as a "

@@ -211,16 +211,12 @@ class Worker:
         module = importlib.util.module_from_spec(spec)
         sys.modules["kernel"] = module
         _core.runtime_audit_phase("import")
-        self._watch(False)
-        try:
-            # On the kernel's thread: the module body, and the lookup of solve (a module-level
-            # __getattr__ is kernel.py's code). Anything it raises (SystemExit too) is described
-            # there, before the watch is on again.
-            done = self._on_kernel_thread(spec.loader.exec_module, (module,))
-            if done[0] == "ok":
-                done = self._on_kernel_thread(getattr, (module, "solve", None))
-        finally:
-            self._watch(True)
+        # On the kernel's thread, the watch on kernel code off only while its code may run there:
+        # the module body, and the lookup of solve (a module-level __getattr__ is kernel.py's
+        # code). Anything it raises (SystemExit too) is described there.
+        done = self._on_kernel_thread(spec.loader.exec_module, (module,))
+        if done[0] == "ok":
+            done = self._on_kernel_thread(getattr, (module, "solve", None))
         if done[0] != "ok":
             return {
                 "ok": False,
@@ -345,16 +341,13 @@ class Worker:
         return reply
 
     def _kernel_call(self, inputs: list, timed: bool = False) -> tuple:
-        """(seconds, solve(*inputs)) on the kernel's thread, with the watch on kernel code off:
-        kernel.py runs there and only there, and nothing profiles the timed call. Timed: the
+        """(seconds, solve(*inputs)) on the kernel's thread, the watch on kernel code off there
+        from the clock's start to solve's return (kernel_thread.cc): kernel.py runs there and only
+        then, and nothing profiles the timed call. Timed: the
         published method (synchronise, start event, call, synchronise, end event, synchronise;
         the events' elapsed time by the C++ CallClock; the monotonic clock on the CPU), all on
         that thread. Its exception is described there (str() of it is the kernel's code)."""
-        self._watch(False)
-        try:
-            done = self._on_kernel_thread(self.solve, tuple(inputs), timed)
-        finally:
-            self._watch(True)
+        done = self._on_kernel_thread(self.solve, tuple(inputs), timed)
         if done[0] != "ok":
             raise _KernelRaised(done[1], self._format_raised(done))
         return done[1], done[2]
