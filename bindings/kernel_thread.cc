@@ -207,7 +207,21 @@ class KernelThread {
     }
   }
 
+  void HoldCollector() {
+    if (!holding_) collector_was_enabled_ = PyGC_Disable() != 0;
+    holding_ = true;
+  }
+
+ public:
+  // With the GIL held (any thread): the collector as it was before the last call returned.
+  void ReleaseCollector() {
+    if (holding_ && collector_was_enabled_) PyGC_Enable();
+    holding_ = false;
+  }
+
+ private:
   PyObject* RunWatched(const Job& job) {
+    ReleaseCollector();  // held since the last call returned: the worker's snapshot is taken
     const bool clocked = job.timed && clock_start_;
     std::chrono::steady_clock::time_point start, stop;
     {
@@ -222,6 +236,11 @@ class KernelThread {
     }
     PyObject* value = PyObject_Call(job.fn, job.args, nullptr);
     stop = std::chrono::steady_clock::now();
+    // From here until the worker has taken its snapshot of the outputs (ReleaseCollector), no
+    // collection: one would run the finalisers of the kernel's garbage cycles, which need no
+    // frame of kernel.py's (C callables composed: functools.partial of torch ops), and which a
+    // kernel can time for the harness's next allocation, doing its work after the clock.
+    HoldCollector();
     if (value == nullptr) {
       py::tuple raised = TakeRaised();  // the kernel's __str__ and finalisers: unwatched
       CollectorHeld held;
@@ -248,6 +267,8 @@ class KernelThread {
   }
 
   py::object clock_start_, clock_stop_;
+  bool holding_ = false;  // guarded by the GIL
+  bool collector_was_enabled_ = true;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::thread::id thread_id_;
@@ -301,7 +322,12 @@ void RegisterKernelThread(py::module_& m) {
           "fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): "
           "('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that "
           "thread) else 0; or ('raised', name, qualname, module, message, [(file, line, "
-          "function)]) when fn raised (anything: SystemExit too), described and released there.");
+          "function)]) when fn raised (anything: SystemExit too), described and released there. "
+          "The cyclic collector is held off from fn's return until release_collector() (or the "
+          "next call).")
+      .def("release_collector", &KernelThread::ReleaseCollector,
+           "The cyclic collector back as it was, once the worker has taken its snapshot of what "
+           "the last call returned.");
 }
 
 }  // namespace mkb::python

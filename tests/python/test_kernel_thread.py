@@ -6,9 +6,16 @@ import sys
 import threading
 import time
 
+import pytest
 from metakernelbench import _core
 
 THREAD = _core.KernelThread()
+
+
+@pytest.fixture(autouse=True)
+def _collector_back():
+    yield
+    THREAD.release_collector()  # held after each call: never left so for the tests that follow
 
 
 def test_a_frame_on_the_kernel_thread_leads_to_no_caller_frame():
@@ -87,3 +94,23 @@ def test_timed_calls_are_timed_on_the_kernel_thread():
 def test_the_kernel_thread_cannot_call_itself():
     status, name, *_ = THREAD.call(lambda: THREAD.call(lambda: None))
     assert status == "raised" and name == "ValueError"
+
+
+def test_the_collector_is_held_from_the_return_until_the_snapshot():
+    import gc
+
+    THREAD.release_collector()  # the tests above left it held
+    assert gc.isenabled()
+    inside = THREAD.call(gc.isenabled)
+    assert inside == ("ok", 0.0, True)  # collections run during the call
+    assert not gc.isenabled()  # none from its return until the worker's snapshot
+    THREAD.release_collector()
+    assert gc.isenabled()
+    THREAD.call(lambda: None)
+    assert THREAD.call(gc.isenabled)[2]  # the next call releases it too
+    THREAD.release_collector()
+    gc.disable()  # a collector the process had off stays off
+    THREAD.call(lambda: None)
+    THREAD.release_collector()
+    assert not gc.isenabled()
+    gc.enable()

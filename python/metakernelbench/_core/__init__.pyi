@@ -296,7 +296,11 @@ class KernelThread:
         """
     def call(self, fn: typing.Any, args: tuple = (), timed: bool = False) -> tuple:
         """
-        fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there.
+        fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there. The cyclic collector is held off from fn's return until release_collector() (or the next call).
+        """
+    def release_collector(self) -> None:
+        """
+        The cyclic collector back as it was, once the worker has taken its snapshot of what the last call returned.
         """
 class ChatModel:
     """

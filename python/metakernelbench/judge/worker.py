@@ -217,6 +217,7 @@ class Worker:
         done = self._on_kernel_thread(spec.loader.exec_module, (module,))
         if done[0] == "ok":
             done = self._on_kernel_thread(getattr, (module, "solve", None))
+        self._release_collector()
         if done[0] != "ok":
             return {
                 "ok": False,
@@ -258,7 +259,10 @@ class Worker:
             self._monitor.set_enabled(False)  # as in the parity pass it calibrates
         _, seconds, _ = self._on_kernel_thread(_NOTHING, (), True)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
-        return self._export(out, self._facts.describe(out), seconds, keep, race=False)
+        try:
+            return self._export(out, self._facts.describe(out), seconds, keep, race=False)
+        finally:
+            self._release_collector()  # as after a call (the same steps)
 
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
@@ -330,10 +334,15 @@ class Worker:
                 trace = tracing.after(monitor)
             except _core.Error as error:
                 return {"ok": False, "judge_error": f"GPU tracing: {error}"}
-        if op == "warmup":
-            reply = {"ok": True, "seconds": 0.0}
-        else:
-            reply = self._export(out, returned, seconds, keep, race)
+        try:
+            if op == "warmup":
+                reply = {"ok": True, "seconds": 0.0}
+            else:
+                reply = self._export(out, returned, seconds, keep, race)
+        finally:
+            # The snapshot is taken: collections again (the kernel thread held them off from
+            # solve's return, so that no finaliser of the kernel's ran before the snapshot).
+            self._release_collector()
         if launches is not None:
             reply["launches"] = launches
         if trace is not None:
@@ -404,6 +413,10 @@ class Worker:
         if self._tracing is None:
             self._tracing = GpuTracing(self._sync)
         return self._tracing
+
+    def _release_collector(self) -> None:
+        if self._thread is not None:
+            self._thread.release_collector()
 
     def _on_kernel_thread(self, fn, args: tuple = (), timed: bool = False) -> tuple:
         if self._thread is None:
