@@ -3,6 +3,7 @@ installed does, and in order. (On the H200, torch's device count left uncached u
 ran made torch dlopen NVML under the audit, which refused it: every solution that asked for its
 device's capability failed with runtime.native_code.)"""
 
+import gc
 import threading
 from types import SimpleNamespace
 
@@ -63,11 +64,13 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     # The device made current on the kernel's thread, not this one, before the audit.
     made = next(c for c in calls if c.startswith("set_device(0) on "))
     assert calls.index(made) < audit and made != f"set_device(0) on {threading.get_ident()}"
+    assert gc.isenabled()  # the collector, held after that call, is back when prepare returns
     # The judge's clock, kept from prepare: a timed call on the kernel's thread is start, call,
     # stop there; an untimed one does not touch it.
     assert w._thread.call(lambda: calls.append("called") or 7, (), True) == ("ok", 0.25, 7)
     assert calls[-3:] == ["clock.start", "called", "clock.stop"]
     assert w._thread.call(lambda: 8) == ("ok", 0.0, 8) and calls[-1] == "clock.stop"
+    w._thread.release_collector()  # as the worker does once it has taken its snapshot
 
 
 def test_a_cuda_failure_in_prepare_is_the_judges_error(calls, monkeypatch):

@@ -16,7 +16,6 @@ import time
 import traceback
 import types
 import warnings
-from collections.abc import Callable
 
 import torch
 
@@ -88,7 +87,6 @@ class Worker:
         self.versions = []
         self._recorded = 0
         self._held = None  # the last call's outputs, alive until the next request
-        self._watch: Callable[[bool], None] = lambda on: None  # watch_kernel_code, from prepare
 
     # --- protocol ------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -180,6 +178,7 @@ class Worker:
                 # The device and its primary context current on the kernel's thread as on this
                 # one, before kernel.py runs there (a DSL's first driver call needs a context).
                 made = self._thread.call(torch.cuda.set_device, (device,))
+                self._thread.release_collector()  # held from its return: nothing to snapshot
                 if made[0] != "ok":
                     raise RuntimeError(f"the kernel's thread: {made[1]}: {made[4]}")
             except (RuntimeError, _core.Error) as error:
@@ -191,8 +190,7 @@ class Worker:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
         # runtime.outside_call violation. On already for the calibration, so that it measures
         # the channel as the timed calls will see it.
-        self._watch = _core.watch_kernel_code
-        self._watch(True)
+        _core.watch_kernel_code(True)
         self._dsl = dsl
         _scrub_modules(dsl)
         return {"ok": True, "versions": self.versions}
@@ -352,10 +350,10 @@ class Worker:
     def _kernel_call(self, inputs: list, timed: bool = False) -> tuple:
         """(seconds, solve(*inputs)) on the kernel's thread, the watch on kernel code off there
         from the clock's start to solve's return (kernel_thread.cc): kernel.py runs there and only
-        then, and nothing profiles the timed call. Timed: the
-        published method (synchronise, start event, call, synchronise, end event, synchronise;
-        the events' elapsed time by the C++ CallClock; the monotonic clock on the CPU), all on
-        that thread. Its exception is described there (str() of it is the kernel's code)."""
+        then, and nothing profiles the timed call. Timed: the published method (synchronise,
+        start event, call, synchronise, end event, synchronise; the events' elapsed time by the
+        C++ CallClock; the monotonic clock on the CPU), all on that thread. Its exception is
+        described there (str() of it is the kernel's code)."""
         done = self._on_kernel_thread(self.solve, tuple(inputs), timed)
         if done[0] != "ok":
             raise _KernelRaised(done[1], self._format_raised(done))
