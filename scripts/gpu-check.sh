@@ -11,6 +11,7 @@
 #                                    machine (source changes since then are not in it)
 #   MKB_BENCH_ARGS="--problems 28" ...   arguments for the benchmarks
 #   MKB_THEN="cmd" ...               then runs cmd in the same environment ($MKB_PY, $OUT_DIR)
+#   MKB_DEADLINE=$(( $(date +%s) + 570 )) ...   every long step stopped by then (a call's limit)
 #   MKB_SKIP_SOLUTIONS=1 scripts/gpu-check.sh --dsl   the DSLs without verify-solutions
 #   MKB_NO_SMOKE=1 ... --dsl         without the smoke test (problem 28's two solutions, judged
 #                                    first; when both fail, verify-solutions is skipped)
@@ -44,6 +45,21 @@ status=0
 note() { printf '\033[1m[gpu-check]\033[0m %s\n' "$*"; }
 row() { SUMMARY+=("$(printf '%-34s %s' "$1" "$2")"); }
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
+# MKB_DEADLINE=EPOCH_SECONDS: every long step is stopped by then (the device tool's per-call limit),
+# so that the summary and $OUT still come back. limit CAP prints the seconds a step may take: the
+# smaller of CAP and what is left (at least 1); with no deadline and no cap, nothing.
+limit() {
+  local cap=${1:-} left
+  if [ -n "${MKB_DEADLINE:-}" ]; then
+    left=$(( MKB_DEADLINE - $(date +%s) )); [ "$left" -ge 1 ] || left=1
+    if [ -z "$cap" ] || [ "$cap" -gt "$left" ]; then cap=$left; fi
+  fi
+  echo "$cap"
+}
+with_limit() {  # with_limit CAP cmd...: cmd under timeout when limit gives a number
+  local s; s=$(limit "$1"); shift
+  if [ -n "$s" ]; then timeout "$s" "$@"; else "$@"; fi
+}
 
 MODE=${1:-}
 DSL_HOME=/tmp/mkb-dsl
@@ -162,7 +178,7 @@ if [ -z "${MKB_SKIP_PYTEST:-}" ]; then
 note "Python tests: the GPU-tagged ones (CI runs the rest)"
 t0=$(date +%s)
 # MKB_PYTEST_ARGS="tests/python/test_adversarial.py" limits it (default: every GPU test).
-if "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s ${MKB_PYTEST_ARGS:-tests/python} > "$OUT_DIR/pytest.log" 2>&1; then
+if with_limit "" "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s ${MKB_PYTEST_ARGS:-tests/python} > "$OUT_DIR/pytest.log" 2>&1; then
   row "pytest" "$(tail -1 "$OUT_DIR/pytest.log") ($(elapsed "$t0"))"
 else
   row "pytest" "FAILED: $(tail -1 "$OUT_DIR/pytest.log")"
@@ -212,7 +228,7 @@ if [ "$MODE" = "--dsl" ] && [ -z "${MKB_SKIP_SOLUTIONS:-}" ] && [ "$smoke_failed
   # this machine (it lives in /tmp while the machine stays warm).
   table=/tmp/mkb-solutions.json
   # MKB_SOLUTIONS_TIMEOUT=S stops it after S seconds (the table keeps the rows judged so far).
-  ${MKB_SOLUTIONS_TIMEOUT:+timeout "$MKB_SOLUTIONS_TIMEOUT"} \
+  with_limit "${MKB_SOLUTIONS_TIMEOUT:-}" \
   "$PY" -m metakernelbench.cli suite verify-solutions --device cuda $([ -n "${MKB_KEEP:-}" ] || echo --fresh) \
       --call-timeout "${MKB_CALL_TIMEOUT:-120}" --out "$table" \
       $(for p in ${MKB_SOLUTIONS:-}; do printf -- '--problems %s ' "$p"; done) > "$OUT_DIR/solutions.log" 2>&1
@@ -232,7 +248,7 @@ if [ -n "${MKB_GPU_DEMO:-}" ]; then
   rm -rf "$demo_dir" && mkdir -p "$demo_dir/$stamp"
   # MKB_DEMO_ARGS="--problems 28 --problems 36" narrows it.
   # shellcheck disable=SC2086
-  "$PY" -m metakernelbench.cli demo --device cuda --store "$demo_dir/demo.db" ${MKB_DEMO_ARGS:-} > "$OUT_DIR/gpu-demo.log" 2>&1
+  with_limit "" "$PY" -m metakernelbench.cli demo --device cuda --store "$demo_dir/demo.db" ${MKB_DEMO_ARGS:-} > "$OUT_DIR/gpu-demo.log" 2>&1
   rc=$?
   tail -60 "$OUT_DIR/gpu-demo.log"
   "$PY" -m metakernelbench.cli export "$demo_dir/demo.db" --format jsonl --out "$demo_dir/$stamp" > /dev/null 2>&1 \
@@ -250,7 +266,7 @@ for bench in ${MKB_BENCHMARKS:-benchmarks/*/run.py}; do
   note "benchmark $name"
   t0=$(date +%s)
   # shellcheck disable=SC2086  # MKB_BENCH_ARGS is a list of arguments
-  if "$PY" "$bench" --out "$OUT_DIR/$name.json" ${MKB_BENCH_ARGS:-} > "$OUT_DIR/$name.log" 2>&1; then
+  if with_limit "" "$PY" "$bench" --out "$OUT_DIR/$name.json" ${MKB_BENCH_ARGS:-} > "$OUT_DIR/$name.log" 2>&1; then
     row "bench $name" "ok ($(elapsed "$t0"))"
   else
     row "bench $name" "FAILED (see $name.log)"
@@ -263,7 +279,7 @@ done
 if [ -n "${MKB_THEN:-}" ]; then
   note "MKB_THEN: $MKB_THEN"
   t0=$(date +%s)
-  if MKB_PY="$PY" OUT_DIR="$OUT_DIR" bash -c "$MKB_THEN" > "$OUT_DIR/then.log" 2>&1; then
+  if MKB_PY="$PY" OUT_DIR="$OUT_DIR" with_limit "" bash -c "$MKB_THEN" > "$OUT_DIR/then.log" 2>&1; then
     row "MKB_THEN" "ok ($(elapsed "$t0"))"
   else
     row "MKB_THEN" "FAILED (see then.log)"; tail -20 "$OUT_DIR/then.log"; status=1
