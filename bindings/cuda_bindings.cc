@@ -148,7 +148,7 @@ void RegisterCuda(py::module_& parent) {
           [](cuda::LaunchMonitor& monitor, py::object original) {
             cuda::LaunchMonitor* owner = &monitor;  // the process's one monitor, never deleted
             return py::cpp_function(
-                [owner, original](const py::args& args, const py::kwargs& kwargs) {
+                [owner, original](const py::tuple& args, const py::dict& kwargs) {
                   owner->EnterDslLoader();
                   struct Leave {
                     cuda::LaunchMonitor* monitor;

@@ -1,8 +1,11 @@
 """The wrappers the worker puts around the DSL's entry points (judge/dsl_entry.py): they behave
 as the originals, bind as methods, and hand kernel.py nothing of the worker's."""
 
+import subprocess
+import sys
 import types
 
+import pytest
 from metakernelbench import _core
 from metakernelbench.judge import dsl_entry, worker
 
@@ -92,3 +95,29 @@ def test_tracebacks_are_read_in_c_and_formatted_without_frames():
     assert 'in inner\n    raise ValueError("a chained failure") from error\n' in text
     assert text.endswith("ValueError: a chained failure\n")
     assert _core.traceback_entries(None) == []
+
+
+_REAL_RUNNER = """
+from metakernelbench import _core
+from metakernelbench.judge import dsl_entry
+monitor = _core.cuda.LaunchMonitor()
+def compile_(fn, target=None, *, opt=0):
+    return (fn, target, opt)
+wrapped = dsl_entry.wrapper(monitor.entry_runner(compile_), compile_)
+print(repr(wrapped("mod", "cuda", opt=3)), repr(wrapped("mod")))
+"""
+
+
+@pytest.mark.gpu
+def test_the_real_runner_passes_positional_and_keyword_arguments_through():
+    """LaunchMonitor.entry_runner (C++, built with CUDA only) is called as run(args, kwargs) by
+    the wrapper: the original gets the arguments themselves, not a tuple and a dict (the H200's
+    smoke test of 2026-12-02: tvm.compile got `(mod, ...)` as one tuple). In a process of its
+    own: the monitor subscribes to CUPTI, once a process."""
+    from metakernelbench import _core
+
+    if not _core.built_with_cuda:
+        pytest.skip("the core was built without CUDA")
+    done = subprocess.run([sys.executable, "-c", _REAL_RUNNER], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["('mod',", "'cuda',", "3)", "('mod',", "None,", "0)"]
