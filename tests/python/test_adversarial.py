@@ -105,6 +105,8 @@ def test_adversarial_case(case, tmp_path):
     ]
     if case.get("mode") == "permissive":
         command.append("--permissive")
+    if case.get("dsl_rule") is False:
+        command.append("--no-dsl-rule")
     for code in case.get("allow", []):
         command += ["--allow", code]
     if "call_timeout" in case:

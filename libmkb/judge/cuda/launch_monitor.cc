@@ -29,6 +29,7 @@ struct Api {
   CUresult (*FuncGetModule)(CUmodule*, CUfunction) = nullptr;
   CUresult (*ModuleLoadData)(CUmodule*, const void*) = nullptr;
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*FuncGetName)(const char**, CUfunction) = nullptr;  // optional (CUDA 12.3+)
 };
 
 // The no-op that replaces the DSL's kernels in the knockout draw (PTX, JIT-compiled for any
@@ -74,6 +75,7 @@ class Monitor {
     resolve(driver, api_.ModuleLoadData, "cuModuleLoadData");
     resolve(driver, api_.ModuleGetFunction, "cuModuleGetFunction");
     if (!ok) return absl::UnavailableError("libcupti or libcuda lacks an entry point");
+    api_.FuncGetName = reinterpret_cast<decltype(api_.FuncGetName)>(::dlsym(driver, "cuFuncGetName"));
     dsl_native_dirs_ = dsl_native_dirs;
     harness_thread_ = std::this_thread::get_id();
     CUpti_SubscriberHandle& subscriber = subscriber_;
@@ -321,6 +323,7 @@ class Monitor {
   bool DriverLaunch(CUfunction f, uint32_t correlation, bool replaceable = true) {
     LaunchOrigin origin = LaunchOrigin::kRaw;
     std::string evidence;
+    bool unknown = false;
     {
       absl::MutexLock lock(&mutex_);
       auto it = owners_.find(f);
@@ -337,8 +340,18 @@ class Monitor {
         // e.g. ATen's, loaded through paths CUPTI does not report): a library's.
         origin = LaunchOrigin::kLibrary;
       } else {
-        evidence = "a function of no module the monitor saw loaded";
+        unknown = true;
       }
+    }
+    if (unknown) {
+      // Named, with the native code that launched it, so that a verdict says which kernel
+      // and whose (the H200, 2026-12-02: problem 44's solutions failed on a launch named by
+      // neither).
+      const char* name = nullptr;
+      if (api_.FuncGetName == nullptr || api_.FuncGetName(&name, f) != CUDA_SUCCESS) name = nullptr;
+      evidence = absl::StrCat(name != nullptr ? name : "(unnamed)",
+                              ": a function of no module the monitor saw loaded, launched from ",
+                              NativeCaller());
     }
     if (t_state.judge_depth > 0) origin = LaunchOrigin::kJudge;
     const bool replace = CountLaunch(origin, correlation, false, evidence) && replaceable &&

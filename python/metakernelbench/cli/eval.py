@@ -45,6 +45,11 @@ def eval_kernel(
     allow: list[str] | None = typer.Option(
         None, "--allow", help="Downgrade an audit finding code to a warning."
     ),
+    no_dsl_rule: bool = typer.Option(
+        False,
+        "--no-dsl-rule",
+        help="Waive the DSL rule (policy require_dsl false): an eager kernel is judged as any other.",
+    ),
 ) -> None:
     """Judge KERNEL on a problem and print the report (or the Verdict with --json).
 
@@ -65,8 +70,10 @@ def eval_kernel(
             config[key] = value
     if no_timing:
         config["skip_timing"] = True
-    if permissive or allow:
+    if permissive or allow or no_dsl_rule:
         config["policy"] = {"permissive": permissive, "allow": list(allow or [])}
+    if no_dsl_rule:
+        config["policy"]["require_dsl"] = False
     if memory_limit is not None:
         config["memory_limit_bytes"] = _parse_bytes(memory_limit)
     suite = _state.load_suite()

@@ -118,6 +118,7 @@ class Evaluation:
         self.module = None
         self.versions = []
         self.policy = None
+        self.require_dsl = True  # the DSL rule (the policy's require_dsl, else on CUDA only)
         self.clocks = None
         self.plan = None
         self.gpu_tools = None
@@ -191,6 +192,7 @@ class Evaluation:
                 else self.device == "cuda"
             )
             self.policy = policy
+            self.require_dsl = require_dsl
             b.add_findings(_core.static_audit(text, self.request.dsl, require_dsl, policy))
             if b.has_violation():
                 return b.finish()
@@ -439,9 +441,7 @@ class Evaluation:
                     "evidence": f"{launches.background} launch(es) outside calls",
                 }
             )
-        policy = self.policy
-        require = policy.require_dsl if policy is not None and policy.has("require_dsl") else True
-        if require_dsl_kernel and require and reply.ok and launches.dsl == 0:
+        if require_dsl_kernel and self.require_dsl and reply.ok and launches.dsl == 0:
             findings.append(
                 {
                     "code": "runtime.no_dsl_kernel",
@@ -713,7 +713,11 @@ class Evaluation:
             method = "cupti_span" if kernel_traces and kernel_traces[0].method == "cupti" else "cuda_events"
             b.set_span_timing(spans, eager_spans, sums, method, throttled, [bool(t.throttled) for t in eager])
             floor = self._physical_floor()
-            findings = _core.audit_kernel_calls(kernel_traces, True, self.config.library_share_limit, floor)
+            # The DSL rule as the policy sets it, as in the static audit and the launch monitor's
+            # findings (a waived rule made every timed call of an eager kernel a violation here).
+            findings = _core.audit_kernel_calls(
+                kernel_traces, self.require_dsl, self.config.library_share_limit, floor
+            )
             b.add_findings(_core.apply_audit_policy(findings, self.policy))
 
         # The re-checks: known only now that every timed draw's outputs are in.
