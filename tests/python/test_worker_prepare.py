@@ -81,3 +81,22 @@ def test_a_cuda_failure_in_prepare_is_the_judges_error(calls, monkeypatch):
     _, reply = _prepare()
     assert not reply["ok"] and reply["judge_error"] == "CUDA in the worker: no CUDA driver"
     assert "install_runtime_audit" not in calls
+
+
+def test_a_warm_host_preimports_what_prepare_would_import():
+    """worker.preimport (run by a warm host before it forks the worker) imports the names
+    prepare imports, so that the worker inherits them: torch's compiler stack took some 2 s of
+    every worker's start on the CPU judge. In a process of its own (sys.modules is global)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from metakernelbench.judge import worker\n"
+        "assert 'torch._dynamo' not in sys.modules\n"
+        "worker.preimport('cutedsl')\n"
+        "print(all(n in sys.modules for n in worker._TORCH_LAZY_IMPORTS))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

@@ -870,6 +870,9 @@ def main(argv: list[str] | None = None) -> int:
             __import__("cutlass.cute" if args.dsl == "cutedsl" else "tvm.script")
         except Exception:
             pass  # the worker reports the DSL's import error
+        from .worker import preimport
+
+        preimport(args.dsl)
     stdin = sys.stdin.buffer
     if not stdin.peek(1):
         return 0  # a warm host whose judge went away without a request
