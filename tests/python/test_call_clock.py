@@ -90,3 +90,23 @@ def test_an_exception_propagates_and_the_clock_still_works():
     with pytest.raises(ValueError, match="from the call"):
         clock.time(boom)
     assert clock.time(lambda: torch.cuda._sleep(SLEEP_CYCLES))[0] > 1e-4
+
+
+def test_the_strict_pass_trace_holds_only_the_call():
+    """GpuTracing.before drains what is queued (the L2 flush, the copies that staged the inputs)
+    before the trace begins: work still queued then was counted in the call's span (the H200,
+    2026-12-02: 25's span 608 us against an event-timed call of 33 us). Here a millisecond of
+    queued work before an empty call: its span must stay near zero."""
+    core = _core()
+    from metakernelbench.judge.worker import GpuTracing
+
+    tracing = GpuTracing(core.cuda.device_synchronize)
+    if tracing.method != "cupti":
+        pytest.skip(f"CUPTI unavailable: {tracing.unavailable}")
+    spans = []
+    for _ in range(5):
+        torch.cuda._sleep(SLEEP_CYCLES)  # queued, not waited for
+        tracing.before()
+        trace = tracing.after()
+        spans.append(trace["span_ms"])
+    assert _median(spans) < 0.1, spans
