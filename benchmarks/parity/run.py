@@ -175,7 +175,55 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
         f"{eager_ms / kernel_ms:.3f}x ({kernel_ms:.4f} vs {eager_ms:.4f} ms)",
         flush=True,
     )
-    return {**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms}
+    out = {**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms}
+    if row.get("diagnose"):
+        out["diagnostics"] = _diagnostics(kernel.solve, draw, timing)
+    return out
+
+
+def _diagnostics(solve, draw, timing) -> dict:
+    """Where the judge and the published method part (`--diagnose`): the kernel's median call
+    (ms) over the same draws, each variant changing one thing of the published method: the
+    judge's clock (CallClock, C++) for torch's events; the L2 cache flushed after the draw (the
+    published method calls right after drawing, on what the draw left in L2); the call on a
+    thread started in C++ (the judge's KernelThread) with the judge's clock, as the worker makes
+    it. In this plain process: no sandbox, no audit, no launch monitor."""
+    import torch
+    from metakernelbench import _core
+
+    device = torch.cuda.current_device()
+    clock = _core.cuda.CallClock(device)
+    flusher = _core.cuda.L2Flusher(device)
+    thread = _core.KernelThread(_core.cuda.CallClock(device))
+    made = thread.call(torch.cuda.set_device, (device,))
+    thread.release_collector()
+    if made[0] != "ok":
+        return {"error": f"the kernel thread: {made[1]}: {made[4]}"}
+
+    def clocked(inputs):
+        return clock.time(lambda: solve(*inputs))[0] * 1e3
+
+    def flushed(inputs):
+        flusher.flush(torch.cuda.current_stream().cuda_stream)
+        torch.cuda.synchronize()
+        return clocked(inputs)
+
+    def on_thread(inputs):
+        done = thread.call(solve, tuple(inputs), True)
+        thread.release_collector()
+        if done[0] != "ok":
+            raise RuntimeError(f"{done[1]}: {done[4]}")
+        return done[1] * 1e3
+
+    out = {}
+    for name, fn in (("callclock", clocked), ("l2_flushed", flushed), ("kernel_thread", on_thread)):
+        times = []
+        for s in timing:
+            inputs = draw(s)
+            torch.cuda.synchronize()
+            times.append(fn(inputs))
+        out[f"{name}_kernel_ms"] = statistics.median(times)
+    return out
 
 
 def _child(dsl: str, rows_path: str, seed: int) -> int:
@@ -211,7 +259,12 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
                 print(line, flush=True)
         for r in json.loads(lines[-1]):
             results.setdefault(_key(r), []).append(r["speedup"])
+            if "diagnostics" in r:
+                DIAGNOSTICS.setdefault(_key(r), []).append({"kernel_ms": r["kernel_ms"], **r["diagnostics"]})
     return results
+
+
+DIAGNOSTICS: dict[tuple, list[dict]] = {}  # `--diagnose`: per row, one entry per published run
 
 
 def _key(row: dict) -> tuple:
@@ -290,6 +343,7 @@ def _table(rows: list[dict], published: dict, judged: dict) -> list[dict]:
                 "judge_runs": judged.get(key, []),
                 "judge_over_published": ratio,
                 "within_5_percent": ratio is not None and abs(ratio - 1) <= 0.05,
+                **({"diagnostics": DIAGNOSTICS[key]} if key in DIAGNOSTICS else {}),
             }
         )
     return table
@@ -327,12 +381,20 @@ def main() -> int:
     parser.add_argument("--no-eager-rows", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="also time the published child's calls with the judge's clock, after an L2 flush and "
+        "on a C++ thread (the rows' 'diagnostics')",
+    )
     args = parser.parse_args()
     if args.child:
         return _child(args.child[0], args.child[1], args.seed)
     import tempfile
 
     rows = _rows(args)
+    if args.diagnose:
+        rows = [{**r, "diagnose": True} for r in rows]
     published: dict[tuple, list[float]] = {}
     judged: dict[tuple, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:

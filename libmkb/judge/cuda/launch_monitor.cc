@@ -344,14 +344,24 @@ class Monitor {
       }
     }
     if (unknown) {
-      // Named, with the native code that launched it, so that a verdict says which kernel
-      // and whose (the H200, 2026-12-02: problem 44's solutions failed on a launch named by
-      // neither).
-      const char* name = nullptr;
-      if (api_.FuncGetName == nullptr || api_.FuncGetName(&name, f) != CUDA_SUCCESS) name = nullptr;
-      evidence = absl::StrCat(name != nullptr ? name : "(unnamed)",
-                              ": a function of no module the monitor saw loaded, launched from ",
-                              NativeCaller());
+      // A function of a module registered through paths CUPTI does not report (a library's
+      // fatbin) launched through the driver directly, not the runtime: CUTLASS's cluster
+      // launcher in libtorch_cuda does so, with a handle from cudaGetFuncBySymbol. The native
+      // code that launched it decides, as for a load: a vendor library's launch is the
+      // library's (and remembered for the handle); anything else is raw, named with its caller
+      // (the H200, 2026-12-02: problem 44's solutions failed on launches named by neither).
+      const std::string caller = NativeCaller();
+      if (IsVendorLibrary(caller)) {
+        origin = LaunchOrigin::kLibrary;
+        absl::MutexLock lock(&mutex_);
+        owners_[f] = origin;
+      } else {
+        const char* name = nullptr;
+        if (api_.FuncGetName == nullptr || api_.FuncGetName(&name, f) != CUDA_SUCCESS) name = nullptr;
+        evidence = absl::StrCat(name != nullptr ? name : "(unnamed)",
+                                ": a function of no module the monitor saw loaded, launched from ",
+                                caller);
+      }
     }
     if (t_state.judge_depth > 0) origin = LaunchOrigin::kJudge;
     const bool replace = CountLaunch(origin, correlation, false, evidence) && replaceable &&
