@@ -157,6 +157,7 @@ class Worker:
             # Not imported by a warm host before the fork: the variant's toolchain now.
             toolchains.activate(self.options.get("dsl_site_dirs", []))
         preimport(dsl)  # each already imported when a warm host did it before the fork
+        _refresh_import_caches()
         if dsl == "tirx":
             pin_tvm_cuda_toolkit()
             if self.device == "cuda":
@@ -622,6 +623,15 @@ def preimport(dsl: str) -> None:
     compiler stack alone took some 2 s of every worker's start (the CPU judge, 2026-12-02)."""
     for name in (*_TORCH_LAZY_IMPORTS, *_DSL_LAZY_IMPORTS.get(dsl, ())):
         _try_import(name)
+
+
+def _refresh_import_caches() -> None:
+    """The import system's directory caches rebuilt in this process's filesystem view, before
+    the audit: a warm host's imports (preimport) filled them in its own view, where each
+    directory's mtime differs, so kernel.py's first lookup (a missing module, say) re-listed
+    sys.path's folders and the audit refused it (`os.listdir reads /work/main`)."""
+    importlib.invalidate_caches()
+    importlib.util.find_spec("_mkb_no_such_module")  # every path entry listed once, here
 
 
 def _try_import(name: str) -> None:
