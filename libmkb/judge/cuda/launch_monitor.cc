@@ -75,7 +75,8 @@ class Monitor {
     resolve(driver, api_.ModuleLoadData, "cuModuleLoadData");
     resolve(driver, api_.ModuleGetFunction, "cuModuleGetFunction");
     if (!ok) return absl::UnavailableError("libcupti or libcuda lacks an entry point");
-    api_.FuncGetName = reinterpret_cast<decltype(api_.FuncGetName)>(::dlsym(driver, "cuFuncGetName"));
+    api_.FuncGetName =
+        reinterpret_cast<decltype(api_.FuncGetName)>(::dlsym(driver, "cuFuncGetName"));
     dsl_native_dirs_ = dsl_native_dirs;
     harness_thread_ = std::this_thread::get_id();
     CUpti_SubscriberHandle& subscriber = subscriber_;
@@ -357,7 +358,8 @@ class Monitor {
         owners_[f] = origin;
       } else {
         const char* name = nullptr;
-        if (api_.FuncGetName == nullptr || api_.FuncGetName(&name, f) != CUDA_SUCCESS) name = nullptr;
+        if (api_.FuncGetName == nullptr || api_.FuncGetName(&name, f) != CUDA_SUCCESS)
+          name = nullptr;
         evidence = absl::StrCat(name != nullptr ? name : "(unnamed)",
                                 ": a function of no module the monitor saw loaded, launched from ",
                                 caller);
