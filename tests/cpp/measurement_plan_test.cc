@@ -146,6 +146,20 @@ TEST_CASE("the clock bound's defaults depend on the device, and the config overr
   CHECK(gpu.fraction == 0.25);
   const mkb::ClockBound cpu = mkb::ClockBoundOf({}, false);
   CHECK(cpu.fixed_ms == 20.0);
+  // Below 1, or it could never trip: work after the clock on the CPU judge (red team round 6:
+  // 0.7 ms reported of 100-200 ms round trips) fails, an honest call costing the channel passes.
+  CHECK(cpu.fraction < 1.0);
+  const std::vector<double> calibration(30, 1.0);
+  std::vector<double> rtt, after_clock, honest;
+  for (int i = 0; i < 50; ++i) {
+    rtt.push_back(100.0 + 2.0 * i);
+    after_clock.push_back(0.7);
+    honest.push_back(rtt.back() - 1.5);
+  }
+  const mkb::AcceptedTimes caught = mkb::AcceptReportedTimes(after_clock, rtt, calibration, cpu);
+  REQUIRE(caught.finding.has_value());
+  CHECK(caught.finding->code() == "timing.inconsistent");
+  CHECK_FALSE(mkb::AcceptReportedTimes(honest, rtt, calibration, cpu).finding.has_value());
   mkb::v1::JudgeConfig config;
   config.set_clock_bound_fixed_ms(0.2);
   CHECK(mkb::ClockBoundOf(config, true).fixed_ms == 0.2);
