@@ -63,11 +63,11 @@ ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu) {
   // On a GPU: 0.5 ms + 25%. Measured on the H200 (2026-12-01), honest solutions spent up to
   // 1.8x the calibrated channel cost (1.1-1.7 ms) outside the clock; the bound is for gross
   // work outside the window, the clock itself being the judge's. On the CPU, where timings
-  // only serve tests and a loaded machine preempts either process for milliseconds: 20 ms +
+  // only serve tests and a loaded machine preempts either process for milliseconds: 50 ms +
   // 50%. (A fraction of 1 could never trip: a call's gap is its round trip less a report of
   // no less than zero. Red team round 6: a thread of C callables finishing the output after
   // solve returned spent 100-200 ms of each 0.7 ms call outside the clock and passed.)
-  ClockBound bound = gpu ? ClockBound{0.5, 0.25} : ClockBound{20.0, 0.5};
+  ClockBound bound = gpu ? ClockBound{0.5, 0.25} : ClockBound{50.0, 0.5};
   if (config.clock_bound_fixed_ms() > 0) bound.fixed_ms = config.clock_bound_fixed_ms();
   if (config.clock_bound_fraction() > 0) bound.fraction = config.clock_bound_fraction();
   return bound;

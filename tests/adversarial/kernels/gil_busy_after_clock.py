@@ -20,8 +20,8 @@ def solve(hidden_states, residual, weight):
     out = (total * inv_rms * weight.float()).to(hidden_states.dtype)
     gate = threading.Lock()
     gate.acquire()
-    # Wait for the gate (C, the GIL released), then about 0.1-0.3 s of C work holding the GIL.
-    work = itertools.chain(map(gate.acquire, [True]), map(sum, [range(6_000_000)]))
+    # Wait for the gate (C, the GIL released), then about 0.5-1.5 s of C work holding the GIL.
+    work = itertools.chain(map(gate.acquire, [True]), map(sum, [range(30_000_000)]))
     threading.Thread(target=functools.partial(collections.deque, work, 0), daemon=True).start()
     gate.release()
     return out
