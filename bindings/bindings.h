@@ -24,6 +24,12 @@ void RegisterAgent(pybind11::module_& module);
 // that runs is a runtime.outside_call finding. A no-op while no runtime audit is installed.
 void SetKernelWatch(bool on);
 
+// A violation the worker found outside the audit hook (the kernel's thread's census of threads),
+// reported with the hook's findings (take_runtime_findings); recorded only in record mode. A no-op
+// while no runtime audit is installed. With the GIL held.
+void RecordRuntimeViolation(const std::string& code, const std::string& message,
+                            const std::string& evidence);
+
 // A traceback's (file, line, function) entries, innermost last, read in C (kernel_thread.cc).
 std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* traceback);
 

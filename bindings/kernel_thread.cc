@@ -14,11 +14,13 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
 
 namespace mkb::python {
@@ -91,6 +93,36 @@ py::tuple TakeRaised() {
   Py_XDECREF(tb);
   PyErr_Clear();
   return py::make_tuple("raised", name, qualname, module, message, entries);
+}
+
+// The ids of the interpreter's Python thread states (unique for the interpreter's life, never
+// reused). With the GIL held.
+std::vector<uint64_t> ThreadStateIds() {
+  std::vector<uint64_t> out;
+  PyInterpreterState* interpreter = PyThreadState_GetInterpreter(PyThreadState_Get());
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(interpreter); t != nullptr;
+       t = PyThreadState_Next(t)) {
+    out.push_back(PyThreadState_GetID(t));
+  }
+  return out;
+}
+
+// Where a thread state is in Python ("file:line function", its innermost frame), read in C.
+std::string WhereIs(uint64_t id) {
+  PyInterpreterState* interpreter = PyThreadState_GetInterpreter(PyThreadState_Get());
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(interpreter); t != nullptr;
+       t = PyThreadState_Next(t)) {
+    if (PyThreadState_GetID(t) != id) continue;
+    PyFrameObject* frame = PyThreadState_GetFrame(t);  // new reference, or none
+    if (frame == nullptr) return "in no Python frame (C code: a C callable's target)";
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+    std::string where = absl::StrCat("at ", Utf8(code->co_filename), ":",
+                                     PyFrame_GetLineNumber(frame), " ", Utf8(code->co_name));
+    Py_DECREF(code);
+    Py_DECREF(frame);
+    return where;
+  }
+  return "ended";
 }
 
 // The cyclic collector off for a scope, as it was after.
@@ -236,6 +268,7 @@ class KernelThread {
     }
     PyObject* value = PyObject_Call(job.fn, job.args, nullptr);
     stop = std::chrono::steady_clock::now();
+    CountThreads();
     // From here until the worker has taken its snapshot of the outputs (ReleaseCollector), no
     // collection: one would run the finalisers of the kernel's garbage cycles, which need no
     // frame of kernel.py's (C callables composed: functools.partial of torch ops), and which a
@@ -266,8 +299,41 @@ class KernelThread {
     return py::make_tuple("ok", seconds, py::reinterpret_steal<py::object>(value)).release().ptr();
   }
 
+  // The census of threads as fn returns, the GIL still held on this thread (so no other thread
+  // of Python's has run since): a Python thread that was not there when mark_threads() was
+  // called is kernel.py's (threads are forbidden it, yet reachable through re-exports or C
+  // callables), and one alive now can do the call's work after the clock stops, with the GIL
+  // while the clock waits for the device or before the worker's snapshot. Each such thread is
+  // a runtime.thread violation, reported once. Keeps any exception fn raised as it was.
+  void CountThreads() {
+    if (!marked_) return;
+    PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+    PyErr_Fetch(&type, &value, &tb);
+    for (uint64_t id : ThreadStateIds()) {
+      if (known_threads_.count(id) != 0) continue;
+      known_threads_.insert(id);  // reported once
+      RecordRuntimeViolation(
+          "runtime.thread",
+          "a Python thread kernel.py started was still alive when its call returned (threads "
+          "are the judge's: one can do the call's work after the clock stops)",
+          absl::StrCat("thread ", id, " ", WhereIs(id)));
+    }
+    PyErr_Restore(type, value, tb);
+  }
+
+ public:
+  // With the GIL held: every Python thread there is now is the judge's (or its libraries'); any
+  // other alive when a later call returns is kernel.py's. Called before kernel.py is imported.
+  void MarkThreads() {
+    for (uint64_t id : ThreadStateIds()) known_threads_.insert(id);
+    marked_ = true;
+  }
+
+ private:
   py::object clock_start_, clock_stop_;
-  bool holding_ = false;  // guarded by the GIL
+  bool marked_ = false;               // guarded by the GIL
+  std::set<uint64_t> known_threads_;  // guarded by the GIL
+  bool holding_ = false;              // guarded by the GIL
   bool collector_was_enabled_ = true;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -325,6 +391,10 @@ void RegisterKernelThread(py::module_& m) {
           "function)]) when fn raised (anything: SystemExit too), described and released there. "
           "The cyclic collector is held off from fn's return until release_collector() (or the "
           "next call).")
+      .def("mark_threads", &KernelThread::MarkThreads,
+           "Every Python thread there is now is the judge's: from here on, a Python thread "
+           "that was not there, alive when a call returns, is a runtime.thread violation "
+           "(reported with the runtime audit's findings). Called before kernel.py is imported.")
       .def("release_collector", &KernelThread::ReleaseCollector,
            "The cyclic collector back as it was, once the worker has taken its snapshot of what "
            "the last call returned.");

@@ -341,6 +341,25 @@ void SetKernelWatch(bool on) {
   SetWatchProfile(on);
 }
 
+void RecordRuntimeViolation(const std::string& code, const std::string& message,
+                            const std::string& evidence) {
+  if (g_state == nullptr) return;
+  if (!g_state->enforce) {
+    if (g_state->recorded.size() < 2000)
+      g_state->recorded.push_back(ToValidUtf8(absl::StrCat(code, " | ", message)));
+    return;
+  }
+  ++g_state->refused;
+  if (g_state->findings.size() >= 64) return;
+  py::dict f;
+  f["code"] = code;
+  f["severity"] = "violation";
+  f["phase"] = g_state->phase;
+  f["message"] = ToValidUtf8(Redacted(message));
+  f["evidence"] = ToValidUtf8(Redacted(evidence));
+  g_state->findings.push_back(std::move(f));
+}
+
 void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(
       "install_runtime_audit",

@@ -384,6 +384,10 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
        "process memory"},
       {"runtime.limits", "changed the worker's resource limits"},
       {"runtime.environment", "changed the environment from its own code"},
+      {"runtime.thread",
+       "had a Python thread of its own (started any way: threading, a re-export of it, a C "
+       "callable) alive when solve returned or its import ended; such a thread can work after "
+       "the clock stops"},
       {"runtime.outside_call",
        "ran its code while no call of solve was under way (a torch mode, library override, "
        "finaliser or thread it installed), i.e. outside the timed call"},

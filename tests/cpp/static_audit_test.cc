@@ -90,6 +90,13 @@ TEST_CASE("forbidden calls resolve import aliases") {
   CHECK(Has(Audit("import os\nos.system('ls')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import os\nos.execvp('ls', [])\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import torch\ntorch.manual_seed(0)\n"), "static.seed_access"));
+  // Reading the judge's numerics settings tells its poisoned correctness draws from timed ones.
+  CHECK(Has(Audit("import torch\nif torch.are_deterministic_algorithms_enabled(): pass\n"),
+            "static.judge_access"));
+  CHECK(Has(Audit("from torch import is_deterministic_algorithms_warn_only_enabled as w\n"),
+            "static.judge_access"));
+  CHECK(Has(Audit("import torch\nf = getattr(torch, 'get_deterministic_debug_mode')\n"),
+            "static.judge_access"));
   CHECK(Has(Audit("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"),
             "static.module_patch"));
   CHECK(Has(Audit("import torch\ntorch.allclose = None\n"), "static.module_patch"));

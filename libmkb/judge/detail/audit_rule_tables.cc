@@ -181,6 +181,15 @@ constexpr Rule kAttributeRules[] = {
     {"torch.cuda.jiterator", kCall, "runtime-compiled CUDA is forbidden"},
     {"torch.use_deterministic_algorithms", kJudge, "the judge's numerics settings are off limits"},
     {"torch.utils.deterministic", kJudge, "the judge's numerics settings are off limits"},
+    // Reading them is off limits too: the judge's poisoned correctness calls turn deterministic
+    // mode on, so reading it would tell a correctness draw from a timed one.
+    {"torch.are_deterministic_algorithms_enabled", kJudge,
+     "the judge's numerics settings are off limits (reading them tells its draws apart)"},
+    {"torch.is_deterministic_algorithms_warn_only_enabled", kJudge,
+     "the judge's numerics settings are off limits (reading them tells its draws apart)"},
+    {"torch.get_deterministic_debug_mode", kJudge,
+     "the judge's numerics settings are off limits (reading them tells its draws apart)"},
+    {"torch.set_deterministic_debug_mode", kJudge, "the judge's numerics settings are off limits"},
     {"torch.manual_seed", kSeed, kNoSeeds},
     {"torch.seed", kSeed, kNoSeeds},
     {"torch.initial_seed", kSeed, kNoSeeds},

@@ -298,6 +298,10 @@ class KernelThread:
         """
         fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there. The cyclic collector is held off from fn's return until release_collector() (or the next call).
         """
+    def mark_threads(self) -> None:
+        """
+        Every Python thread there is now is the judge's: from here on, a Python thread that was not there, alive when a call returns, is a runtime.thread violation (reported with the runtime audit's findings). Called before kernel.py is imported.
+        """
     def release_collector(self) -> None:
         """
         The cyclic collector back as it was, once the worker has taken its snapshot of what the last call returned.

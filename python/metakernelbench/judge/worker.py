@@ -209,6 +209,9 @@ class Worker:
         module = importlib.util.module_from_spec(spec)
         sys.modules["kernel"] = module
         _core.runtime_audit_phase("import")
+        # Every Python thread there is now is the judge's: one of kernel.py's alive when its
+        # import or a call of solve returns is a runtime.thread violation (kernel_thread.cc).
+        self._kernel_thread().mark_threads()
         # On the kernel's thread, the watch on kernel code off only while its code may run there:
         # the module body, and the lookup of solve (a module-level __getattr__ is kernel.py's
         # code). Anything it raises (SystemExit too) is described there.
@@ -416,10 +419,13 @@ class Worker:
         if self._thread is not None:
             self._thread.release_collector()
 
-    def _on_kernel_thread(self, fn, args: tuple = (), timed: bool = False) -> tuple:
+    def _kernel_thread(self) -> _core.KernelThread:
         if self._thread is None:
             raise RuntimeError("the kernel's thread was not made in prepare")
-        return self._thread.call(fn, args, timed)
+        return self._thread
+
+    def _on_kernel_thread(self, fn, args: tuple = (), timed: bool = False) -> tuple:
+        return self._kernel_thread().call(fn, args, timed)
 
     def _format(self, error: BaseException) -> str:
         return format_error(error, self.kernel_path)
