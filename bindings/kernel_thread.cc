@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -95,34 +96,50 @@ py::tuple TakeRaised() {
   return py::make_tuple("raised", name, qualname, module, message, entries);
 }
 
-// The ids of the interpreter's Python thread states (unique for the interpreter's life, never
-// reused). With the GIL held.
-std::vector<uint64_t> ThreadStateIds() {
-  std::vector<uint64_t> out;
-  PyInterpreterState* interpreter = PyThreadState_GetInterpreter(PyThreadState_Get());
-  for (PyThreadState* t = PyInterpreterState_ThreadHead(interpreter); t != nullptr;
-       t = PyThreadState_Next(t)) {
-    out.push_back(PyThreadState_GetID(t));
+// A thread state's identity across every interpreter of the process: (interpreter id, thread
+// state id), both unique for the process's life (a thread state's id never repeats within its
+// interpreter). With the GIL held.
+using ThreadKey = std::pair<int64_t, uint64_t>;
+
+// Every thread state of every interpreter in the process (a subinterpreter's threads too).
+template <typename Visit>
+void ForEachThreadState(Visit visit) {
+  for (PyInterpreterState* i = PyInterpreterState_Head(); i != nullptr;
+       i = PyInterpreterState_Next(i)) {
+    for (PyThreadState* t = PyInterpreterState_ThreadHead(i); t != nullptr;
+         t = PyThreadState_Next(t)) {
+      visit(ThreadKey{PyInterpreterState_GetID(i), PyThreadState_GetID(t)}, t);
+    }
   }
+}
+
+std::vector<ThreadKey> ThreadStateKeys() {
+  std::vector<ThreadKey> out;
+  ForEachThreadState([&out](const ThreadKey& key, PyThreadState*) { out.push_back(key); });
   return out;
 }
 
 // Where a thread state is in Python ("file:line function", its innermost frame), read in C.
-std::string WhereIs(uint64_t id) {
-  PyInterpreterState* interpreter = PyThreadState_GetInterpreter(PyThreadState_Get());
-  for (PyThreadState* t = PyInterpreterState_ThreadHead(interpreter); t != nullptr;
-       t = PyThreadState_Next(t)) {
-    if (PyThreadState_GetID(t) != id) continue;
-    PyFrameObject* frame = PyThreadState_GetFrame(t);  // new reference, or none
-    if (frame == nullptr) return "in no Python frame (C code: a C callable's target)";
-    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-    std::string where = absl::StrCat("at ", Utf8(code->co_filename), ":",
-                                     PyFrame_GetLineNumber(frame), " ", Utf8(code->co_name));
-    Py_DECREF(code);
-    Py_DECREF(frame);
-    return where;
-  }
-  return "ended";
+std::string WhereIn(PyThreadState* t) {
+  PyFrameObject* frame = PyThreadState_GetFrame(t);  // new reference, or none
+  if (frame == nullptr) return "in no Python frame (C code: a C callable's target)";
+  PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+  std::string where = absl::StrCat("at ", Utf8(code->co_filename), ":",
+                                   PyFrame_GetLineNumber(frame), " ", Utf8(code->co_name));
+  Py_DECREF(code);
+  Py_DECREF(frame);
+  return where;
+}
+
+// Where the thread state `key` is, if it is still there.
+std::string WhereIs(const ThreadKey& key) {
+  std::string where = "ended";
+  ForEachThreadState([&](const ThreadKey& k, PyThreadState* t) {
+    if (k != key) return;
+    where = WhereIn(t);
+  });
+  if (key.first != 0) where = absl::StrCat("in interpreter ", key.first, ", ", where);
+  return where;
 }
 
 // The cyclic collector off for a scope, as it was after.
@@ -309,14 +326,17 @@ class KernelThread {
     if (!marked_) return;
     PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
     PyErr_Fetch(&type, &value, &tb);
-    for (uint64_t id : ThreadStateIds()) {
-      if (known_threads_.count(id) != 0) continue;
-      known_threads_.insert(id);  // reported once
+    PyThreadState* self = PyThreadState_Get();  // this thread's own state is the judge's
+    known_threads_.insert(ThreadKey{PyInterpreterState_GetID(PyThreadState_GetInterpreter(self)),
+                                    PyThreadState_GetID(self)});
+    for (const ThreadKey& key : ThreadStateKeys()) {
+      if (known_threads_.count(key) != 0) continue;
+      known_threads_.insert(key);  // reported once
       RecordRuntimeViolation(
           "runtime.thread",
           "a Python thread kernel.py started was still alive when its call returned (threads "
           "are the judge's: one can do the call's work after the clock stops)",
-          absl::StrCat("thread ", id, " ", WhereIs(id)));
+          absl::StrCat("thread ", key.second, " ", WhereIs(key)));
     }
     PyErr_Restore(type, value, tb);
   }
@@ -325,15 +345,15 @@ class KernelThread {
   // With the GIL held: every Python thread there is now is the judge's (or its libraries'); any
   // other alive when a later call returns is kernel.py's. Called before kernel.py is imported.
   void MarkThreads() {
-    for (uint64_t id : ThreadStateIds()) known_threads_.insert(id);
+    for (const ThreadKey& key : ThreadStateKeys()) known_threads_.insert(key);
     marked_ = true;
   }
 
  private:
   py::object clock_start_, clock_stop_;
-  bool marked_ = false;               // guarded by the GIL
-  std::set<uint64_t> known_threads_;  // guarded by the GIL
-  bool holding_ = false;              // guarded by the GIL
+  bool marked_ = false;                // guarded by the GIL
+  std::set<ThreadKey> known_threads_;  // guarded by the GIL
+  bool holding_ = false;               // guarded by the GIL
   bool collector_was_enabled_ = true;
   std::mutex mutex_;
   std::condition_variable changed_;

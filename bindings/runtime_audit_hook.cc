@@ -346,7 +346,8 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
   if (g_state == nullptr) return;
   if (!g_state->enforce) {
     if (g_state->recorded.size() < 2000)
-      g_state->recorded.push_back(ToValidUtf8(absl::StrCat(code, " | ", message)));
+      g_state->recorded.push_back(
+          ToValidUtf8(absl::StrCat(code, " | ", message, " | ", Redacted(evidence))));
     return;
   }
   ++g_state->refused;

@@ -2,6 +2,7 @@
 Python stack holds nothing of the caller's, its exceptions are described there (their __str__
 and finalisers are kernel code), and timed calls are timed there."""
 
+import json
 import sys
 import threading
 import time
@@ -114,3 +115,52 @@ def test_the_collector_is_held_from_the_return_until_the_snapshot():
     THREAD.release_collector()
     assert not gc.isenabled()
     gc.enable()
+
+
+def test_a_thread_left_alive_at_the_return_is_reported_in_any_interpreter():
+    """The census at a call's return (runtime.thread): a thread state made by the call and alive
+    when it returns is reported once, in the main interpreter or in a subinterpreter (whose
+    thread states a census of the current interpreter alone would miss); threads there before
+    mark_threads() are the judge's, and one that ended inside the call is nobody's concern. In a
+    process of its own, with the runtime audit in record mode (the census reports through it)."""
+    import subprocess
+
+    code = """
+import json, os, threading, time
+import _xxsubinterpreters as interpreters
+from metakernelbench import _core
+
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+before = threading.Thread(target=time.sleep, args=(30,), daemon=True)
+before.start()  # the judge's: there when the threads are marked
+thread = _core.KernelThread()
+thread.mark_threads()
+gate = threading.Event()
+
+sub = interpreters.create(isolated=False)  # the judge's own, made before the calls (unmarked)
+
+def nothing():
+    pass
+
+def left_alive():
+    threading.Thread(target=gate.wait, daemon=True).start()
+
+def in_subinterpreter():
+    interpreters.run_string(sub, "import threading, time\\n"
+        "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\\n")
+
+for fn in (nothing, left_alive, left_alive, in_subinterpreter):
+    assert thread.call(fn)[0] == "ok"
+    thread.release_collector()
+    print(json.dumps([l for l in _core.runtime_audit_recorded() if l.startswith("runtime.thread")]))
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = [json.loads(line) for line in done.stdout.splitlines()]
+    main = [[r for r in step if "in interpreter" not in r] for step in seen]
+    # nothing: no thread of the main interpreter; each left_alive: one more, reported once.
+    assert [len(step) for step in main] == [0, 1, 2, 2], done.stdout
+    # The subinterpreter's thread, alive at the return: reported, named by its interpreter.
+    new = [r for r in seen[3] if r not in seen[2]]
+    assert any("in interpreter" in r and "threading.py" in r for r in new), done.stdout

@@ -8,6 +8,10 @@ namespace {
 constexpr char kNoFiles[] = "file access is forbidden";
 constexpr char kNoProcesses[] = "subprocesses are forbidden";
 constexpr char kNoThreads[] = "threads are forbidden (work must finish inside solve)";
+constexpr char kNoInterpreters[] =
+    "other interpreters are forbidden (their code and threads are outside the judge's watch)";
+constexpr char kNoTestModules[] =
+    "CPython's test modules reach raw memory and interpreter internals";
 constexpr char kNoNetwork[] = "network access is forbidden";
 constexpr char kNoSeeds[] = "kernels may not depend on or change seeds";
 constexpr char kNoGraphs[] = "CUDA Graphs are forbidden";
@@ -59,6 +63,19 @@ constexpr Rule kModuleRules[] = {
     {"concurrent", kImport, "threads and processes are forbidden"},
     {"threading", kImport, kNoThreads},
     {"_thread", kImport, "threads are forbidden"},
+    // Other interpreters in the worker: their code and threads are outside the kernel's thread
+    // and its census; CPython's test modules reach raw memory and interpreter internals.
+    {"_xxsubinterpreters", kImport, kNoInterpreters},
+    {"_xxinterpchannels", kImport, kNoInterpreters},
+    {"_interpreters", kImport, kNoInterpreters},
+    {"_interpchannels", kImport, kNoInterpreters},
+    {"_interpqueues", kImport, kNoInterpreters},
+    {"_testcapi", kImport, kNoTestModules},
+    {"_testinternalcapi", kImport, kNoTestModules},
+    {"_testmultiphase", kImport, kNoTestModules},
+    {"_testsinglephase", kImport, kNoTestModules},
+    {"_testbuffer", kImport, kNoTestModules},
+    {"_testimportmultiple", kImport, kNoTestModules},
     {"asyncio", kImport, "event loops are forbidden"},
     {"signal", kImport, "signal handlers are forbidden", false},
     {"_signal", kImport, "signal handlers are forbidden"},
