@@ -285,12 +285,12 @@ class KernelThread {
     }
     PyObject* value = PyObject_Call(job.fn, job.args, nullptr);
     stop = std::chrono::steady_clock::now();
-    CountThreads();
     // From here until the worker has taken its snapshot of the outputs (ReleaseCollector), no
     // collection: one would run the finalisers of the kernel's garbage cycles, which need no
     // frame of kernel.py's (C callables composed: functools.partial of torch ops), and which a
     // kernel can time for the harness's next allocation, doing its work after the clock.
     HoldCollector();
+    CountThreads();  // after the hold: its findings' allocations trigger no collection
     if (value == nullptr) {
       py::tuple raised = TakeRaised();  // the kernel's __str__ and finalisers: unwatched
       CollectorHeld held;
