@@ -113,12 +113,6 @@ void ForEachThreadState(Visit visit) {
   }
 }
 
-std::vector<ThreadKey> ThreadStateKeys() {
-  std::vector<ThreadKey> out;
-  ForEachThreadState([&out](const ThreadKey& key, PyThreadState*) { out.push_back(key); });
-  return out;
-}
-
 // Where a thread state is in Python ("file:line function", its innermost frame), read in C.
 std::string WhereIn(PyThreadState* t) {
   PyFrameObject* frame = PyThreadState_GetFrame(t);  // new reference, or none
@@ -128,17 +122,6 @@ std::string WhereIn(PyThreadState* t) {
                                    PyFrame_GetLineNumber(frame), " ", Utf8(code->co_name));
   Py_DECREF(code);
   Py_DECREF(frame);
-  return where;
-}
-
-// Where the thread state `key` is, if it is still there.
-std::string WhereIs(const ThreadKey& key) {
-  std::string where = "ended";
-  ForEachThreadState([&](const ThreadKey& k, PyThreadState* t) {
-    if (k != key) return;
-    where = WhereIn(t);
-  });
-  if (key.first != 0) where = absl::StrCat("in interpreter ", key.first, ", ", where);
   return where;
 }
 
@@ -329,14 +312,18 @@ class KernelThread {
     PyThreadState* self = PyThreadState_Get();  // this thread's own state is the judge's
     known_threads_.insert(ThreadKey{PyInterpreterState_GetID(PyThreadState_GetInterpreter(self)),
                                     PyThreadState_GetID(self)});
-    for (const ThreadKey& key : ThreadStateKeys()) {
-      if (known_threads_.count(key) != 0) continue;
-      known_threads_.insert(key);  // reported once
+    std::vector<std::pair<ThreadKey, std::string>> strays;  // reported once each
+    ForEachThreadState([this, &strays](const ThreadKey& key, PyThreadState* t) {
+      if (known_threads_.insert(key).second) strays.emplace_back(key, WhereIn(t));
+    });
+    for (const auto& [key, where] : strays) {
       RecordRuntimeViolation(
           "runtime.thread",
           "a Python thread kernel.py started was still alive when its call returned (threads "
           "are the judge's: one can do the call's work after the clock stops)",
-          absl::StrCat("thread ", key.second, " ", WhereIs(key)));
+          absl::StrCat("thread ", key.second,
+                       key.first != 0 ? absl::StrCat(" in interpreter ", key.first, ",") : "", " ",
+                       where));
     }
     PyErr_Restore(type, value, tb);
   }
@@ -345,7 +332,8 @@ class KernelThread {
   // With the GIL held: every Python thread there is now is the judge's (or its libraries'); any
   // other alive when a later call returns is kernel.py's. Called before kernel.py is imported.
   void MarkThreads() {
-    for (const ThreadKey& key : ThreadStateKeys()) known_threads_.insert(key);
+    ForEachThreadState(
+        [this](const ThreadKey& key, PyThreadState*) { known_threads_.insert(key); });
     marked_ = true;
   }
 

@@ -185,6 +185,20 @@ std::string Redacted(std::string text) {
   return text;
 }
 
+// A violation among the findings take_runtime_findings hands over (the first 64 kept); message
+// and evidence already redacted and valid UTF-8. With the GIL held.
+void AddViolation(const std::string& code, const std::string& message,
+                  const std::string& evidence) {
+  if (g_state->findings.size() >= 64) return;
+  py::dict f;
+  f["code"] = code;
+  f["severity"] = "violation";
+  f["phase"] = g_state->phase;
+  f["message"] = message;
+  f["evidence"] = evidence;
+  g_state->findings.push_back(std::move(f));
+}
+
 // Line `line` (1-based) of an installed source file, read in C++ (no audit event), cached.
 std::string SourceLine(const std::string& file, int line) {
   static auto* cache = new absl::flat_hash_map<std::string, std::vector<std::string>>();
@@ -253,16 +267,10 @@ int Hook(const char* event, PyObject* args, void*) {
       }
     } else {
       ++g_state->refused;
-      if (g_state->findings.size() < 64) {
-        py::dict f;
-        f["code"] = decision.code;
-        f["severity"] = "violation";
-        f["phase"] = g_state->phase;
-        f["message"] = ToValidUtf8(
-            Redacted(absl::StrCat("the worker refused '", event, "': ", decision.reason)));
-        f["evidence"] = evidence;
-        g_state->findings.push_back(std::move(f));
-      }
+      AddViolation(decision.code,
+                   ToValidUtf8(Redacted(
+                       absl::StrCat("the worker refused '", event, "': ", decision.reason))),
+                   evidence);
       PyErr_SetString(PyExc_PermissionError,
                       ToValidUtf8(Redacted(absl::StrCat("blocked by the judge: ", event, " (",
                                                         decision.reason, ")")))
@@ -351,14 +359,7 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
     return;
   }
   ++g_state->refused;
-  if (g_state->findings.size() >= 64) return;
-  py::dict f;
-  f["code"] = code;
-  f["severity"] = "violation";
-  f["phase"] = g_state->phase;
-  f["message"] = ToValidUtf8(Redacted(message));
-  f["evidence"] = ToValidUtf8(Redacted(evidence));
-  g_state->findings.push_back(std::move(f));
+  AddViolation(code, ToValidUtf8(Redacted(message)), ToValidUtf8(Redacted(evidence)));
 }
 
 void RegisterRuntimeAuditHook(py::module_& m) {
