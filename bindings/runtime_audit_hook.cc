@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -103,25 +104,47 @@ bool InStdlib(const std::string& file) {
   return false;
 }
 
-// `import_chain` is filled for code events only (the walk then goes on to the module body).
-AuditCaller FindCaller(const char* event, int* kernel_line) {
+bool KernelMadeCode(PyCodeObject* code);
+constexpr char kMadeAtRunTime[] = "<made at run time>";
+
+// The walk goes on to the module body an import runs (`import_chain`), and to the first frame of
+// the DSL entry wrapper or of the kernel's (`in_dsl_entry`).
+AuditCaller FindCaller(int* kernel_line) {
   AuditCaller caller;
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   Py_XINCREF(frame);
   int depth = 0;
-  bool chain_open = IsRuntimeCodeEvent(event);
+  bool chain_open = true;
+  bool window_open = true;  // neither the entry wrapper nor a frame of the kernel's seen yet
   std::vector<std::string> chain;
   bool previous_is_module_body = false;
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     const std::string file = Text(code->co_filename);
     const std::string function = Text(code->co_name);
+    // Code made at run time once kernel.py's import began is the kernel's, whatever file it
+    // claims (a code object given a DSL or standard-library file's name through a deputy): named
+    // so, unless it is kernel.py's own module code.
+    const bool made = KernelMadeCode(code);
+    const std::string named =
+        made && file != g_state->config.kernel_path ? std::string(kMadeAtRunTime) : file;
+    if (window_open) {
+      if (!made && !g_state->config.dsl_entry_file.empty() &&
+          file == g_state->config.dsl_entry_file && function == "entry") {
+        caller.in_dsl_entry = true;
+        window_open = false;
+      } else if (made || !InstalledCode(g_state->config, file)) {
+        window_open = false;
+      } else if (!caller.in_dsl_front_end && DslFrontEnd(g_state->config, file, function)) {
+        caller.in_dsl_front_end = true;  // and on, for an entry point further out
+      }
+    }
     if (depth == 0) {
-      caller.direct_file = file;
+      caller.direct_file = named;
       caller.direct_function = function;
       caller.direct_line = PyFrame_GetLineNumber(frame);
     } else if (depth == 1) {
-      caller.parent_file = file;
+      caller.parent_file = named;
       caller.parent_function = function;
     }
     ++depth;
@@ -131,7 +154,7 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
         if (previous_is_module_body && !chain.empty()) caller.import_chain.swap(chain);
         chain_open = false;
       } else if (chain.size() < 256) {
-        chain.push_back(file);
+        chain.push_back(named);
         previous_is_module_body = function == "<module>";
       } else {
         chain_open = false;
@@ -139,9 +162,9 @@ AuditCaller FindCaller(const char* event, int* kernel_line) {
     }
     if (file == g_state->config.kernel_path && *kernel_line == 0)
       *kernel_line = std::max(1, PyFrame_GetLineNumber(frame));
-    if (caller.library_file.empty() && !InStdlib(file)) caller.library_file = file;
+    if (caller.library_file.empty() && (made || !InStdlib(file))) caller.library_file = named;
     Py_DECREF(code);
-    if (!caller.library_file.empty() && *kernel_line != 0 && !chain_open) {
+    if (!caller.library_file.empty() && *kernel_line != 0 && !chain_open && !window_open) {
       Py_DECREF(frame);
       break;
     }
@@ -213,11 +236,28 @@ std::string SourceLine(const std::string& file, int line) {
   return it->second[static_cast<size_t>(line) - 1];
 }
 
+// Whether an installed source file names `word` (read in C++, no audit event; cached).
+bool SourceMentions(const std::string& file, const std::string& word) {
+  static auto* cache = new absl::flat_hash_map<std::string, std::string>();
+  auto it = cache->find(file);
+  if (it == cache->end()) {
+    std::ifstream in(file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    it = cache->emplace(file, std::move(text)).first;
+  }
+  return absl::StrContains(it->second, word);
+}
+
 // Code objects made at run time once kernel.py's import began (exec'd, or made into functions),
 // with the code objects nested in them: the watch counts them as the kernel's code, whatever
 // file they claim (a dataclass's generated methods, code a kernel got made for it under a
 // library's name). Held, so that no other object reuses their addresses.
 absl::flat_hash_set<PyObject*>* g_kernel_made_code = nullptr;
+
+bool KernelMadeCode(PyCodeObject* code) {
+  return g_kernel_made_code != nullptr &&
+         g_kernel_made_code->contains(reinterpret_cast<PyObject*>(code));
+}
 
 void RememberKernelMadeCode(PyObject* code, int depth = 0) {
   if (code == nullptr || !PyCode_Check(code) || depth > 16) return;
@@ -235,12 +275,17 @@ int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
   ++t_in_hook;
   int kernel_line = 0;
-  AuditCaller caller = FindCaller(event, &kernel_line);
+  AuditCaller caller = FindCaller(&kernel_line);
   caller.kernel_started = g_state->kernel_started;
   const std::string name(event);
   if ((name == "sys._getframe" || name == "sys._getframemodulename") &&
       absl::StartsWith(caller.direct_file, "/")) {
     caller.direct_source_line = SourceLine(caller.direct_file, caller.direct_line);
+  }
+  if ((absl::StartsWith(name, "ctypes.") || name == "mmap.__new__") &&
+      PathUnder(caller.library_file, g_state->config.dsl_roots)) {
+    caller.library_native =
+        SourceMentions(caller.library_file, name == "mmap.__new__" ? "mmap" : "ctypes");
   }
   const auto [arg0, arg1] = Arguments(event, args);
   const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
@@ -382,6 +427,8 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         c.judge_roots = list("judge_roots");
         c.writable_roots = list("writable_roots");
         c.readable_paths = list("readable_paths");
+        if (config.contains("dsl_entry_file"))
+          c.dsl_entry_file = config["dsl_entry_file"].cast<std::string>();
         if (config.contains("workspace"))
           state->workspace = config["workspace"].cast<std::string>();
         state->enforce = enforce;

@@ -42,9 +42,14 @@ std::string StdlibModule(const RuntimePolicyConfig& config, absl::string_view fi
 
 // Standard-library modules that generate code from names they are given (namedtuple,
 // dataclasses) and whose exec / compile is therefore allowed where they raise it.
-bool StdlibCodegen(const RuntimePolicyConfig& config, const AuditCaller& caller) {
+bool StdlibCodegen(const RuntimePolicyConfig& config, absl::string_view event,
+                   const AuditCaller& caller) {
   const std::string module = StdlibModule(config, caller.direct_file);
-  return module == "collections/__init__.py" || module == "dataclasses.py";
+  if (module == "collections/__init__.py" || module == "dataclasses.py") return true;
+  // typing.ForwardRef compiles the annotation string it is given (CuTe DSL's numeric types
+  // subscript Union with forward references as kernel.py's code adds them): a code object,
+  // which runs only through eval, an exec event decided on its own.
+  return event == "compile" && module == "typing.py" && caller.direct_function == "__init__";
 }
 
 // Standard-library code that reads a frame (sys._getframe) for a name or a warning's location
@@ -126,9 +131,29 @@ bool JudgeCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
   return !caller.kernel_started && PathUnder(caller.library_file, config.judge_roots);
 }
 
-// The DSL's or the judge's own code asked (the innermost frame outside the standard library).
-bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller) {
-  return PathUnder(caller.library_file, config.dsl_roots) || JudgeCaller(config, caller);
+// The DSL's own code asked (the innermost frame outside the standard library is the DSL's) and
+// it runs for the DSL: for the judge, before kernel.py's import began; as a module of an installed
+// package is imported; or inside one of the DSL's entry points, with no frame of the kernel's
+// between the event and the entry (AuditCaller::in_dsl_entry). Anywhere else the DSL's code is
+// a library kernel.py called: a DSL helper that calls back what it is given (CuTe DSL's
+// timer(enable=False)(f)(*args)) would lend its trust to a C callable of the kernel's choosing.
+// Native code (`native`) only inside the entry points: the compiled kernel is loaded and
+// launched there; the front ends (in_dsl_front_end) define and trace kernels, which needs frames
+// and generated code but no ctypes.
+// Inside an entry point, native code only where the DSL's own native layer asks
+// (AuditCaller::library_native): the entry points call what kernel.py hands them (compile traces
+// the function it is given by calling it, which may be a C callable of the kernel's choosing).
+bool DslCaller(const RuntimePolicyConfig& config, const AuditCaller& caller, bool native) {
+  if (!PathUnder(caller.library_file, config.dsl_roots)) return false;
+  if (!caller.kernel_started || InstalledImportTime(config, caller)) return true;
+  if (native) return caller.in_dsl_entry && caller.library_native;
+  return caller.in_dsl_entry || caller.in_dsl_front_end;
+}
+
+// The DSL's or the judge's own code asked, for itself.
+bool TrustedCaller(const RuntimePolicyConfig& config, const AuditCaller& caller,
+                   bool native = false) {
+  return DslCaller(config, caller, native) || JudgeCaller(config, caller);
 }
 
 // Any installed library asked (not kernel.py, not code written at run time).
@@ -211,6 +236,45 @@ bool PathUnder(absl::string_view path, const std::vector<std::string>& roots) {
     if (absl::StartsWith(path, root) && path.size() > root.size() &&
         (root.back() == '/' || path[root.size()] == '/')) {
       return true;
+    }
+  }
+  return false;
+}
+
+bool InstalledCode(const RuntimePolicyConfig& config, absl::string_view file) {
+  if (absl::StartsWith(file, "<frozen ")) return true;
+  if (file.empty() || file[0] != '/' || file == config.kernel_path) return false;
+  if (Writable(config, file)) return false;
+  return PathUnder(file, config.stdlib_roots) || PathUnder(file, config.code_roots) ||
+         PathUnder(file, config.dsl_roots) || PathUnder(file, config.judge_roots);
+}
+
+bool DslFrontEnd(const RuntimePolicyConfig& config, absl::string_view file,
+                 absl::string_view function) {
+  struct FrontEnd {
+    v1::Dsl dsl;
+    const char* file;  // the end of the path, from the package's directory
+    std::initializer_list<absl::string_view> functions;
+  };
+  static const FrontEnd kFrontEnds[] = {
+      // cute.jit / cute.kernel (CutlassBaseDSL's classmethods) and BaseDSL's: they read the
+      // decorated function's frame; jit_wrapper is a decorated function's call (the AST
+      // preprocessor compiles and execs the function's rewritten source).
+      {v1::CUTEDSL, "/cutlass/cutlass_dsl/cutlass.py", {"jit", "kernel"}},
+      {v1::CUTEDSL, "/cutlass/base_dsl/dsl.py", {"jit", "kernel", "jit_wrapper"}},
+      // TVMScript: the decorators read the caller's stack (closure variables) and the parser
+      // evaluates the function's expressions with compile / eval.
+      {v1::TIRX,
+       "/tvm/tirx/script/parser/entry.py",
+       {"prim_func", "decorator_wrapper", "macro", "_decorator", "inline", "jit", "__call__"}},
+      {v1::TIRX, "/tvm/script/parser/ir/entry.py", {"ir_module", "decorator_wrapper"}},
+      {v1::TIRX, "/tvm/script/parser/core/entry.py", {"parse"}},
+  };
+  if (!PathUnder(file, config.dsl_roots)) return false;
+  for (const FrontEnd& f : kFrontEnds) {
+    if (f.dsl != config.dsl || !absl::EndsWith(file, f.file)) continue;
+    for (absl::string_view name : f.functions) {
+      if (function == name) return true;
     }
   }
   return false;
@@ -302,7 +366,7 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                "': only installed packages and kernel.py are imported"));
     }
     if (event != "marshal.loads" && event != "marshal.load" &&
-        (StdlibCodegen(config, caller) || TrustedCaller(config, caller) ||
+        (StdlibCodegen(config, event, caller) || TrustedCaller(config, caller) ||
          InstalledImportTime(config, caller))) {
       return Allow();
     }
@@ -317,7 +381,7 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
 
   // Native code.
   if (absl::StartsWith(event, "ctypes.") || event == "mmap.__new__") {
-    if (TrustedCaller(config, caller)) return Allow();
+    if (TrustedCaller(config, caller, /*native=*/true)) return Allow();
     return Deny("runtime.native_code",
                 absl::StrCat(event, arg0.empty() ? "" : absl::StrCat(" ", arg0),
                              ": native calls are the DSL runtime's only"));

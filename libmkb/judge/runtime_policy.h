@@ -28,8 +28,13 @@ struct RuntimePolicyConfig {
   // interpreter's prefixes.
   std::vector<std::string> code_roots;
   // The variant's DSL toolchain (site directories): its modules may compile and exec the code
-  // they generate, use ctypes, and read frames.
+  // they generate, use ctypes, and read frames, where they run for the judge (before kernel.py's
+  // import), as modules of theirs are imported, or inside one of the DSL's entry points that the
+  // worker wraps, called with no frame of the kernel's in between (AuditCaller::in_dsl_entry).
   std::vector<std::string> dsl_roots;
+  // The worker's wrapper of the DSL's entry points (judge/dsl_entry.py): a frame of its `entry`
+  // marks where the DSL's work on kernel.py's behalf begins.
+  std::string dsl_entry_file;
   // The judge's own worker code (its frames format tracebacks and snapshot outputs).
   std::vector<std::string> judge_roots;
   // Where the worker may write (its workspace: HOME, TMPDIR, the DSLs' caches).
@@ -63,6 +68,23 @@ struct AuditCaller {
   // callable it runs for its caller (a lazy map over the caller's arguments) does.
   int direct_line = 0;
   std::string direct_source_line;
+  // Walking out from the innermost frame, a frame of the DSL entry wrapper (config.dsl_entry_file,
+  // function `entry`) comes before any frame of the kernel's: kernel.py, code made at run time
+  // once its import began, any file that is not installed and read-only (InstalledCode). Then
+  // the DSL's code between the event and the entry point runs as the DSL's entry called it; the
+  // same DSL code called from kernel.py (a DSL helper that calls back whatever it is given)
+  // does not lend its trust.
+  bool in_dsl_entry = false;
+  // The same walk passed a frame of one of the DSL's front ends (DslFrontEnd: a decorator, a
+  // decorated function's call) before any frame of the kernel's: the DSL defining or tracing a
+  // kernel for kernel.py, which reads its caller's frames and generates code, but loads and
+  // calls no native code (ctypes is trusted in_dsl_entry only).
+  bool in_dsl_front_end = false;
+  // For ctypes / mmap events: the module of `library_file` uses ctypes (or mmap) itself, by name
+  // in its source. The DSL's native layer (its executors, its DLPack and driver adapters) does;
+  // the DSL's tracer, which calls the function being compiled, does not: cute.compile of a
+  // functools.partial over ctypes.CDLL got its dlopen from base_dsl/dsl.py.
+  bool library_native = false;
 };
 
 struct RuntimeDecision {
@@ -76,6 +98,19 @@ struct RuntimeDecision {
 RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string_view event,
                                  const AuditCaller& caller, absl::string_view arg0,
                                  absl::string_view arg1);
+
+// Whether `file` (a frame's code file) is installed code the kernel cannot have written: under
+// the standard library, the installed packages, the DSL or the judge, not writable, not
+// kernel.py; the import system's frozen modules too.
+bool InstalledCode(const RuntimePolicyConfig& config, absl::string_view file);
+
+// Whether `function` of `file` is one of the front ends of the variant's DSL that kernel.py
+// calls to define or trace its kernels: CuTe DSL's @cute.jit / @cute.kernel and a decorated
+// function's call; TVMScript's @T.prim_func, @T.macro, @T.inline, @I.ir_module and its parser.
+// These read their caller's frames (the decorated function's globals and closure) and
+// generate code; wrapping them would put a frame of the judge's where they look.
+bool DslFrontEnd(const RuntimePolicyConfig& config, absl::string_view file,
+                 absl::string_view function);
 
 // Whether `event` makes or runs code at run time (exec, compile, a code or function object
 // made); such events get an AuditCaller::import_chain. marshal.load(s) also turns bytes into

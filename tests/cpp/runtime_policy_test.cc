@@ -206,9 +206,11 @@ TEST_CASE("the judge's own files are trusted only when the judge asks of its own
   CHECK_FALSE(Allowed("sys._getframe", finaliser));
   CHECK_FALSE(Allowed("ctypes.dlopen", finaliser, ""));
   CHECK_FALSE(Allowed("gc.get_objects", finaliser));
-  // The DSL's code stays trusted with kernel.py on the stack: the kernel calls its compiler.
+  // The DSL's code stays trusted with kernel.py on the stack below its entry point: the kernel
+  // calls its compiler.
   mkb::AuditCaller dsl = Dsl();
   dsl.kernel_started = true;
+  dsl.in_dsl_entry = true;
   CHECK(Allowed("sys._getframe", dsl));
   // The judge's code is imported by the worker before kernel.py; once kernel.py's import has
   // begun, a module of the judge's files is refused under any name.
@@ -255,4 +257,94 @@ TEST_CASE("the collector is the judge's own, never the DSL's") {
   CHECK_FALSE(Allowed("gc.get_objects", Stdlib("functools.py", Kernel())));
   const std::string worker = "/src/metakernelbench/judge/worker.py";
   CHECK(Allowed("gc.get_objects", mkb::AuditCaller{worker, "f", worker}));
+}
+
+TEST_CASE(
+    "the DSL's code is trusted for itself only: before kernel.py, at import, in its entries") {
+  const std::string timer = "/dsl/cutedsl/cutlass/base_dsl/utils/timer.py";
+  const std::string ctypes = "/py/lib/python3.11/ctypes/__init__.py";
+  // Before kernel.py's import began the DSL runs for the judge (the worker imports it).
+  mkb::AuditCaller judge_time = Dsl();
+  CHECK(Allowed("ctypes.dlopen", judge_time, "libcuda.so.1"));
+  // kernel.py calls a DSL helper that calls back what it is handed (CuTe DSL's
+  // timer(enable=False)(ctypes.CDLL)(None)): the innermost frame outside the standard library is
+  // the DSL's, but no entry point of the DSL's is between it and kernel.py.
+  mkb::AuditCaller deputy{ctypes, "__init__", timer};
+  deputy.kernel_started = true;
+  CHECK_FALSE(Allowed("ctypes.dlopen", deputy, ""));
+  CHECK_FALSE(Allowed("ctypes.call_function", deputy, "0x7f00"));
+  CHECK_FALSE(Allowed("sys._getframe", deputy));
+  CHECK_FALSE(Allowed("code.__new__", deputy, "/dsl/cutedsl/cutlass/base_dsl/utils/timer.py"));
+  CHECK_FALSE(Allowed("function.__new__", deputy));
+  CHECK_FALSE(Allowed("pickle.find_class", deputy, "os", "system"));
+  CHECK(mkb::DecideAuditEvent(Config(), "ctypes.dlopen", deputy, "", "").code ==
+        "runtime.native_code");
+  // The same DSL code inside an entry point of the DSL's (compile, a compiled function's call)
+  // with nothing of the kernel's in between: trusted.
+  mkb::AuditCaller inside = deputy;
+  inside.in_dsl_entry = true;
+  inside.library_native = true;  // the DSL's native layer (its executor) asked
+  CHECK(Allowed("ctypes.dlopen", inside, ""));
+  // Inside the entry, DSL code that uses no ctypes of its own: the compiler's tracer calling the
+  // function it was given to compile, a functools.partial over ctypes.memmove.
+  mkb::AuditCaller tracer = inside;
+  tracer.library_native = false;
+  CHECK_FALSE(Allowed("ctypes.call_function", tracer, "0x7f00"));
+  CHECK(Allowed("sys._getframe", tracer));
+  CHECK(Allowed("sys._getframe", inside));
+  CHECK(Allowed("exec", inside, "<string>"));
+  // The DSL's front ends (a decorator, a decorated function's call) define and trace kernels
+  // for kernel.py: frames and generated code, never native code (a front end that calls what it
+  // is handed, cute.jit(functools.partial(ctypes.CDLL, None)), lends no ctypes).
+  mkb::AuditCaller front_end = deputy;
+  front_end.in_dsl_front_end = true;
+  CHECK(Allowed("sys._getframe", front_end));
+  CHECK(Allowed("exec", front_end, "<string>"));
+  CHECK_FALSE(Allowed("ctypes.dlopen", front_end, ""));
+  CHECK_FALSE(Allowed("mmap.__new__", front_end));
+  // A module of the DSL's imported after kernel.py's import began (every frame down to the
+  // module body installed): trusted, as any installed module's import-time code.
+  const std::string mod = "/dsl/cutedsl/cutlass/cute/nvgpu/x.py";
+  mkb::AuditCaller importing{ctypes, "__init__", mod, {ctypes, mod}};
+  importing.kernel_started = true;
+  CHECK(Allowed("ctypes.dlopen", importing, "libcuda.so.1"));
+  // The collector stays the judge's, even inside an entry point.
+  CHECK_FALSE(Allowed("gc.get_objects", inside));
+  // Another library's code inside the DSL's entry is no DSL code.
+  mkb::AuditCaller torch = Torch();
+  torch.kernel_started = true;
+  torch.in_dsl_entry = true;
+  CHECK_FALSE(Allowed("ctypes.dlopen", torch, ""));
+}
+
+TEST_CASE("installed code is what the kernel cannot have written") {
+  const mkb::RuntimePolicyConfig c = Config();
+  CHECK(mkb::InstalledCode(c, "/py/lib/python3.11/inspect.py"));
+  CHECK(mkb::InstalledCode(c, "/dsl/cutedsl/cutlass/cute/__init__.py"));
+  CHECK(mkb::InstalledCode(c, "/src/metakernelbench/judge/dsl_entry.py"));
+  CHECK(mkb::InstalledCode(c, "<frozen importlib._bootstrap>"));
+  CHECK_FALSE(mkb::InstalledCode(c, "/w/work/kernel.py"));
+  CHECK_FALSE(mkb::InstalledCode(c, "/w/work/helper.py"));
+  CHECK_FALSE(mkb::InstalledCode(c, "/tmp/x.py"));
+  CHECK_FALSE(mkb::InstalledCode(c, "<string>"));
+  CHECK_FALSE(mkb::InstalledCode(c, ""));
+  CHECK_FALSE(mkb::InstalledCode(c, "/elsewhere/x.py"));
+}
+
+TEST_CASE("the DSLs' front ends are named functions of the variant's DSL") {
+  mkb::RuntimePolicyConfig c = Config();
+  const std::string cutlass = "/dsl/cutedsl/nvidia_cutlass_dsl/dsl_packages/cutlass/";
+  CHECK(mkb::DslFrontEnd(c, cutlass + "cutlass_dsl/cutlass.py", "jit"));
+  CHECK(mkb::DslFrontEnd(c, cutlass + "cutlass_dsl/cutlass.py", "kernel"));
+  CHECK(mkb::DslFrontEnd(c, cutlass + "base_dsl/dsl.py", "jit_wrapper"));
+  CHECK_FALSE(mkb::DslFrontEnd(c, cutlass + "base_dsl/utils/timer.py", "func_wrapper"));
+  CHECK_FALSE(mkb::DslFrontEnd(c, cutlass + "base_dsl/dsl.py", "_func"));
+  // The same names outside the DSL's tree, or of the other DSL: no front end.
+  CHECK_FALSE(mkb::DslFrontEnd(c, "/w/work/cutlass/cutlass_dsl/cutlass.py", "jit"));
+  CHECK_FALSE(mkb::DslFrontEnd(c, "/dsl/cutedsl/tvm/tirx/script/parser/entry.py", "prim_func"));
+  c.dsl = mkb::v1::TIRX;
+  c.dsl_roots = {"/dsl/tirx"};
+  CHECK(mkb::DslFrontEnd(c, "/dsl/tirx/tvm/tirx/script/parser/entry.py", "prim_func"));
+  CHECK(mkb::DslFrontEnd(c, "/dsl/tirx/tvm/script/parser/ir/entry.py", "ir_module"));
+  CHECK_FALSE(mkb::DslFrontEnd(c, "/dsl/tirx/tvm/runtime/module.py", "__call__"));
 }

@@ -10,9 +10,18 @@ in worker.py would hand kernel.py the worker's globals and, through its closure,
 
 def wrapper(run, original):
     """A function standing for `original` (a method too: it binds like one) that calls
-    run(args, kwargs)."""
+    run(args, kwargs), or `original` itself where there is no runner (no launch monitor: the CPU
+    judge).
+
+    Its frames also mark the DSL's work on kernel.py's behalf for the runtime audit: the DSL's
+    code is trusted (ctypes, frames, code it generates) only between such a frame and the event,
+    with no frame of the kernel's in between (runtime_policy.h, AuditCaller::in_dsl_entry). The
+    function must be named `entry`.
+    """
 
     def entry(*args, **kwargs):
+        if run is None:
+            return original(*args, **kwargs)
         return run(args, kwargs)
 
     entry.__name__ = getattr(original, "__name__", "entry")

@@ -185,7 +185,10 @@ class Worker:
                 return {"ok": False, "judge_error": f"CUDA in the worker: {error}"}
         else:
             self._thread = _core.KernelThread()
-        _core.install_runtime_audit(self.options["audit"], enforce=not self.options.get("audit_record_only"))
+        # The DSL's code is trusted after kernel.py's import began only inside the wrapped entry
+        # points: the wrapper's frames are named by the file its code objects were made from.
+        audit = dict(self.options["audit"], dsl_entry_file=dsl_entry.wrapper.__code__.co_filename)
+        _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         # From now on kernel.py's code may run only while it is imported or solve is called:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
         # runtime.outside_call violation. On already for the calibration, so that it measures
@@ -242,15 +245,14 @@ class Worker:
         """The DSL's entry points wrapped so that the launch monitor knows what they load; the
         wrappers hold nothing of the worker's (dsl_entry.py)."""
         monitor = self._monitor
-        if monitor is None:
-            return
         for module_name, *path in _DSL_ENTRY_POINTS.get(dsl, ()):
             owner = sys.modules.get(module_name)
             for name in path[:-1]:
                 owner = getattr(owner, name, None)
             original = getattr(owner, path[-1], None) if owner is not None else None
             if callable(original):
-                setattr(owner, path[-1], dsl_entry.wrapper(monitor.entry_runner(original), original))
+                run = monitor.entry_runner(original) if monitor is not None else None
+                setattr(owner, path[-1], dsl_entry.wrapper(run, original))
 
     # --- CALIBRATE -----------------------------------------------------------------------------
     def _calibrate(self, request, fds) -> dict:
