@@ -199,6 +199,17 @@ class Auditor {
     }
   }
 
+  // __array_interface__ and its kin, wherever the name appears: an object carrying one hands
+  // numpy, torch or a DSL a raw address to wrap, with no ctypes and no audit event on the way.
+  void CheckRawMemoryName(absl::string_view name, int line, const std::string& what) {
+    if (!audit_detail::IsRawMemoryProtocol(name)) return;
+    Add(audit_detail::kCall, v1::SEVERITY_VIOLATION, line,
+        absl::StrCat(name,
+                     ": an array interface describes memory by a raw address (raw memory access "
+                     "is forbidden)"),
+        what.empty() ? std::string(name) : what);
+  }
+
   void CheckModule(const std::string& module, int line, const std::string& snippet) {
     imported_.insert(module);
     const Parts parts = SplitPath(module);
@@ -240,9 +251,10 @@ class Auditor {
   }
 
   void CheckName(const PyNode& node, bool is_call_target) {
-    if (ContextOf(node) != "Load") return;
     const std::string id(node.Str("id"));
     const int line = node.line;
+    CheckRawMemoryName(id, line, id);
+    if (ContextOf(node) != "Load") return;
     if (audit_detail::IsInterpreterGlobal(id)) {
       Add(audit_detail::kIntrospection, v1::SEVERITY_VIOLATION, line,
           absl::StrCat(id, ": reaching interpreter internals is forbidden"), id);
@@ -302,6 +314,7 @@ class Auditor {
     const int line = node.line;
     const std::string what = ChainText(node);
     CheckIntrospectionAttribute(attribute, line, what);
+    CheckRawMemoryName(attribute, line, what);
     const PyNode* value = node.Child("value");
     if (value == nullptr) return;
     for (const std::string& path : values_->Of(*value)) {
@@ -382,6 +395,12 @@ class Auditor {
       return;
     } else if (type == "Name") {
       CheckName(node, false);
+    } else if (type == "FunctionDef" || type == "AsyncFunctionDef") {
+      CheckRawMemoryName(node.Str("name"), node.line, absl::StrCat("def ", node.Str("name")));
+    } else if (type == "keyword" || type == "arg") {
+      CheckRawMemoryName(node.Str("arg"), node.line, absl::StrCat(node.Str("arg"), "=..."));
+    } else if (type == "Constant") {
+      if (const auto text = StringConstant(&node)) CheckRawMemoryName(*text, node.line, "");
     } else if (type == "Match") {
       // `case C(attr=p)` reads attr of the subject (of a part of it: taken as the subject).
       if (const PyNode* subject = node.Child("subject")) CheckPatternReads(node, *subject);

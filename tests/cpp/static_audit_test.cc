@@ -416,3 +416,25 @@ TEST_CASE("every code the audit emits is documented") {
     }
   }
 }
+
+TEST_CASE("raw memory without ctypes: strided views and array interfaces") {
+  // A strided view is not bounded by its buffer; reached through numpy.lib or an alias.
+  CHECK(Has(Audit("import numpy as np\nv = np.lib.stride_tricks.as_strided(a, (9,), (1,))\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("from numpy.lib.stride_tricks import as_strided\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("import torch\nv = torch.numpy.lib.stride_tricks.as_strided\n"),
+            "static.forbidden_call"));
+  // An object describing memory by a raw address, however the name is written.
+  CHECK(Has(Audit("class W:\n    __array_interface__ = {'data': (0, False)}\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("class W:\n    @property\n    def __cuda_array_interface__(self):\n"
+                  "        return {}\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("w.__array_interface__ = d\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("W = type('W', (), {'__array_interface__': d})\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("W = type('W', (), dict(__array_struct__=c))\n"), "static.forbidden_call"));
+  // Bounded numpy views and a torch tensor's own as_strided (checked against its storage) pass.
+  CHECK(Violations("import numpy as np\nv = np.lib.stride_tricks.sliding_window_view(a, 3)\n"
+                   "t = x.as_strided((2, 2), (1, 2))\n")
+            .empty());
+}

@@ -231,6 +231,11 @@ constexpr Rule kAttributeRules[] = {
     {"torch.overrides", kIntrospection, "torch function overrides are forbidden"},
     {"torch._C", kIntrospection, "torch internals are off limits"},
     {"numpy.ctypeslib", kCall, "raw memory access is forbidden"},
+    // Raw memory with no ctypes and no audit event: a strided view is not bounded by its buffer.
+    {"numpy.lib.stride_tricks.as_strided", kCall,
+     "raw memory access is forbidden (a strided view reaches past its buffer)"},
+    {"numpy.lib.stride_tricks.DummyArray", kCall,
+     "raw memory access is forbidden (it wraps an array interface)"},
     {"numpy.load*", kCall, "a kernel loads no files (numpy.load unpickles)"},
     {"numpy.save*", kCall, kNoFiles},
     {"numpy.fromfile", kCall, kNoFiles},
@@ -457,6 +462,12 @@ constexpr const char* kIntrospectionAttributes[] = {"__globals__",
                                                     "__torch_function__",
                                                     "__torch_dispatch__"};
 
+// The array-interface protocols: an object that carries one describes memory by a raw address,
+// which numpy, torch and the DSLs wrap unchecked (raw memory with no ctypes and no audit event).
+// Flagged wherever the name appears: attribute, binding, definition, keyword or string.
+constexpr const char* kRawMemoryProtocols[] = {"__array_interface__", "__array_struct__",
+                                               "__cuda_array_interface__"};
+
 // Library compute that only the runtime audit can weigh (its share of GPU time).
 constexpr const char* kLibraryComputeCalls[] = {"torch.matmul",
                                                 "torch.mm",
@@ -509,6 +520,7 @@ absl::Span<const Rule> BuiltinRules() { return kBuiltinRules; }
 absl::Span<const char* const> InterpreterGlobals() { return kInterpreterGlobals; }
 absl::Span<const char* const> AttributeBuiltins() { return kAttributeBuiltins; }
 absl::Span<const char* const> IntrospectionAttributes() { return kIntrospectionAttributes; }
+absl::Span<const char* const> RawMemoryProtocols() { return kRawMemoryProtocols; }
 absl::Span<const char* const> LibraryComputeCalls() { return kLibraryComputeCalls; }
 absl::Span<const char* const> InertBuiltins() { return kInertBuiltins; }
 absl::Span<const char* const> SideStreamPrefixes() { return kSideStreamPrefixes; }

@@ -35,6 +35,7 @@ absl::Span<const char* const> InterpreterGlobals();
 absl::Span<const char* const> AttributeBuiltins();
 // Attributes that reach the interpreter's internals from any object (__globals__, f_back).
 absl::Span<const char* const> IntrospectionAttributes();
+absl::Span<const char* const> RawMemoryProtocols();
 // Library compute only the runtime audit can weigh: these paths and everything below them.
 absl::Span<const char* const> LibraryComputeCalls();
 // Builtins that only read what is passed to them (print, repr, type, isinstance).

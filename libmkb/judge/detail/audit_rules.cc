@@ -188,6 +188,8 @@ bool IsIntrospectionAttribute(absl::string_view name) {
   return Contains(IntrospectionAttributes(), name);
 }
 
+bool IsRawMemoryProtocol(absl::string_view name) { return Contains(RawMemoryProtocols(), name); }
+
 bool IsLibraryCompute(absl::string_view path) {
   for (const char* library : LibraryComputeCalls()) {
     if (path == library || absl::StartsWith(path, absl::StrCat(library, "."))) return true;
