@@ -73,6 +73,79 @@ bool IsUtf8Name(std::string name) {
          name == "utf";
 }
 
+// --- names made at run time ----------------------------------------------------------------
+//
+// An attribute whose name the source does not spell cannot be matched against the rules. The
+// routes that make one without setattr: a namespace built from a mapping (three-argument type(),
+// types.new_class, a metaclass), keyword names unpacked from a mapping into a callee that keeps
+// them as attributes (SimpleNamespace(**d)), field lists of class factories (make_dataclass,
+// namedtuple, Enum's functional form), and a hook that answers any name (__getattr__). Each is
+// refused unless the names it carries are literal.
+
+// Class hooks that answer attribute names the source never spells.
+constexpr const char* kAttributeHooks[] = {"__getattr__", "__getattribute__", "__prepare__"};
+
+// Callees that turn names they are given into attributes, by path, and which positional
+// argument carries the names (-1: every positional argument is a mapping of names).
+struct NameMaker {
+  const char* path;
+  int names_argument;
+  const char* names_keyword;
+};
+constexpr NameMaker kNameMakers[] = {
+    {"types.new_class", 2, "kwds"},
+    {"types.prepare_class", 2, "kwds"},
+    {"types.SimpleNamespace", -1, nullptr},
+    {"argparse.Namespace", -1, nullptr},
+    {"optparse.Values", -1, nullptr},
+    {"logging.makeLogRecord", -1, nullptr},
+    {"dataclasses.make_dataclass", 1, "fields"},
+    {"collections.namedtuple", 1, "field_names"},
+    {"typing.NamedTuple", 1, "fields"},
+    {"typing.TypedDict", 1, "fields"},
+    {"enum.Enum", 1, "names"},
+    {"enum.IntEnum", 1, "names"},
+    {"enum.StrEnum", 1, "names"},
+    {"enum.Flag", 1, "names"},
+    {"enum.IntFlag", 1, "names"},
+};
+
+// Whether `node` spells every name it carries: a str constant, a display of them (or of
+// (name, ...) pairs, as field lists are), a dict display with str-constant keys and no **, the
+// builtin dict called with keywords only.
+bool LiteralNames(const PyNode* node, const Scopes& scopes) {
+  if (node == nullptr) return false;
+  if (node->Is("Constant")) return true;  // a str of names; a number or None names nothing
+  if (audit_detail::IsDisplay(*node)) {
+    for (const PyNode* item : NodeItems(*node, "elts")) {
+      if (item == nullptr || item->Is("Starred")) return false;
+      if (StringConstant(item)) continue;
+      if (!audit_detail::IsDisplay(*item)) return false;
+      const auto parts = NodeItems(*item, "elts");
+      if (parts.empty() || !StringConstant(parts[0])) return false;
+    }
+    return true;
+  }
+  if (node->Is("Dict")) {
+    for (const PyNode* key : NodeItems(*node, "keys")) {
+      if (!StringConstant(key)) return false;  // a computed key, or ** (a null key)
+    }
+    return true;
+  }
+  if (node->Is("Call")) {
+    const PyNode* func = node->Child("func");
+    if (func == nullptr || !func->Is("Name") || func->Str("id") != "dict" ||
+        !scopes.IsBuiltin(func) || !NodeItems(*node, "args").empty()) {
+      return false;
+    }
+    for (const PyNode* keyword : NodeItems(*node, "keywords")) {
+      if (keyword == nullptr || keyword->Str("arg").empty()) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 class Auditor {
  public:
   Auditor(absl::string_view source, const PyNode& module, const StaticAuditOptions& options)
@@ -210,6 +283,132 @@ class Auditor {
         what.empty() ? std::string(name) : what);
   }
 
+  void AddDynamicName(int line, const std::string& message, const std::string& what) {
+    Add(audit_detail::kDynamicAttribute, v1::SEVERITY_VIOLATION, line,
+        absl::StrCat(message, ": names made at run time become attributes the audit cannot see"),
+        what);
+  }
+
+  // A definition or binding of an attribute hook (def __getattr__, __getattr__ = f).
+  void CheckAttributeHook(absl::string_view name, int line, const std::string& what) {
+    if (audit_detail::Contains(kAttributeHooks, name)) {
+      AddDynamicName(line, absl::StrCat("defines ", name, ", which answers any attribute name"),
+                     what);
+    }
+  }
+
+  // class M(type), class C(metaclass=M): the metaclass builds the namespace.
+  void CheckClassDef(const PyNode& node) {
+    for (const PyNode* base : NodeItems(node, "bases")) {
+      if (base != nullptr && base->Is("Name") && base->Str("id") == "type" &&
+          scopes_->IsBuiltin(base)) {
+        allowed_type_values_.insert(base);
+        AddDynamicName(node.line, absl::StrCat("class ", node.Str("name"), "(type) is a metaclass"),
+                       absl::StrCat("class ", node.Str("name"), "(type)"));
+      }
+    }
+    for (const PyNode* keyword : NodeItems(node, "keywords")) {
+      if (keyword == nullptr) continue;
+      if (keyword->Str("arg") == "metaclass") {
+        AddDynamicName(node.line, absl::StrCat("class ", node.Str("name"), " names a metaclass"),
+                       absl::StrCat("class ", node.Str("name"), "(metaclass=...)"));
+      } else if (keyword->Get("arg") == nullptr || keyword->Str("arg").empty()) {
+        AddDynamicName(node.line, "class keywords unpacked from a mapping",
+                       absl::StrCat("class ", node.Str("name"), "(**...)"));
+      }
+    }
+  }
+
+  // type(name, bases, namespace), type(x)(...), types.new_class(...), SimpleNamespace(**d), ...
+  void CheckNameMakers(const PyNode& call) {
+    const PyNode* func = call.Child("func");
+    const auto args = NodeItems(call, "args");
+    const auto keywords = NodeItems(call, "keywords");
+    const int line = call.line;
+    const std::string what = ChainText(*func) + "(...)";
+    auto unpacked = [&]() -> const PyNode* {
+      for (const PyNode* keyword : keywords) {
+        if (keyword == nullptr) continue;
+        if (keyword->Get("arg") == nullptr || keyword->Str("arg").empty()) {
+          const PyNode* value = keyword->Child("value");
+          const bool mapping = value != nullptr && (value->Is("Dict") || value->Is("Call"));
+          if (!mapping || !LiteralNames(value, *scopes_)) return value;
+        }
+      }
+      return nullptr;
+    };
+    auto starred = [&]() {
+      return std::any_of(args.begin(), args.end(),
+                         [](const PyNode* a) { return a == nullptr || a->Is("Starred"); });
+    };
+    // The builtin type, called with a namespace (or through the type of a value).
+    const bool type_call =
+        func->Is("Name") && func->Str("id") == "type" && scopes_->IsBuiltin(func);
+    const bool type_of_call =
+        func->Is("Call") && func->Child("func") != nullptr && func->Child("func")->Is("Name") &&
+        func->Child("func")->Str("id") == "type" && scopes_->IsBuiltin(func->Child("func"));
+    if (type_call || type_of_call) {
+      const std::string shown = type_call ? "type(name, bases, namespace)" : "type(...)(...)";
+      if (starred() || unpacked() != nullptr) {
+        AddDynamicName(line, absl::StrCat(shown, " with unpacked arguments"), shown);
+      } else if (args.size() >= 3 && !LiteralNames(args[2], *scopes_)) {
+        AddDynamicName(line, absl::StrCat(shown, " with a namespace whose keys are not literal"),
+                       shown);
+      }
+      return;
+    }
+    for (const std::string& path : values_->Of(*func)) {
+      if (IsUnknownRooted(path)) continue;
+      for (const NameMaker& maker : kNameMakers) {
+        if (path != maker.path) continue;
+        if (starred()) {
+          AddDynamicName(line, absl::StrCat(path, " with unpacked positional arguments"), what);
+          return;
+        }
+        if (unpacked() != nullptr) {
+          AddDynamicName(line, absl::StrCat(path, " with keywords unpacked from a mapping"), what);
+          return;
+        }
+        for (size_t i = 0; i < args.size(); ++i) {
+          const bool names =
+              maker.names_argument < 0 || static_cast<int>(i) == maker.names_argument;
+          if (names && !LiteralNames(args[i], *scopes_)) {
+            AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
+            return;
+          }
+        }
+        for (const PyNode* keyword : keywords) {
+          if (keyword == nullptr) continue;
+          const absl::string_view arg = keyword->Str("arg");
+          if (arg == "exec_body") {
+            AddDynamicName(line, absl::StrCat(path, " with exec_body, which fills the namespace"),
+                           what);
+            return;
+          }
+          if (maker.names_keyword != nullptr && arg == maker.names_keyword &&
+              !LiteralNames(keyword->Child("value"), *scopes_)) {
+            AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
+            return;
+          }
+        }
+        if (path == "types.new_class" && args.size() >= 4) {
+          AddDynamicName(line, absl::StrCat(path, " with exec_body, which fills the namespace"),
+                         what);
+          return;
+        }
+      }
+    }
+  }
+
+  // The builtin type as a value (t = type): only isinstance / issubclass may take it.
+  void CheckTypeValue(const PyNode& node) {
+    if (node.Str("id") != "type" || ContextOf(node) != "Load" || !scopes_->IsBuiltin(&node)) {
+      return;
+    }
+    if (allowed_type_values_.count(&node)) return;
+    AddDynamicName(node.line, "type used as a value (it makes classes from a namespace)", "type");
+  }
+
   void CheckModule(const std::string& module, int line, const std::string& snippet) {
     imported_.insert(module);
     const Parts parts = SplitPath(module);
@@ -254,7 +453,11 @@ class Auditor {
     const std::string id(node.Str("id"));
     const int line = node.line;
     CheckRawMemoryName(id, line, id);
-    if (ContextOf(node) != "Load") return;
+    if (ContextOf(node) != "Load") {
+      CheckAttributeHook(id, line, absl::StrCat(id, " = ..."));
+      return;
+    }
+    if (!is_call_target) CheckTypeValue(node);
     if (audit_detail::IsInterpreterGlobal(id)) {
       Add(audit_detail::kIntrospection, v1::SEVERITY_VIOLATION, line,
           absl::StrCat(id, ": reaching interpreter internals is forbidden"), id);
@@ -386,6 +589,13 @@ class Auditor {
       CheckSubscript(node);
     } else if (type == "Call") {
       CheckCall(node);
+      CheckNameMakers(node);
+      if (const PyNode* callee = node.Child("func");
+          callee != nullptr && callee->Is("Name") &&
+          (callee->Str("id") == "isinstance" || callee->Str("id") == "issubclass") &&
+          scopes_->IsBuiltin(callee)) {
+        for (const PyNode* arg : NodeItems(node, "args")) AllowTypeIn(arg);
+      }
       // The callee position: a forbidden builtin called, getattr called directly.
       const PyNode* func = node.Child("func");
       if (func != nullptr && func->Is("Name")) CheckName(*func, true);
@@ -397,6 +607,9 @@ class Auditor {
       CheckName(node, false);
     } else if (type == "FunctionDef" || type == "AsyncFunctionDef") {
       CheckRawMemoryName(node.Str("name"), node.line, absl::StrCat("def ", node.Str("name")));
+      CheckAttributeHook(node.Str("name"), node.line, absl::StrCat("def ", node.Str("name")));
+    } else if (type == "ClassDef") {
+      CheckClassDef(node);
     } else if (type == "keyword" || type == "arg") {
       CheckRawMemoryName(node.Str("arg"), node.line, absl::StrCat(node.Str("arg"), "=..."));
     } else if (type == "Constant") {
@@ -420,6 +633,15 @@ class Auditor {
       }
     }
     ForEachChild(node, [&](const PyNode& child) { Check(child); });
+  }
+
+  // isinstance(x, type), isinstance(x, (int, type)): the type only tested against.
+  void AllowTypeIn(const PyNode* node) {
+    if (node == nullptr) return;
+    if (node->Is("Name") && node->Str("id") == "type") allowed_type_values_.insert(node);
+    if (audit_detail::IsDisplay(*node)) {
+      for (const PyNode* item : NodeItems(*node, "elts")) AllowTypeIn(item);
+    }
   }
 
   void CheckPatternReads(const PyNode& node, const PyNode& subject) {
@@ -472,6 +694,7 @@ class Auditor {
   Values* values_ = nullptr;
   std::vector<std::string> relevant_escapes_;
   std::set<std::string> imported_;
+  std::set<const PyNode*> allowed_type_values_;
   std::set<std::string> seen_;
   std::vector<v1::AuditFinding> findings_;
 };

@@ -417,6 +417,54 @@ TEST_CASE("every code the audit emits is documented") {
   }
 }
 
+TEST_CASE("names made at run time: namespaces, unpacked keywords, field lists, hooks") {
+  // A computed name made an attribute without setattr, by every route the audit knows.
+  for (const char* source : {
+           "W = type('W', (), {k: d})\n",
+           "ns = {}\nW = type('W', (), ns)\n",
+           "W = type('W', (), {**ns})\n",
+           "W = type(*parts)\n",
+           "t = type\nW = t('W', (), {'a': 1})\n",
+           "W = type(int)('W', (), ns)\n",
+           "import types\nn = types.SimpleNamespace(**d)\n",
+           "from types import SimpleNamespace as S\nn = S(**{k: 1})\n",
+           "import types\nC = types.new_class('C', (), {}, fill)\n",
+           "import types\nC = types.new_class('C', exec_body=fill)\n",
+           "import argparse\nn = argparse.Namespace(**d)\n",
+           "import logging\nr = logging.makeLogRecord(d)\n",
+           "import dataclasses as dc\nC = dc.make_dataclass('C', fields)\n",
+           "import dataclasses\nC = dataclasses.make_dataclass('C', [(k, int)])\n",
+           "import collections\nT = collections.namedtuple('T', names)\n",
+           "import enum\nE = enum.Enum('E', names=members)\n",
+           "class M(type):\n    pass\n",
+           "class C(metaclass=M):\n    pass\n",
+           "class C(**options):\n    pass\n",
+           "class P:\n    def __getattr__(self, name):\n        return 0\n",
+           "def __getattr__(name):\n    return 0\n",
+           "class P:\n    __getattribute__ = hook\n",
+           "class M:\n    @classmethod\n    def __prepare__(cls, name, bases):\n        return "
+           "{}\n",
+       }) {
+    INFO(source);
+    CHECK(Has(Audit(source), "static.dynamic_attribute"));
+  }
+  // Names spelled in the source, the type of a value, type tested against, keywords forwarded.
+  CHECK(Violations("W = type('W', (), {'a': 1, 'b': f})\n"
+                   "V = type('V', (object,), dict(a=1))\n"
+                   "k = type(x).__name__\n"
+                   "ok = isinstance(x, type) or isinstance(x, (int, type)) or issubclass(y, type)\n"
+                   "import types, collections, dataclasses, enum\n"
+                   "n = types.SimpleNamespace(a=1, **{'b': 2})\n"
+                   "T = collections.namedtuple('T', 'a b')\n"
+                   "U = collections.namedtuple('U', ['a', 'b'])\n"
+                   "C = dataclasses.make_dataclass('C', [('a', int), 'b'])\n"
+                   "E = enum.Enum('E', 'RED GREEN')\n"
+                   "f32 = dict(dtype=1)\n"
+                   "def wrap(*args, **kwargs):\n    return g(*args, **kwargs, **f32)\n"
+                   "class Base:\n    def __init_subclass__(cls):\n        pass\n")
+            .empty());
+}
+
 TEST_CASE("raw memory without ctypes: strided views and array interfaces") {
   // A strided view is not bounded by its buffer; reached through numpy.lib or an alias.
   CHECK(Has(Audit("import numpy as np\nv = np.lib.stride_tricks.as_strided(a, (9,), (1,))\n"),
