@@ -99,6 +99,9 @@ constexpr NameMaker kNameMakers[] = {
     {"argparse.Namespace", -1, nullptr},
     {"optparse.Values", -1, nullptr},
     {"logging.makeLogRecord", -1, nullptr},
+    {"abc.ABCMeta", 2, "namespace"},
+    {"enum.EnumMeta", 2, "classdict"},
+    {"enum.EnumType", 2, "classdict"},
     {"dataclasses.make_dataclass", 1, "fields"},
     {"collections.namedtuple", 1, "field_names"},
     {"typing.NamedTuple", 1, "fields"},
@@ -344,14 +347,20 @@ class Auditor {
     // The builtin type, called with a namespace (or through the type of a value).
     const bool type_call =
         func->Is("Name") && func->Str("id") == "type" && scopes_->IsBuiltin(func);
+    // type(x)(...), type(x).__new__(mcs, ...), type(x).__call__(...): a value's metaclass.
+    const bool method = func->Is("Attribute") &&
+                        (func->Str("attr") == "__new__" || func->Str("attr") == "__call__");
+    const PyNode* metaclass = method ? func->Child("value") : func;
     const bool type_of_call =
-        func->Is("Call") && func->Child("func") != nullptr && func->Child("func")->Is("Name") &&
-        func->Child("func")->Str("id") == "type" && scopes_->IsBuiltin(func->Child("func"));
+        metaclass != nullptr && metaclass->Is("Call") && metaclass->Child("func") != nullptr &&
+        metaclass->Child("func")->Is("Name") && metaclass->Child("func")->Str("id") == "type" &&
+        scopes_->IsBuiltin(metaclass->Child("func"));
     if (type_call || type_of_call) {
       const std::string shown = type_call ? "type(name, bases, namespace)" : "type(...)(...)";
+      const size_t namespace_at = method ? 3 : 2;  // __new__ / __call__ take the class first
       if (starred() || unpacked() != nullptr) {
         AddDynamicName(line, absl::StrCat(shown, " with unpacked arguments"), shown);
-      } else if (args.size() >= 3 && !LiteralNames(args[2], *scopes_)) {
+      } else if (args.size() > namespace_at && !LiteralNames(args[namespace_at], *scopes_)) {
         AddDynamicName(line, absl::StrCat(shown, " with a namespace whose keys are not literal"),
                        shown);
       }
@@ -385,8 +394,10 @@ class Auditor {
                            what);
             return;
           }
-          if (maker.names_keyword != nullptr && arg == maker.names_keyword &&
-              !LiteralNames(keyword->Child("value"), *scopes_)) {
+          // make_dataclass's namespace= is merged into the class it makes.
+          const bool names =
+              (maker.names_keyword != nullptr && arg == maker.names_keyword) || arg == "namespace";
+          if (names && !LiteralNames(keyword->Child("value"), *scopes_)) {
             AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
             return;
           }
