@@ -229,6 +229,7 @@ def install(
     current = toolchain(dsl)
     if current.installed and current.spec == list(requirements) and not force:
         log(f"{dsl}: already installed ({current.site})")
+        _byte_compile(Path(current.site), python)  # an install from before it was done (cheap if done)
         return current
     packages = resolve(dsl, requirements, python)
     target = site_dir(dsl)
@@ -272,7 +273,23 @@ def install(
     )
     subprocess.run(["rm", "-rf", str(target)], check=True)
     staging.rename(target)
+    log(f"{dsl}: byte-compiling {target}")
+    _byte_compile(target, python)
     return toolchain(dsl)
+
+
+def _byte_compile(site: Path, python: str) -> None:
+    """Byte-compiles a site directory for `python` (pip ran with --no-compile). Every judge host
+    imports its DSL at its start, and where no .pyc exists or may be written
+    (PYTHONDONTWRITEBYTECODE, a read-only site) it compiled some 250 modules each time. Measured
+    on the CPU machine: a warm host's start 5.0-5.7 s -> 3.6-3.8 s (CuTe DSL), 5.9-6.2 s ->
+    5.0-5.2 s (TIRx). Up-to-date files are skipped; a module that does not compile (a file for
+    another Python) is left to the import that needs it."""
+    subprocess.run(
+        [python, "-m", "compileall", "-q", "-j", "0", str(site)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 # --- carrying a toolchain to a machine without network -----------------------------------------

@@ -217,3 +217,33 @@ def test_verify_solutions_writes_rows_and_resumes(tmp_path, monkeypatch):
     solution.write_text(solution.read_text() + "\n# changed\n")
     table = verify(suite, out, device="cpu", progress=seen.append)
     assert "kept from" not in seen[-2] and table["rows"][0]["solution_sha256"] != row["solution_sha256"]
+
+
+def test_installed_toolchains_are_byte_compiled():
+    """`mkb dsl install` byte-compiles each site (pip runs with --no-compile): a judge host imports
+    its DSL at every start, and without .pyc files (none may be written under
+    PYTHONDONTWRITEBYTECODE) it compiled some 250 modules each time."""
+    import importlib.util
+
+    checked = 0
+    for dsl in toolchains.DSLS:
+        tc = toolchains.toolchain(dsl)
+        if not tc.installed:
+            continue
+        sources = [p for p in Path(tc.site).rglob("__init__.py") if "__pycache__" not in p.parts][:200]
+        missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
+        assert sources and len(missing) <= len(sources) // 10, (dsl, missing[:5])
+        checked += 1
+    if not checked:
+        pytest.skip("no DSL toolchain installed")
+
+
+def test_byte_compile_writes_pyc_even_where_python_writes_none(tmp_path, monkeypatch):
+    import importlib.util
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("VALUE = 1\n")
+    (tmp_path / "pkg" / "broken.py").write_text("def (:\n")  # left to the import that needs it
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    toolchains._byte_compile(tmp_path, sys.executable)
+    assert Path(importlib.util.cache_from_source(str(tmp_path / "pkg" / "__init__.py"))).exists()
