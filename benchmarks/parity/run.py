@@ -138,6 +138,20 @@ def published_method_run(rows: list[dict], seed: int) -> list[dict]:
     return out
 
 
+def _events_ms(fn, inputs, start, end) -> float:
+    """One call by the published method's clock: sync, start event, call, sync, end event, sync;
+    the events' elapsed milliseconds."""
+    import torch
+
+    torch.cuda.synchronize()
+    start.record()
+    fn(*inputs)
+    torch.cuda.synchronize()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end)
+
+
 def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
     import torch
 
@@ -153,17 +167,7 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
         for s in warmup:
             fn(*draw(s))
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for s in timing:
-            inputs = draw(s)
-            torch.cuda.synchronize()
-            start.record()
-            fn(*inputs)
-            torch.cuda.synchronize()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times)
+        return statistics.median(_events_ms(fn, draw(s), start, end) for s in timing)
 
     warmup = [rng.getrandbits(63) for _ in range(10)]
     timing = [rng.getrandbits(63) for _ in range(50)]
@@ -218,13 +222,7 @@ def _diagnostics(solve, draw, timing) -> dict:
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def events(inputs):
-        torch.cuda.synchronize()
-        start.record()
-        solve(*inputs)
-        torch.cuda.synchronize()
-        end.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(end)
+        return _events_ms(solve, inputs, start, end)
 
     out = {}
     for name, fn in (("callclock", clocked), ("l2_flushed", flushed), ("kernel_thread", on_thread)):

@@ -113,6 +113,11 @@ constexpr NameMaker kNameMakers[] = {
     {"enum.IntFlag", 1, "names"},
 };
 
+// A `**mapping` keyword of a call or class statement (its name is None).
+bool IsDoubleStar(const PyNode& keyword) {
+  return keyword.Get("arg") == nullptr || keyword.Str("arg").empty();
+}
+
 // Whether `node` spells every name it carries: a str constant, a display of them (or of
 // (name, ...) pairs, as field lists are), a dict display with str-constant keys and no **, the
 // builtin dict called with keywords only.
@@ -142,7 +147,7 @@ bool LiteralNames(const PyNode* node, const Scopes& scopes) {
       return false;
     }
     for (const PyNode* keyword : NodeItems(*node, "keywords")) {
-      if (keyword == nullptr || keyword->Str("arg").empty()) return false;
+      if (keyword == nullptr || IsDoubleStar(*keyword)) return false;
     }
     return true;
   }
@@ -286,6 +291,11 @@ class Auditor {
         what.empty() ? std::string(name) : what);
   }
 
+  // `node` is the name `id` and means the builtin (no binding of the kernel's shadows it).
+  bool IsBuiltinName(const PyNode* node, absl::string_view id) const {
+    return node != nullptr && node->Is("Name") && node->Str("id") == id && scopes_->IsBuiltin(node);
+  }
+
   void AddDynamicName(int line, const std::string& message, const std::string& what) {
     Add(audit_detail::kDynamicAttribute, v1::SEVERITY_VIOLATION, line,
         absl::StrCat(message, ": names made at run time become attributes the audit cannot see"),
@@ -303,8 +313,7 @@ class Auditor {
   // class M(type), class C(metaclass=M): the metaclass builds the namespace.
   void CheckClassDef(const PyNode& node) {
     for (const PyNode* base : NodeItems(node, "bases")) {
-      if (base != nullptr && base->Is("Name") && base->Str("id") == "type" &&
-          scopes_->IsBuiltin(base)) {
+      if (IsBuiltinName(base, "type")) {
         allowed_type_values_.insert(base);
         AddDynamicName(node.line, absl::StrCat("class ", node.Str("name"), "(type) is a metaclass"),
                        absl::StrCat("class ", node.Str("name"), "(type)"));
@@ -315,7 +324,7 @@ class Auditor {
       if (keyword->Str("arg") == "metaclass") {
         AddDynamicName(node.line, absl::StrCat("class ", node.Str("name"), " names a metaclass"),
                        absl::StrCat("class ", node.Str("name"), "(metaclass=...)"));
-      } else if (keyword->Get("arg") == nullptr || keyword->Str("arg").empty()) {
+      } else if (IsDoubleStar(*keyword)) {
         AddDynamicName(node.line, "class keywords unpacked from a mapping",
                        absl::StrCat("class ", node.Str("name"), "(**...)"));
       }
@@ -332,7 +341,7 @@ class Auditor {
     auto unpacked = [&]() -> const PyNode* {
       for (const PyNode* keyword : keywords) {
         if (keyword == nullptr) continue;
-        if (keyword->Get("arg") == nullptr || keyword->Str("arg").empty()) {
+        if (IsDoubleStar(*keyword)) {
           const PyNode* value = keyword->Child("value");
           const bool mapping = value != nullptr && (value->Is("Dict") || value->Is("Call"));
           if (!mapping || !LiteralNames(value, *scopes_)) return value;
@@ -345,16 +354,13 @@ class Auditor {
                          [](const PyNode* a) { return a == nullptr || a->Is("Starred"); });
     };
     // The builtin type, called with a namespace (or through the type of a value).
-    const bool type_call =
-        func->Is("Name") && func->Str("id") == "type" && scopes_->IsBuiltin(func);
+    const bool type_call = IsBuiltinName(func, "type");
     // type(x)(...), type(x).__new__(mcs, ...), type(x).__call__(...): a value's metaclass.
     const bool method = func->Is("Attribute") &&
                         (func->Str("attr") == "__new__" || func->Str("attr") == "__call__");
     const PyNode* metaclass = method ? func->Child("value") : func;
-    const bool type_of_call =
-        metaclass != nullptr && metaclass->Is("Call") && metaclass->Child("func") != nullptr &&
-        metaclass->Child("func")->Is("Name") && metaclass->Child("func")->Str("id") == "type" &&
-        scopes_->IsBuiltin(metaclass->Child("func"));
+    const bool type_of_call = metaclass != nullptr && metaclass->Is("Call") &&
+                              IsBuiltinName(metaclass->Child("func"), "type");
     if (type_call || type_of_call) {
       const std::string shown = type_call ? "type(name, bases, namespace)" : "type(...)(...)";
       const size_t namespace_at = method ? 3 : 2;  // __new__ / __call__ take the class first
@@ -413,9 +419,7 @@ class Auditor {
 
   // The builtin type as a value (t = type): only isinstance / issubclass may take it.
   void CheckTypeValue(const PyNode& node) {
-    if (node.Str("id") != "type" || ContextOf(node) != "Load" || !scopes_->IsBuiltin(&node)) {
-      return;
-    }
+    if (!IsBuiltinName(&node, "type") || ContextOf(node) != "Load") return;
     if (allowed_type_values_.count(&node)) return;
     AddDynamicName(node.line, "type used as a value (it makes classes from a namespace)", "type");
   }
@@ -602,9 +606,7 @@ class Auditor {
       CheckCall(node);
       CheckNameMakers(node);
       if (const PyNode* callee = node.Child("func");
-          callee != nullptr && callee->Is("Name") &&
-          (callee->Str("id") == "isinstance" || callee->Str("id") == "issubclass") &&
-          scopes_->IsBuiltin(callee)) {
+          IsBuiltinName(callee, "isinstance") || IsBuiltinName(callee, "issubclass")) {
         for (const PyNode* arg : NodeItems(node, "args")) AllowTypeIn(arg);
       }
       // The callee position: a forbidden builtin called, getattr called directly.
