@@ -145,6 +145,7 @@ class KernelThread {
     if (!clock.is_none()) {
       clock_start_ = clock.attr("start");
       clock_stop_ = clock.attr("stop");
+      if (py::hasattr(clock, "read")) clock_read_ = clock.attr("read");
     }
     std::thread([this] { Loop(); }).detach();  // lives as long as the process
   }
@@ -217,11 +218,14 @@ class KernelThread {
 
   // With the GIL held, on the kernel's thread. The watch on kernel code is off exactly while
   // kernel.py's code may run: from after the clock started to the moment fn returned (its
-  // exception described), and on again before the clock stops, so that nothing of the kernel's
-  // runs unwatched outside the timed window (another thread of its own while the clock waits
-  // for the device with the GIL released; a __del__ fired by a collection the judge's next
-  // allocation triggers). The cyclic collector is held off across each switch, where the
-  // judge's own allocations would otherwise be the ones to trigger it.
+  // exception described) and the timed window closed, and on again before the clock waits for
+  // the device and reads, so that nothing of the kernel's runs unwatched outside the timed
+  // window (another thread of its own while the clock waits for the device with the GIL
+  // released; a __del__ fired by a collection the judge's next allocation triggers). A clock in
+  // parts (start, stop, read: PublishedClock) closes its window (stop) before the watch goes on;
+  // CallClock (start, stop: C++, no Python to re-instrument) stops after it. The cyclic
+  // collector is held off across each switch, where the judge's own allocations would otherwise
+  // be the ones to trigger it.
   PyObject* Run(const Job& job) {
     try {
       return RunWatched(job);
@@ -283,15 +287,37 @@ class KernelThread {
     double seconds = 0.0;
     {
       CollectorHeld held;
-      SetKernelWatch(true);
-      if (clocked) {
+      PyObject* read = nullptr;  // new reference: the clock's reading
+      if (clocked && clock_read_) {
+        // A clock in parts (PublishedClock: Python): its window closed before the watch goes on,
+        // so that the watch's switch (which makes CPython re-instrument the code it runs next)
+        // costs the timed call nothing; then, watched, the wait for the end and the reading.
         PyObject* stopped = PyObject_CallNoArgs(clock_stop_.ptr());
         if (stopped == nullptr) {
           Py_DECREF(value);
+          py::tuple raised = TakeRaised();  // the call failed: described, then watched again
+          SetKernelWatch(true);
+          return raised.release().ptr();
+        }
+        Py_DECREF(stopped);
+        SetKernelWatch(true);
+        read = PyObject_CallNoArgs(clock_read_.ptr());
+      } else {
+        SetKernelWatch(true);
+        if (clocked)
+          read = PyObject_CallNoArgs(clock_stop_.ptr());  // CallClock: C++, stops and reads
+      }
+      if (clocked) {
+        if (read == nullptr) {
+          Py_DECREF(value);
           return TakeRaised().release().ptr();
         }
-        seconds = PyFloat_AsDouble(stopped);
-        Py_DECREF(stopped);
+        seconds = PyFloat_AsDouble(read);
+        Py_DECREF(read);
+        if (seconds == -1.0 && PyErr_Occurred()) {
+          Py_DECREF(value);
+          return TakeRaised().release().ptr();
+        }
       } else if (job.timed) {
         seconds = std::chrono::duration<double>(stop - start).count();
       }
@@ -338,7 +364,7 @@ class KernelThread {
   }
 
  private:
-  py::object clock_start_, clock_stop_;
+  py::object clock_start_, clock_stop_, clock_read_;
   bool marked_ = false;                // guarded by the GIL
   std::set<ThreadKey> known_threads_;  // guarded by the GIL
   bool holding_ = false;               // guarded by the GIL
@@ -385,7 +411,9 @@ void RegisterKernelThread(py::module_& m) {
              return std::unique_ptr<KernelThread, py::nodelete>(new KernelThread(clock));
            }),
            py::arg("clock") = py::none(),
-           "clock: a CallClock (start() / stop() -> seconds) for timed calls; None times them "
+           "clock: for timed calls, a CallClock (start() / stop() -> seconds) or a clock in "
+           "parts (start() / stop() / read() -> seconds: values.PublishedClock, whose stop() "
+           "closes the timed window before the watch on kernel code goes on); None times them "
            "with the monotonic clock.")
       .def(
           "call",

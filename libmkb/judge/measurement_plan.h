@@ -106,9 +106,10 @@ class RecheckReservoir {
 
 // The worker's reported times checked against the host's round trips of the same calls.
 //
-// The worker's clock is the judge's own (CallClock in C++ on a GPU, the monotonic clock in C++ on
-// the CPU, both read on the kernel's thread), so a report is taken as it is: this check is the
-// backstop for what the clock cannot see. These fail the evaluation (timing.inconsistent,
+// The worker's clock is the published method's on a GPU (PublishedClock: torch's synchronise and
+// events, bound before kernel.py is imported) and the monotonic clock in C++ on the CPU, both read
+// on the kernel's thread, so a report is taken as it is: this check is the backstop for what the
+// clock cannot see. These fail the evaluation (timing.inconsistent,
 // a violation): a report longer than its own round trip, which no honest clock gives; and a
 // median time outside the clock (round trip - report) beyond the bound, which means the worker
 // spent much more of each call outside its timed window than the channel costs -- work done

@@ -3,6 +3,7 @@ Python stack holds nothing of the caller's, its exceptions are described there (
 and finalisers are kernel code), and timed calls are timed there."""
 
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -164,3 +165,60 @@ os._exit(0)
     # The subinterpreter's thread, alive at the return: reported, named by its interpreter.
     new = [r for r in seen[3] if r not in seen[2]]
     assert any("in interpreter" in r and "threading.py" in r for r in new), done.stdout
+
+
+def test_a_clock_in_parts_closes_its_window_before_the_watch_and_reads_watched(tmp_path):
+    """The watch on kernel code (runtime.outside_call) around a timed call: off from after the
+    clock's start to the close of the timed window, so that a Python clock (PublishedClock) pays
+    no re-instrumentation for the watch's switch inside the window; on again for everything
+    after it. With the clock's methods written in the file the watch looks for, the findings
+    name the parts that ran watched: a clock in parts (start / stop / read) is watched in start
+    and read, not in stop; a two-part clock (start / stop -> seconds, as CallClock) in stop too,
+    its stop being its reading."""
+    clock_file = tmp_path / "kernel.py"
+    clock_file.write_text(
+        "import time\n"
+        "class Parts:\n"
+        "    def start(self):\n"
+        "        self.t = time.perf_counter()\n"
+        "    def stop(self):\n"
+        "        self.u = time.perf_counter()\n"
+        "    def read(self):\n"
+        "        return self.u - self.t\n"
+        "class Whole:\n"
+        "    def start(self):\n"
+        "        self.t = time.perf_counter()\n"
+        "    def stop(self):\n"
+        "        return time.perf_counter() - self.t\n"
+    )
+    code = f"""
+import json, os, runpy
+from metakernelbench import _core
+
+_core.install_runtime_audit({{"kernel_path": {str(clock_file)!r}, "dsl": "none"}}, enforce=False)
+made = runpy.run_path({str(clock_file)!r})
+for name in ("Parts", "Whole"):
+    thread = _core.KernelThread(made[name]())
+    thread.call(lambda: None, (), True)  # the first call leaves the watch on
+    thread.release_collector()
+    _core.take_runtime_findings()
+    status, seconds, _ = thread.call(lambda: sum(range(1000)), (), True)
+    thread.release_collector()
+    found = [f["message"] for f in _core.take_runtime_findings() if f["code"] == "runtime.outside_call"]
+    print(json.dumps([name, status, seconds, found]))
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (parts, parts_status, parts_seconds, parts_found), (whole, whole_status, whole_seconds, whole_found) = (
+        json.loads(line) for line in done.stdout.splitlines()
+    )
+    assert parts_status == whole_status == "ok" and parts_seconds > 0 and whole_seconds > 0
+    assert len(parts_found) == 1 and len(whole_found) == 1, done.stdout
+
+    def ran(found, part):  # the finding names each function of kernel.py's that ran watched
+        return f" {part} (kernel.py:" in found[0]
+
+    assert not ran(parts_found, "stop"), parts_found  # the window closed unwatched
+    assert ran(parts_found, "start") and ran(parts_found, "read"), parts_found
+    assert ran(whole_found, "start") and ran(whole_found, "stop"), whole_found

@@ -19,7 +19,7 @@ def calls(monkeypatch):
 
     class Clock:
         def __init__(self, device):
-            seen.append(f"CallClock({device})")
+            seen.append(f"PublishedClock({device})")
 
         def start(self):
             seen.append("clock.start")
@@ -30,12 +30,12 @@ def calls(monkeypatch):
 
     fake_cuda = SimpleNamespace(
         LaunchMonitor=lambda *a: SimpleNamespace(set_enabled=lambda on: None),
-        CallClock=Clock,
         Error=_core.Error,
         device_synchronize=lambda device=0: None,
     )
     monkeypatch.setattr(_core, "cuda", fake_cuda, raising=False)
     monkeypatch.setattr(values, "CudaTransport", lambda: SimpleNamespace())
+    monkeypatch.setattr(values, "PublishedClock", Clock)
     monkeypatch.setattr(torch.cuda, "init", lambda: seen.append("torch.cuda.init"))
     monkeypatch.setattr(torch.cuda, "device_count", lambda: seen.append("torch.cuda.device_count") or 1)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
@@ -59,7 +59,7 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     assert reply["ok"], reply
     audit = calls.index("install_runtime_audit")
     assert calls.index("torch.cuda.init") < calls.index("torch.cuda.device_count") < audit
-    assert calls.index("CallClock(0)") < audit
+    assert calls.index("PublishedClock(0)") < audit
     assert calls.index("watch(True)") > audit  # the watch on kernel code, on before the calibration
     # The device made current on the kernel's thread, not this one, before the audit.
     made = next(c for c in calls if c.startswith("set_device(0) on "))

@@ -122,7 +122,7 @@ class Evaluation:
         self.clocks = None
         self.plan = None
         self.gpu_tools = None
-        self._call_clock = None  # CallClock.time (CUDA): the worker's clock, for the baseline too
+        self._call_clock = None  # PublishedClock.time (CUDA): the worker's clock, for the baseline too
         self.verdict_key = b""
         self._read_key = None
 
@@ -564,12 +564,12 @@ class Evaluation:
                         break
 
     def _published_call(self, fn, inputs) -> float:
-        """sync, start event, call, sync, end event, sync: milliseconds, by the C++ CallClock that
-        times the kernel's calls in the worker (one clock for both sides of the ratio); the host
-        clock on the CPU, as in the worker."""
+        """sync, start event, call, sync, end event, sync: milliseconds, by the PublishedClock that
+        times the kernel's calls in the worker (one clock for both sides of the ratio), on inputs
+        drawn right before the call; the host clock on the CPU, as in the worker."""
         if self.device == "cuda":
             if self._call_clock is None:
-                self._call_clock = _core.cuda.CallClock(torch.cuda.current_device()).time
+                self._call_clock = values.PublishedClock(torch.cuda.current_device()).time
             seconds, _ = self._call_clock(lambda: fn(*inputs))
             return seconds * 1e3
         t = time.perf_counter()

@@ -513,3 +513,46 @@ def _close(fd: int) -> None:
         os.close(fd)
     except OSError:
         pass
+
+
+class PublishedClock:
+    """The published harness's clock, step for step, on a GPU: `torch.cuda.synchronize()`, a start
+    event recorded, the call, `torch.cuda.synchronize()`, an end event recorded,
+    `torch.cuda.synchronize()`; the events' elapsed time. In three parts, as the kernel's thread
+    calls a clock (kernel_thread.cc): start() opens the timed window, stop() closes it (the
+    synchronise and the end event), read() -> seconds waits for the end event and reads the
+    elapsed time; time(fn) -> (seconds, fn()) is all three around fn.
+
+    The same Python calls as the published method, so the same host time inside the window (torch's
+    event and synchronise wrappers; the C++ CallClock reads 7-15 us less per call on the H200,
+    benchmarks/README.md). Its functions are bound when it is made, before kernel.py is imported:
+    a kernel that replaces torch.cuda.Event's methods afterwards changes nothing read here. What
+    those functions look up when called (torch.cuda.current_stream) is a module patch, refused by
+    the audits; the host's round-trip bound (accept_reported_times) is the backstop."""
+
+    def __init__(self, device: int):
+        with torch.cuda.device(device):
+            self._start = torch.cuda.Event(enable_timing=True)
+            self._end = torch.cuda.Event(enable_timing=True)
+        self._sync = torch.cuda.synchronize
+        self._record = torch.cuda.Event.record
+        self._elapsed = torch.cuda.Event.elapsed_time
+
+    def start(self) -> None:
+        self._sync()
+        self._record(self._start)
+
+    def stop(self) -> None:
+        self._sync()
+        self._record(self._end)
+
+    def read(self) -> float:
+        self._sync()
+        return self._elapsed(self._start, self._end) / 1e3
+
+    def time(self, fn):
+        """(seconds, fn())."""
+        self.start()
+        out = fn()
+        self.stop()
+        return self.read(), out

@@ -174,7 +174,7 @@ class Worker:
                 torch.cuda.init()
                 torch.cuda.device_count()
                 device = torch.cuda.current_device()
-                self._thread = _core.KernelThread(_core.cuda.CallClock(device))
+                self._thread = _core.KernelThread(values.PublishedClock(device))
                 # The device and its primary context current on the kernel's thread as on this
                 # one, before kernel.py runs there (a DSL's first driver call needs a context).
                 made = self._thread.call(torch.cuda.set_device, (device,))
@@ -357,7 +357,8 @@ class Worker:
         from the clock's start to solve's return (kernel_thread.cc): kernel.py runs there and only
         then, and nothing profiles the timed call. Timed: the published method (synchronise,
         start event, call, synchronise, end event, synchronise; the events' elapsed time by the
-        C++ CallClock; the monotonic clock on the CPU), all on that thread. Its exception is
+        PublishedClock, its functions bound before kernel.py was imported; the monotonic clock
+        in C++ on the CPU), all on that thread. Its exception is
         described there (str() of it is the kernel's code)."""
         done = self._on_kernel_thread(self.solve, tuple(inputs), timed)
         if done[0] != "ok":
