@@ -417,6 +417,57 @@ class Auditor {
     }
   }
 
+  // type(x): the builtin type called on one value, which gives the value's class (its metaclass,
+  // when the value is a class: type(torch.Tensor)).
+  bool IsTypeOf(const PyNode* node) const {
+    return node != nullptr && node->Is("Call") && IsBuiltinName(node->Child("func"), "type") &&
+           NodeItems(*node, "args").size() == 1 && NodeItems(*node, "keywords").empty();
+  }
+
+  void AllowTypeOf(const PyNode* node) {
+    if (IsTypeOf(node)) allowed_type_of_.insert(node);
+  }
+
+  // Where type(x) may stand, marked before it is visited: compared (is, ==, in), its name read,
+  // tested against (isinstance / issubclass), formatted (f-strings, str, repr, print, format), or
+  // called or its __new__ / __call__ taken (CheckNameMakers judges those). Anywhere else it is a
+  // class held as a value, which may be a metaclass called later with a namespace
+  // (M = type(torch.Tensor); M(name, bases, ns)), where no rule sees the call.
+  void MarkTypeOfUses(const PyNode& node) {
+    if (node.Is("Compare")) {
+      AllowTypeOf(node.Child("left"));
+      for (const PyNode* item : NodeItems(node, "comparators")) AllowTypeOf(item);
+    } else if (node.Is("Attribute")) {
+      static constexpr const char* kReadable[] = {"__name__", "__qualname__", "__module__",
+                                                  "__new__", "__call__"};
+      if (audit_detail::Contains(kReadable, node.Str("attr"))) AllowTypeOf(node.Child("value"));
+    } else if (node.Is("FormattedValue")) {
+      AllowTypeOf(node.Child("value"));
+    } else if (node.Is("Call")) {
+      const PyNode* callee = node.Child("func");
+      AllowTypeOf(callee);  // type(x)(...)
+      static constexpr const char* kTakers[] = {"isinstance", "issubclass", "str",
+                                                "repr",       "print",      "format"};
+      if (callee != nullptr && callee->Is("Name") &&
+          audit_detail::Contains(kTakers, callee->Str("id")) && scopes_->IsBuiltin(callee)) {
+        for (const PyNode* arg : NodeItems(node, "args")) {
+          AllowTypeOf(arg);
+          if (arg != nullptr && audit_detail::IsDisplay(*arg)) {
+            for (const PyNode* item : NodeItems(*arg, "elts")) AllowTypeOf(item);
+          }
+        }
+      }
+    }
+  }
+
+  void CheckTypeOf(const PyNode& node) {
+    if (!IsTypeOf(&node) || allowed_type_of_.count(&node)) return;
+    AddDynamicName(node.line,
+                   "type(...) held as a value (a class's type is its metaclass, which makes "
+                   "classes from a namespace when called later)",
+                   "type(...)");
+  }
+
   // The builtin type as a value (t = type): only isinstance / issubclass may take it.
   void CheckTypeValue(const PyNode& node) {
     if (!IsBuiltinName(&node, "type") || ContextOf(node) != "Load") return;
@@ -596,6 +647,7 @@ class Auditor {
 
   void Check(const PyNode& node) {
     const std::string& type = node.type;
+    MarkTypeOfUses(node);
     if (type == "Import" || type == "ImportFrom") {
       CheckImport(node);
     } else if (type == "Attribute") {
@@ -605,6 +657,7 @@ class Auditor {
     } else if (type == "Call") {
       CheckCall(node);
       CheckNameMakers(node);
+      CheckTypeOf(node);
       if (const PyNode* callee = node.Child("func");
           IsBuiltinName(callee, "isinstance") || IsBuiltinName(callee, "issubclass")) {
         for (const PyNode* arg : NodeItems(node, "args")) AllowTypeIn(arg);
@@ -708,6 +761,7 @@ class Auditor {
   std::vector<std::string> relevant_escapes_;
   std::set<std::string> imported_;
   std::set<const PyNode*> allowed_type_values_;
+  std::set<const PyNode*> allowed_type_of_;  // type(x) calls standing where MarkTypeOfUses allows
   std::set<std::string> seen_;
   std::vector<v1::AuditFinding> findings_;
 };

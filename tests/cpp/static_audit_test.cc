@@ -448,6 +448,11 @@ TEST_CASE("names made at run time: namespaces, unpacked keywords, field lists, h
            "class P:\n    __getattribute__ = hook\n",
            "class M:\n    @classmethod\n    def __prepare__(cls, name, bases):\n        return "
            "{}\n",
+           // A class's type held as a value: a metaclass, called later with a namespace.
+           "import torch\nM = type(torch.Tensor)\nC = M('C', (), ns)\n",
+           "make(type(torch.Tensor))\n",
+           "def meta(x):\n    return type(x)\n",
+           "kinds = [type(x)]\n",
        }) {
     INFO(source);
     CHECK(Has(Audit(source), "static.dynamic_attribute"));
@@ -456,6 +461,10 @@ TEST_CASE("names made at run time: namespaces, unpacked keywords, field lists, h
   CHECK(Violations("W = type('W', (), {'a': 1, 'b': f})\n"
                    "V = type('V', (object,), dict(a=1))\n"
                    "k = type(x).__name__\n"
+                   "same = type(x) is int or type(a) == type(b) or type(x) in (int, float)\n"
+                   "note = f'{type(x)} {type(x).__qualname__}' + str(type(x)) + repr(type(y))\n"
+                   "ok2 = isinstance(y, type(x)) or isinstance(y, (type(x), int))\n"
+                   "y = type(x)(3)\n"
                    "ok = isinstance(x, type) or isinstance(x, (int, type)) or issubclass(y, type)\n"
                    "import types, collections, dataclasses, enum\n"
                    "n = types.SimpleNamespace(a=1, **{'b': 2})\n"
