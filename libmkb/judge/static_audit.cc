@@ -242,10 +242,22 @@ class Auditor {
     }
   }
 
-  // A module object where the audit cannot follow it (the escape rule, class Values).
+  // A module object where the audit cannot follow it (the escape rule, class Values); a name
+  // maker there too (abc.ABCMeta in a list, called later: CheckNameMakers never sees the call).
   void CheckEscapes() {
     for (const audit_detail::EscapeSite& site : values_->escape_sites()) {
       for (const std::string& path : values_->Of(*site.expression)) {
+        // A class base is the ordinary use of Enum and NamedTuple (class Mode(enum.Enum)).
+        const bool maker = site.how != "used as a class base" &&
+                           std::any_of(std::begin(kNameMakers), std::end(kNameMakers),
+                                       [&](const NameMaker& m) { return path == m.path; });
+        if (maker) {
+          AddDynamicName(
+              site.expression->line,
+              absl::StrCat(path, " is ", site.how, ", where its later calls are not seen"),
+              ChainText(*site.expression));
+          break;
+        }
         if (!values_->module_objects().count(path)) continue;
         const std::string what = ChainText(*site.expression);
         Add(audit_detail::kModuleEscape, v1::SEVERITY_VIOLATION, site.expression->line,
@@ -438,14 +450,18 @@ class Auditor {
       AllowTypeOf(node.Child("left"));
       for (const PyNode* item : NodeItems(node, "comparators")) AllowTypeOf(item);
     } else if (node.Is("Attribute")) {
-      static constexpr const char* kReadable[] = {"__name__", "__qualname__", "__module__",
-                                                  "__new__", "__call__"};
+      static constexpr const char* kReadable[] = {"__name__", "__qualname__", "__module__"};
       if (audit_detail::Contains(kReadable, node.Str("attr"))) AllowTypeOf(node.Child("value"));
     } else if (node.Is("FormattedValue")) {
       AllowTypeOf(node.Child("value"));
     } else if (node.Is("Call")) {
       const PyNode* callee = node.Child("func");
       AllowTypeOf(callee);  // type(x)(...)
+      // type(x).__new__(...), type(x).__call__(...): called there, not held.
+      if (callee != nullptr && callee->Is("Attribute") &&
+          (callee->Str("attr") == "__new__" || callee->Str("attr") == "__call__")) {
+        AllowTypeOf(callee->Child("value"));
+      }
       static constexpr const char* kTakers[] = {"isinstance", "issubclass", "str",
                                                 "repr",       "print",      "format"};
       if (callee != nullptr && callee->Is("Name") &&

@@ -453,6 +453,10 @@ TEST_CASE("names made at run time: namespaces, unpacked keywords, field lists, h
            "make(type(torch.Tensor))\n",
            "def meta(x):\n    return type(x)\n",
            "kinds = [type(x)]\n",
+           "N = type(x).__new__\n",
+           // A name maker put where the audit does not follow it, called later.
+           "import abc\nms = [abc.ABCMeta]\nC = ms[0]('C', (), ns)\n",
+           "import types\nd = {}\nd['m'] = types.SimpleNamespace\n",
        }) {
     INFO(source);
     CHECK(Has(Audit(source), "static.dynamic_attribute"));
@@ -465,6 +469,9 @@ TEST_CASE("names made at run time: namespaces, unpacked keywords, field lists, h
                    "note = f'{type(x)} {type(x).__qualname__}' + str(type(x)) + repr(type(y))\n"
                    "ok2 = isinstance(y, type(x)) or isinstance(y, (type(x), int))\n"
                    "y = type(x)(3)\n"
+                   "import abc\nB = abc.ABCMeta\nclass K(abc.ABC):\n    pass\n"
+                   "import typing\nclass Mode(enum.Enum):\n    A = 1\n"
+                   "class P(typing.NamedTuple):\n    a: int\n"
                    "ok = isinstance(x, type) or isinstance(x, (int, type)) or issubclass(y, type)\n"
                    "import types, collections, dataclasses, enum\n"
                    "n = types.SimpleNamespace(a=1, **{'b': 2})\n"
