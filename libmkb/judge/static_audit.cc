@@ -322,6 +322,17 @@ class Auditor {
     }
   }
 
+  // Whether a class body binds a value at class level (an Enum's members).
+  static bool HasClassLevelValues(const PyNode& class_def) {
+    for (const PyNode* statement : NodeItems(class_def, "body")) {
+      if (statement == nullptr) continue;
+      if (statement->Is("Assign") || (statement->Is("AnnAssign") && statement->Child("value"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // class M(type), class C(metaclass=M): the metaclass builds the namespace.
   void CheckClassDef(const PyNode& node) {
     for (const PyNode* base : NodeItems(node, "bases")) {
@@ -329,6 +340,25 @@ class Auditor {
         allowed_type_values_.insert(base);
         AddDynamicName(node.line, absl::StrCat("class ", node.Str("name"), "(type) is a metaclass"),
                        absl::StrCat("class ", node.Str("name"), "(type)"));
+      }
+    }
+    // A class deriving from a factory that makes attributes from names given at run time has
+    // its maker's call: a namespace type (class N(types.SimpleNamespace), then N(**d)), a
+    // metaclass, or an Enum with no members of its own (its functional form: E('X', names)).
+    for (const PyNode* base : NodeItems(node, "bases")) {
+      if (base == nullptr) continue;
+      for (const std::string& path : values_->Of(*base)) {
+        const bool enum_family =
+            absl::StartsWith(path, "enum.") && path != "enum.EnumMeta" && path != "enum.EnumType";
+        const bool maker = std::any_of(std::begin(kNameMakers), std::end(kNameMakers),
+                                       [&](const NameMaker& m) { return path == m.path; });
+        if (!maker || path == "typing.NamedTuple" || path == "typing.TypedDict") continue;
+        if (enum_family && HasClassLevelValues(node)) continue;
+        AddDynamicName(node.line,
+                       absl::StrCat("class ", node.Str("name"), " derives from ", path,
+                                    enum_family ? " with no members, so its call makes them" : ""),
+                       absl::StrCat("class ", node.Str("name"), "(", path, ")"));
+        break;
       }
     }
     for (const PyNode* keyword : NodeItems(node, "keywords")) {

@@ -457,6 +457,10 @@ TEST_CASE("names made at run time: namespaces, unpacked keywords, field lists, h
            // A name maker put where the audit does not follow it, called later.
            "import abc\nms = [abc.ABCMeta]\nC = ms[0]('C', (), ns)\n",
            "import types\nd = {}\nd['m'] = types.SimpleNamespace\n",
+           // A class of the kernel's deriving from a factory, called with computed names.
+           "import types\nclass N(types.SimpleNamespace):\n    pass\nn = N(**d)\n",
+           "import enum\nclass Base(enum.Enum):\n    def f(self):\n        return 1\n",
+           "import abc\nclass M(abc.ABCMeta):\n    pass\n",
        }) {
     INFO(source);
     CHECK(Has(Audit(source), "static.dynamic_attribute"));
