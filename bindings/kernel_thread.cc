@@ -294,9 +294,9 @@ class KernelThread {
         // costs the timed call nothing; then, watched, the wait for the end and the reading.
         PyObject* stopped = PyObject_CallNoArgs(clock_stop_.ptr());
         if (stopped == nullptr) {
-          Py_DECREF(value);
           py::tuple raised = TakeRaised();  // the call failed: described, then watched again
           SetKernelWatch(true);
+          Py_DECREF(value);  // the kernel's finalisers, if any, watched
           return raised.release().ptr();
         }
         Py_DECREF(stopped);
