@@ -113,6 +113,20 @@ constexpr NameMaker kNameMakers[] = {
     {"enum.IntFlag", 1, "names"},
 };
 
+// The factory at `path`, or null.
+const NameMaker* FindNameMaker(absl::string_view path) {
+  for (const NameMaker& maker : kNameMakers) {
+    if (path == maker.path) return &maker;
+  }
+  return nullptr;
+}
+
+// `node` is the attribute __new__ or __call__ (of a metaclass: type(x).__new__).
+bool IsConstructorAttribute(const PyNode* node) {
+  return node != nullptr && node->Is("Attribute") &&
+         (node->Str("attr") == "__new__" || node->Str("attr") == "__call__");
+}
+
 // A `**mapping` keyword of a call or class statement (its name is None).
 bool IsDoubleStar(const PyNode& keyword) {
   return keyword.Get("arg") == nullptr || keyword.Str("arg").empty();
@@ -248,10 +262,7 @@ class Auditor {
     for (const audit_detail::EscapeSite& site : values_->escape_sites()) {
       for (const std::string& path : values_->Of(*site.expression)) {
         // A class base is the ordinary use of Enum and NamedTuple (class Mode(enum.Enum)).
-        const bool maker = site.how != "used as a class base" &&
-                           std::any_of(std::begin(kNameMakers), std::end(kNameMakers),
-                                       [&](const NameMaker& m) { return path == m.path; });
-        if (maker) {
+        if (site.how != "used as a class base" && FindNameMaker(path) != nullptr) {
           AddDynamicName(
               site.expression->line,
               absl::StrCat(path, " is ", site.how, ", where its later calls are not seen"),
@@ -350,9 +361,10 @@ class Auditor {
       for (const std::string& path : values_->Of(*base)) {
         const bool enum_family =
             absl::StartsWith(path, "enum.") && path != "enum.EnumMeta" && path != "enum.EnumType";
-        const bool maker = std::any_of(std::begin(kNameMakers), std::end(kNameMakers),
-                                       [&](const NameMaker& m) { return path == m.path; });
-        if (!maker || path == "typing.NamedTuple" || path == "typing.TypedDict") continue;
+        if (FindNameMaker(path) == nullptr || path == "typing.NamedTuple" ||
+            path == "typing.TypedDict") {
+          continue;
+        }
         if (enum_family && HasClassLevelValues(node)) continue;
         AddDynamicName(node.line,
                        absl::StrCat("class ", node.Str("name"), " derives from ", path,
@@ -398,8 +410,7 @@ class Auditor {
     // The builtin type, called with a namespace (or through the type of a value).
     const bool type_call = IsBuiltinName(func, "type");
     // type(x)(...), type(x).__new__(mcs, ...), type(x).__call__(...): a value's metaclass.
-    const bool method = func->Is("Attribute") &&
-                        (func->Str("attr") == "__new__" || func->Str("attr") == "__call__");
+    const bool method = IsConstructorAttribute(func);
     const PyNode* metaclass = method ? func->Child("value") : func;
     const bool type_of_call = metaclass != nullptr && metaclass->Is("Call") &&
                               IsBuiltinName(metaclass->Child("func"), "type");
@@ -416,45 +427,44 @@ class Auditor {
     }
     for (const std::string& path : values_->Of(*func)) {
       if (IsUnknownRooted(path)) continue;
-      for (const NameMaker& maker : kNameMakers) {
-        if (path != maker.path) continue;
-        if (starred()) {
-          AddDynamicName(line, absl::StrCat(path, " with unpacked positional arguments"), what);
+      const NameMaker* maker = FindNameMaker(path);
+      if (maker == nullptr) continue;
+      if (starred()) {
+        AddDynamicName(line, absl::StrCat(path, " with unpacked positional arguments"), what);
+        return;
+      }
+      if (unpacked() != nullptr) {
+        AddDynamicName(line, absl::StrCat(path, " with keywords unpacked from a mapping"), what);
+        return;
+      }
+      for (size_t i = 0; i < args.size(); ++i) {
+        const bool names =
+            maker->names_argument < 0 || static_cast<int>(i) == maker->names_argument;
+        if (names && !LiteralNames(args[i], *scopes_)) {
+          AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
           return;
         }
-        if (unpacked() != nullptr) {
-          AddDynamicName(line, absl::StrCat(path, " with keywords unpacked from a mapping"), what);
-          return;
-        }
-        for (size_t i = 0; i < args.size(); ++i) {
-          const bool names =
-              maker.names_argument < 0 || static_cast<int>(i) == maker.names_argument;
-          if (names && !LiteralNames(args[i], *scopes_)) {
-            AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
-            return;
-          }
-        }
-        for (const PyNode* keyword : keywords) {
-          if (keyword == nullptr) continue;
-          const absl::string_view arg = keyword->Str("arg");
-          if (arg == "exec_body") {
-            AddDynamicName(line, absl::StrCat(path, " with exec_body, which fills the namespace"),
-                           what);
-            return;
-          }
-          // make_dataclass's namespace= is merged into the class it makes.
-          const bool names =
-              (maker.names_keyword != nullptr && arg == maker.names_keyword) || arg == "namespace";
-          if (names && !LiteralNames(keyword->Child("value"), *scopes_)) {
-            AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
-            return;
-          }
-        }
-        if (path == "types.new_class" && args.size() >= 4) {
+      }
+      for (const PyNode* keyword : keywords) {
+        if (keyword == nullptr) continue;
+        const absl::string_view arg = keyword->Str("arg");
+        if (arg == "exec_body") {
           AddDynamicName(line, absl::StrCat(path, " with exec_body, which fills the namespace"),
                          what);
           return;
         }
+        // make_dataclass's namespace= is merged into the class it makes.
+        const bool names =
+            (maker->names_keyword != nullptr && arg == maker->names_keyword) || arg == "namespace";
+        if (names && !LiteralNames(keyword->Child("value"), *scopes_)) {
+          AddDynamicName(line, absl::StrCat(path, " with names that are not literal"), what);
+          return;
+        }
+      }
+      if (path == "types.new_class" && args.size() >= 4) {
+        AddDynamicName(line, absl::StrCat(path, " with exec_body, which fills the namespace"),
+                       what);
+        return;
       }
     }
   }
@@ -488,10 +498,7 @@ class Auditor {
       const PyNode* callee = node.Child("func");
       AllowTypeOf(callee);  // type(x)(...)
       // type(x).__new__(...), type(x).__call__(...): called there, not held.
-      if (callee != nullptr && callee->Is("Attribute") &&
-          (callee->Str("attr") == "__new__" || callee->Str("attr") == "__call__")) {
-        AllowTypeOf(callee->Child("value"));
-      }
+      if (IsConstructorAttribute(callee)) AllowTypeOf(callee->Child("value"));
       static constexpr const char* kTakers[] = {"isinstance", "issubclass", "str",
                                                 "repr",       "print",      "format"};
       if (callee != nullptr && callee->Is("Name") &&
