@@ -278,6 +278,10 @@ class KernelThread {
     // kernel can time for the harness's next allocation, doing its work after the clock.
     HoldCollector();
     CountThreads();  // after the hold: its findings' allocations trigger no collection
+    // At every return (the import's too), before the clock's stop runs: a name the clock's code
+    // looks up, changed by the call, would make the stop run kernel.py's code (unwatched) or read
+    // a forged time. Such a call is not timed by that clock at all.
+    const bool tampered = !guarded_.empty() && ClockTampered();
     if (value == nullptr) {
       py::tuple raised = TakeRaised();  // the kernel's __str__ and finalisers: unwatched
       CollectorHeld held;
@@ -288,7 +292,10 @@ class KernelThread {
     {
       CollectorHeld held;
       PyObject* read = nullptr;  // new reference: the clock's reading
-      if (clocked && clock_read_) {
+      if (tampered && clocked) {
+        SetKernelWatch(true);
+        seconds = std::chrono::duration<double>(stop - start).count();
+      } else if (clocked && clock_read_) {
         // A clock in parts (PublishedClock: Python): its window closed before the watch goes on,
         // so that the watch's switch (which makes CPython re-instrument the code it runs next)
         // costs the timed call nothing; then, watched, the wait for the end and the reading.
@@ -307,7 +314,7 @@ class KernelThread {
         if (clocked)
           read = PyObject_CallNoArgs(clock_stop_.ptr());  // CallClock: C++, stops and reads
       }
-      if (clocked) {
+      if (clocked && !tampered) {
         if (read == nullptr) {
           Py_DECREF(value);
           return TakeRaised().release().ptr();
@@ -318,7 +325,7 @@ class KernelThread {
           Py_DECREF(value);
           return TakeRaised().release().ptr();
         }
-      } else if (job.timed) {
+      } else if (job.timed && !clocked) {
         seconds = std::chrono::duration<double>(stop - start).count();
       }
     }
@@ -363,11 +370,153 @@ class KernelThread {
     marked_ = true;
   }
 
+  // The names a clock in parts looks up when it runs (values.clock_reach): entries (owner, name,
+  // present, value), the owner a module or a heap type, each name with the object it held (or
+  // absent: a global that resolves to a builtin, a class attribute found on a base). From here
+  // on, before each timed call's clock stops, every entry and every owner's type must be as it
+  // was when each call returns (timed or not): one changed is a runtime.clock_tampered violation
+  // (reported once), and from then on timed calls are timed by the monotonic clock, the Python
+  // clock not run. Called before kernel.py is imported.
+  void GuardClock(const py::list& entries) {
+    for (const py::handle& item : entries) {
+      auto entry = item.cast<py::tuple>();
+      if (entry.size() != 4)
+        throw py::value_error("guard_clock: entries are (owner, name, present, value)");
+      py::object owner = py::reinterpret_borrow<py::object>(entry[0]);
+      const bool module = PyModule_Check(owner.ptr());
+      const bool heap_type =
+          PyType_Check(owner.ptr()) &&
+          (reinterpret_cast<PyTypeObject*>(owner.ptr())->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0;
+      if (!module && !heap_type && !PyDict_CheckExact(owner.ptr()))
+        throw py::value_error(
+            "guard_clock: an owner is a module, a class defined in Python or a globals dict");
+      if (!PyUnicode_CheckExact(entry[1].ptr()))
+        throw py::value_error("guard_clock: a name is a str");
+      Guarded g;
+      g.owner = owner;
+      g.key = py::reinterpret_borrow<py::object>(entry[1]);
+      if (entry[2].cast<bool>()) g.value = py::reinterpret_borrow<py::object>(entry[3]);
+      g.label = absl::StrCat(OwnerName(owner), ".", Utf8(g.key.ptr()));
+      bool seen = false;
+      for (const auto& [known, type] : owner_types_) seen = seen || known.ptr() == owner.ptr();
+      if (!seen)
+        owner_types_.emplace_back(owner, py::reinterpret_borrow<py::object>(
+                                             reinterpret_cast<PyObject*>(Py_TYPE(owner.ptr()))));
+      guarded_.push_back(std::move(g));
+    }
+    dict_versions_.clear();  // noted afresh at the next check that finds every entry as it was
+  }
+  size_t guarded() const { return guarded_.size(); }
+
  private:
+  struct Guarded {
+    py::object owner, key, value;  // value null: the name was absent
+    std::string label;
+  };
+
+  // With the GIL held: whether a guarded name or an owner's type changed; the first change seen
+  // is reported, once. Pointer comparisons and dictionary lookups only: no Python code runs.
+  bool ClockTampered() {
+    if (tamper_reported_) return true;
+    std::string what;
+    for (const auto& [owner, type] : owner_types_) {
+      if (reinterpret_cast<PyObject*>(Py_TYPE(owner.ptr())) != type.ptr()) {
+        what = absl::StrCat("the type of ", OwnerName(owner), " (its __class__ was assigned)");
+        break;
+      }
+    }
+    // Fast path: a dictionary's version tag changes with every change to it (CPython 3.11-3.13),
+    // so when no owner's tag moved, no entry did. Otherwise every entry is compared (a lazy
+    // import adding a submodule to torch moves its tag and changes nothing guarded).
+    if (what.empty() && DictsUnchanged()) return false;
+    for (size_t i = 0; what.empty() && i < guarded_.size(); ++i) {
+      const Guarded& g = guarded_[i];
+      PyObject* dict = DictOf(g.owner.ptr());
+      PyObject* now = dict != nullptr ? PyDict_GetItemWithError(dict, g.key.ptr()) : nullptr;
+      if (now == nullptr) PyErr_Clear();
+      if (now != g.value.ptr()) {
+        what = g.value ? (now != nullptr ? absl::StrCat(g.label, " replaced")
+                                         : absl::StrCat(g.label, " deleted"))
+                       : absl::StrCat(g.label, " added (it shadows what the clock used)");
+      }
+    }
+    if (what.empty()) {
+      NoteDictVersions();
+      return false;
+    }
+    tamper_reported_ = true;
+    PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+    PyErr_Fetch(&type, &value, &tb);
+    RecordRuntimeViolation(
+        "runtime.clock_tampered",
+        "a name the judge's clock looks up when it runs was changed by kernel.py (the clock would "
+        "run the kernel's code or read its time): the call is not timed by it",
+        what);
+    PyErr_Restore(type, value, tb);
+    return true;
+  }
+
+  static PyObject* DictOf(PyObject* owner) {  // borrowed
+    if (PyModule_Check(owner)) return PyModule_GetDict(owner);
+    if (PyDict_CheckExact(owner)) return owner;
+    return reinterpret_cast<PyTypeObject*>(owner)->tp_dict;
+  }
+
+#if PY_VERSION_HEX < 0x030E0000
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  static uint64_t VersionOf(PyObject* dict) {
+    return reinterpret_cast<PyDictObject*>(dict)->ma_version_tag;
+  }
+#pragma GCC diagnostic pop
+  bool DictsUnchanged() const {
+    if (dict_versions_.empty()) return false;
+    for (const auto& [dict, version] : dict_versions_)
+      if (VersionOf(dict.ptr()) != version) return false;
+    return true;
+  }
+  void NoteDictVersions() {
+    if (dict_versions_.empty()) {
+      for (const auto& [owner, type] : owner_types_) {
+        PyObject* dict = DictOf(owner.ptr());
+        if (dict != nullptr)
+          dict_versions_.emplace_back(py::reinterpret_borrow<py::object>(dict), 0);
+      }
+    }
+    for (auto& [dict, version] : dict_versions_) version = VersionOf(dict.ptr());
+  }
+#else
+  bool DictsUnchanged() const { return false; }  // no version tag to read: every entry compared
+  void NoteDictVersions() {}
+#endif
+
+  static std::string OwnerName(const py::object& owner) {
+    if (PyModule_Check(owner.ptr())) {
+      PyObject* name = PyModule_GetNameObject(owner.ptr());
+      if (name == nullptr) {
+        PyErr_Clear();
+        return "a module";
+      }
+      std::string out = Utf8(name);
+      Py_DECREF(name);
+      return out;
+    }
+    if (PyDict_CheckExact(owner.ptr())) {
+      PyObject* name = PyDict_GetItemString(owner.ptr(), "__name__");  // borrowed
+      return absl::StrCat("the globals of ", name != nullptr ? Utf8(name) : "a function");
+    }
+    auto [name, qualname, module] = TypeNames(reinterpret_cast<PyTypeObject*>(owner.ptr()));
+    return absl::StrCat(module, ".", qualname);
+  }
+
   py::object clock_start_, clock_stop_, clock_read_;
-  bool marked_ = false;                // guarded by the GIL
-  std::set<ThreadKey> known_threads_;  // guarded by the GIL
-  bool holding_ = false;               // guarded by the GIL
+  std::vector<Guarded> guarded_;                                // guarded by the GIL
+  std::vector<std::pair<py::object, py::object>> owner_types_;  // (owner, its type then)
+  bool tamper_reported_ = false;                                // guarded by the GIL
+  std::vector<std::pair<py::object, uint64_t>> dict_versions_;  // owners' dicts, their tags
+  bool marked_ = false;                                         // guarded by the GIL
+  std::set<ThreadKey> known_threads_;                           // guarded by the GIL
+  bool holding_ = false;                                        // guarded by the GIL
   bool collector_was_enabled_ = true;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -431,6 +580,13 @@ void RegisterKernelThread(py::module_& m) {
            "Every Python thread there is now is the judge's: from here on, a Python thread "
            "that was not there, alive when a call returns, is a runtime.thread violation "
            "(reported with the runtime audit's findings). Called before kernel.py is imported.")
+      .def("guard_clock", &KernelThread::GuardClock, py::arg("entries"),
+           "The names the clock looks up when it runs, [(owner, name, present, value)] "
+           "(values.clock_reach): each timed call, before the clock's window closes, they must "
+           "be as they were, else a runtime.clock_tampered violation and the call timed by the "
+           "monotonic clock. Called before kernel.py is imported.")
+      .def_property_readonly("guarded", &KernelThread::guarded,
+                             "How many names guard_clock guards.")
       .def("release_collector", &KernelThread::ReleaseCollector,
            "The cyclic collector back as it was, once the worker has taken its snapshot of what "
            "the last call returned.");

@@ -149,3 +149,73 @@ def test_published_clock_is_bound_before_the_kernel_patches_torch(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     patched = _median([clock.time(lambda: torch.cuda._sleep(SLEEP_CYCLES))[0] for _ in range(5)])
     assert patched >= 0.8 * honest, (patched, honest)
+
+
+def test_published_clock_internals_are_guarded_while_kernel_code_runs():
+    """What PublishedClock's torch functions look up when they run (torch._C._cuda_synchronize,
+    torch.cuda.current_stream, ...) is traced by values.clock_reach and guarded by the kernel's
+    thread. A call that installs self-restoring patches of both (the synchronise a no-op, the
+    end event on an idle side stream: the reading is the host time to the end's record, not the
+    device's) forges the reading of an unguarded thread; a guarded one reports
+    runtime.clock_tampered before the window closes and times the call by the monotonic clock."""
+    import json
+    import subprocess
+    import sys
+
+    code = """
+import json, os, torch
+from metakernelbench import _core
+from metakernelbench.judge import values
+
+device = torch.cuda.current_device()
+torch.cuda.init()
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+side = torch.cuda.Stream()
+sync, current = torch._C._cuda_synchronize, torch.cuda.current_stream
+
+def fake_sync():
+    torch._C._cuda_synchronize = sync
+
+def fake_current(device=None):
+    torch.cuda.current_stream = current
+    return side
+
+def work():
+    torch.cuda._sleep(CYCLES)
+
+def forge():
+    work()
+    torch._C._cuda_synchronize, torch.cuda.current_stream = fake_sync, fake_current
+
+rows = {}
+for guard in (False, True):
+    clock = values.PublishedClock(device)
+    thread = _core.KernelThread(clock)
+    if guard:
+        entries = values.clock_reach(clock)
+        thread.guard_clock(entries)
+        rows["labels"] = sorted({f"{getattr(o, '__name__', '?')}.{n}" for o, n, _, _ in entries})
+    thread.call(torch.cuda.set_device, (device,))
+    thread.release_collector()
+    honest = []
+    for _ in range(5):
+        honest.append(thread.call(work, (), True)[1]); thread.release_collector()
+    before = len(_core.runtime_audit_recorded())
+    status, forged, _ = thread.call(forge, (), True)
+    thread.release_collector()
+    torch._C._cuda_synchronize, torch.cuda.current_stream = sync, current
+    found = [l for l in _core.runtime_audit_recorded()[before:] if l.startswith("runtime.clock_tampered")]
+    rows[str(guard)] = [sorted(honest)[2], status, forged, found]
+print(json.dumps(rows))
+os._exit(0)
+""".replace("CYCLES", str(SLEEP_CYCLES))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout.splitlines()[-1])
+    assert "torch._C._cuda_synchronize" in rows["labels"], rows["labels"]
+    assert "torch.cuda.current_stream" in rows["labels"], rows["labels"]
+    honest, status, forged, found = rows["False"]
+    assert status == "ok" and found == [] and forged < 0.5 * honest, rows  # the forgery, unguarded
+    honest, status, forged, found = rows["True"]
+    assert status == "ok" and len(found) == 1 and forged >= 0.8 * honest, rows
+    assert "torch._C._cuda_synchronize replaced" in found[0] or "current_stream" in found[0], found

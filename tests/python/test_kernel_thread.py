@@ -222,3 +222,109 @@ os._exit(0)
     assert not ran(parts_found, "stop"), parts_found  # the window closed unwatched
     assert ran(parts_found, "start") and ran(parts_found, "read"), parts_found
     assert ran(whole_found, "start") and ran(whole_found, "stop"), whole_found
+
+
+def test_a_name_the_clock_looks_up_changed_by_the_call_is_seen_before_the_window_closes(tmp_path):
+    """runtime.clock_tampered: a clock in parts written in Python (as PublishedClock, whose torch
+    functions look up torch._C's synchronise and torch.cuda.current_stream when they run) is
+    traced by values.clock_reach before kernel.py runs, and the names it reached are guarded
+    (KernelThread.guard_clock). A call that replaces a function the clock's module holds, adds a
+    global that shadows a builtin the clock calls, assigns the module's __class__ (so that its
+    attribute reads run the kernel's code), or replaces a method of a class the clock ran, is
+    reported before the clock's stop runs, and that call is timed by the monotonic clock instead.
+    Without the guard, the same patch forges the reading (the mutation the test checks)."""
+    (tmp_path / "fakeclock.py").write_text(
+        "import time\n"
+        "def now():\n"
+        "    return time.perf_counter()\n"
+        "class Parts:\n"
+        "    def start(self):\n"
+        "        self.t = now()\n"
+        "    def stop(self):\n"
+        "        self.u = now()\n"
+        "    def read(self):\n"
+        "        return float(self.u - self.t)\n"
+    )
+    code = f"""
+import json, os, sys, time, types
+sys.path.insert(0, {str(tmp_path)!r})
+import fakeclock
+from metakernelbench import _core
+from metakernelbench.judge import values
+
+_core.install_runtime_audit({{"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}}, enforce=False)
+original = dict(vars(fakeclock))
+
+def work():
+    time.sleep(0.02)
+
+def forge_now():
+    fakeclock.now = lambda: 0.0
+    work()
+
+def shadow_float():
+    fakeclock.float = lambda x: 1e-9
+    work()
+
+class Lying(types.ModuleType):
+    def __getattribute__(self, name):
+        return (lambda: 0.0) if name == "perf_counter" else super().__getattribute__(name)
+
+def swap_module_class():
+    fakeclock.time.__class__ = Lying
+    work()
+
+def replace_method():
+    fakeclock.Parts.read = lambda self: 1e-9
+    work()
+
+def restore():
+    for name in set(vars(fakeclock)) - set(original):
+        delattr(fakeclock, name)
+    fakeclock.now = original["now"]
+    fakeclock.time.__class__ = types.ModuleType
+    fakeclock.Parts.read = parts_read
+
+parts_read = fakeclock.Parts.__dict__["read"]
+rows = []
+for guard in (True, False):
+    for patch in (work, forge_now, shadow_float, swap_module_class, replace_method):
+        clock = fakeclock.Parts()
+        thread = _core.KernelThread(clock)
+        if guard:
+            thread.guard_clock(values.clock_reach(clock))
+        before = len(_core.runtime_audit_recorded())
+        status, seconds, _ = thread.call(patch, (), True)
+        thread.release_collector()
+        found = [line.split(" | ")[2] for line in _core.runtime_audit_recorded()[before:]
+                 if line.startswith("runtime.clock_tampered")]
+        again = thread.call(work, (), True)[1]  # the next call: reported once, timed as before
+        thread.release_collector()
+        found += [line for line in _core.runtime_audit_recorded()[before + len(found):]
+                  if line.startswith("runtime.clock_tampered")]  # none: reported once
+        restore()
+        rows.append([guard, patch.__name__, status, seconds, found, again, thread.guarded])
+print(json.dumps(rows))
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    rows = {(guard, name): rest for guard, name, *rest in json.loads(done.stdout.splitlines()[-1])}
+    status, seconds, found, _, guarded = rows[(True, "work")]
+    assert status == "ok" and seconds >= 0.02 and found == [] and guarded > 0
+    where = {
+        "forge_now": "fakeclock.now replaced",
+        "shadow_float": "fakeclock.float added",
+        "swap_module_class": "the type of time",
+        "replace_method": "fakeclock.Parts.read replaced",
+    }
+    for name, evidence in where.items():
+        status, seconds, found, again, _ = rows[(True, name)]
+        assert status == "ok" and seconds >= 0.02, (name, rows[(True, name)])  # the true time
+        assert len(found) == 1 and found[0].startswith(evidence), (name, found)
+        assert again >= 0.02
+    # Without the guard each patch is read as the clock's time (the forgery the guard stops);
+    # replacing the class's method changes nothing here (the clock's stop and read are bound).
+    for name in ("forge_now", "shadow_float", "swap_module_class"):
+        status, seconds, found, _, _ = rows[(False, name)]
+        assert status == "ok" and seconds < 0.01 and found == [], (name, rows[(False, name)])

@@ -292,11 +292,15 @@ class KernelThread:
     """
     def __init__(self, clock: typing.Any = None) -> None:
         """
-        clock: a CallClock (start() / stop() -> seconds) for timed calls; None times them with the monotonic clock.
+        clock: for timed calls, a CallClock (start() / stop() -> seconds) or a clock in parts (start() / stop() / read() -> seconds: values.PublishedClock, whose stop() closes the timed window before the watch on kernel code goes on); None times them with the monotonic clock.
         """
     def call(self, fn: typing.Any, args: tuple = (), timed: bool = False) -> tuple:
         """
         fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there. The cyclic collector is held off from fn's return until release_collector() (or the next call).
+        """
+    def guard_clock(self, entries: list) -> None:
+        """
+        The names the clock looks up when it runs, [(owner, name, present, value)] (values.clock_reach): each timed call, before the clock's window closes, they must be as they were, else a runtime.clock_tampered violation and the call timed by the monotonic clock. Called before kernel.py is imported.
         """
     def mark_threads(self) -> None:
         """
@@ -305,6 +309,11 @@ class KernelThread:
     def release_collector(self) -> None:
         """
         The cyclic collector back as it was, once the worker has taken its snapshot of what the last call returned.
+        """
+    @property
+    def guarded(self) -> int:
+        """
+        How many names guard_clock guards.
         """
 class ChatModel:
     """

@@ -7,6 +7,7 @@ the same Python type; returned values are tensors only, so a scalar handle among
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import torch
@@ -527,8 +528,9 @@ class PublishedClock:
     event and synchronise wrappers; the C++ CallClock reads 7-15 us less per call on the H200,
     benchmarks/README.md). Its functions are bound when it is made, before kernel.py is imported:
     a kernel that replaces torch.cuda.Event's methods afterwards changes nothing read here. What
-    those functions look up when called (torch.cuda.current_stream) is a module patch, refused by
-    the audits; the host's round-trip bound (accept_reported_times) is the backstop."""
+    those functions look up when they run (torch._C._cuda_synchronize, torch.cuda.current_stream)
+    is guarded by the kernel's thread (clock_reach, KernelThread.guard_clock): a change is seen
+    before the window closes."""
 
     def __init__(self, device: int):
         with torch.cuda.device(device):
@@ -556,3 +558,90 @@ class PublishedClock:
         out = fn()
         self.stop()
         return self.read(), out
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python (its attributes can be set)
+
+
+def clock_reach(clock) -> list[tuple[object, str, bool, object]]:
+    """What a clock in parts looks up by name when it runs, for KernelThread.guard_clock: entries
+    (owner, name, present, value). One start / stop / read is traced (a profile function on this
+    thread, before kernel.py is imported); each Python function it runs gives the names its code
+    uses (co_names: its globals and the attributes it reads) and its module. Guarded, for those
+    names: the modules the clock's functions live in, builtins, every module and class such a name
+    holds there (torch -> torch.cuda -> torch.cuda.Event, to a fixpoint), and every class a method
+    it ran belongs to, with its bases. A global absent from a module's namespace (a builtin, found
+    in builtins) is guarded as absent; each class's namespace is guarded whole (the special
+    methods `with` and calls look up appear in no co_names), and a name it inherits as absent.
+
+    So a kernel that replaces torch._C._cuda_synchronize, torch.cuda.current_stream or
+    torch.cuda.device.__enter__, shadows a builtin in torch.cuda, or assigns a module's
+    __class__, is seen before the clock's window closes, whatever route (the static audit's
+    blind spots included) it took."""
+    import builtins
+    import sys
+    import types
+
+    codes: dict[int, types.CodeType] = {}
+    owners: dict[int, object] = {}  # modules (or a globals dict of none) and classes
+    global_owners: set[int] = set()
+
+    def add_class(cls: type) -> None:
+        for k in cls.__mro__:
+            if k.__flags__ & _HEAPTYPE:
+                owners.setdefault(id(k), k)
+
+    def profile(frame, event, arg) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        codes.setdefault(id(code), code)
+        module = sys.modules.get(frame.f_globals.get("__name__", ""))
+        owner = module if module is not None and vars(module) is frame.f_globals else frame.f_globals
+        owners.setdefault(id(owner), owner)
+        global_owners.add(id(owner))
+        for local in code.co_varnames[: code.co_argcount][:1]:  # a method's self or cls
+            if local in ("self", "cls"):
+                obj = frame.f_locals.get(local)
+                add_class(obj if local == "cls" and isinstance(obj, type) else type(obj))
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        clock.start()
+        clock.stop()
+        clock.read()
+    finally:
+        sys.setprofile(previous)
+    if not codes:
+        return []  # a clock of C functions only: nothing it looks up by name
+    names = set().union(*(code.co_names for code in codes.values()))
+    owners.setdefault(id(builtins), builtins)
+    queue = list(owners.values())
+    while queue:  # modules and classes the names hold, to a fixpoint
+        namespace = queue.pop()
+        held: Mapping[str, object] = namespace if isinstance(namespace, dict) else vars(namespace)
+        for name in names & held.keys():
+            value = held[name]
+            if isinstance(value, types.ModuleType) and id(value) not in owners:
+                owners[id(value)] = value
+                queue.append(value)
+            elif isinstance(value, type):
+                before = set(owners)
+                add_class(value)
+                queue.extend(owners[k] for k in owners.keys() - before)
+    entries: list[tuple[object, str, bool, object]] = []
+    in_builtins = vars(builtins)
+    for key, owner in owners.items():
+        if isinstance(owner, type):
+            held = owner.__dict__
+            inherited = {n for n in names if any(n in k.__dict__ for k in owner.__mro__)}
+            entries += [(owner, n, True, v) for n, v in held.items()]
+            entries += [(owner, n, False, None) for n in sorted(inherited - held.keys())]
+            continue
+        held = owner if isinstance(owner, dict) else vars(owner)
+        entries += [(owner, n, True, held[n]) for n in sorted(names & held.keys())]
+        if key in global_owners and owner is not builtins:
+            shadowed = (names & in_builtins.keys()) - held.keys()
+            entries += [(owner, n, False, None) for n in sorted(shadowed)]
+    return entries

@@ -174,7 +174,12 @@ class Worker:
                 torch.cuda.init()
                 torch.cuda.device_count()
                 device = torch.cuda.current_device()
-                self._thread = _core.KernelThread(values.PublishedClock(device))
+                clock = values.PublishedClock(device)
+                self._thread = _core.KernelThread(clock)
+                # What the clock's torch functions look up when they run (torch._C's
+                # synchronise, torch.cuda.current_stream, ...), guarded from here on: one changed
+                # before a timed window closes is a runtime.clock_tampered violation.
+                self._thread.guard_clock(values.clock_reach(clock))
                 # The device and its primary context current on the kernel's thread as on this
                 # one, before kernel.py runs there (a DSL's first driver call needs a context).
                 made = self._thread.call(torch.cuda.set_device, (device,))
