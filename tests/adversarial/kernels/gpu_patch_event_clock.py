@@ -1,6 +1,7 @@
 """Problem 36, the shipped CuTe DSL kernel (honest work), plus a patched clock: torch's CUDA
-events report a tenth of the real time. The worker times with the judge's own C++ clock
-(CallClock), so the patch changes nothing the judge reads."""
+events report a tenth of the real time. The worker's clock (PublishedClock) bound the events'
+methods before kernel.py was imported, so the patch would change no reading; torch.cuda.Event's
+namespace is guarded by the kernel's thread (clock_reach), so the patch is runtime.clock_tampered."""
 
 import cuda.bindings.driver as cuda
 import cutlass
