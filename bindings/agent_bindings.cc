@@ -349,9 +349,10 @@ JudgeOptions JudgeOptionsFrom(const std::string& python, std::vector<std::string
   options.python = python;
   options.environment = std::move(environment);
   options.inherit_environment = false;
-  // An attempt's submissions come one after another: a host with torch imported waits for the
-  // next one.
+  // An attempt's submissions come one after another: each host is forked from a template that
+  // has torch and the DSL imported.
   options.keep_warm_host = true;
+  options.host_template = true;  // each host forked from one that imported torch and the DSL
   return options;
 }
 

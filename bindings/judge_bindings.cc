@@ -578,21 +578,33 @@ void RegisterJudge(py::module_& m) {
       "Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).")
       .def(
           py::init([](const std::string& python, std::vector<std::string> environment,
-                      bool keep_warm_host, const std::string& gpus) {
+                      bool keep_warm_host, const std::string& gpus, bool host_template) {
             JudgeOptions options;
             options.python = python;
             options.environment = std::move(environment);
             options.inherit_environment = false;
             options.keep_warm_host = keep_warm_host;
+            options.host_template = host_template;
             if (!gpus.empty()) options.devices = ValueOrThrow(ParseGpuList(gpus, "gpus"));
             return std::make_unique<Judge>(options);
           }),
           py::arg("python"), py::arg("environment"), py::arg("keep_warm_host") = false,
-          py::arg("gpus") = "",
+          py::arg("gpus") = "", py::arg("host_template") = false,
           "python: the interpreter for the host; environment: its whole environment, as KEY=VALUE\n"
           "strings; keep_warm_host: start the next host while one evaluates (it saves the host's\n"
           "torch import); gpus: the GPUs to judge on, '0,1' (one evaluation per GPU at a time;\n"
-          "'': every GPU the environment makes visible).")
+          "'': every GPU the environment makes visible); host_template: fork each host from a\n"
+          "template per DSL that has imported torch and the DSL once (a host in milliseconds).")
+      .def(
+          "prewarm",
+          [](const Judge& judge, const std::string& dsl) {
+            const v1::Dsl parsed = ValueOrThrow(ParseDsl(dsl));
+            py::gil_scoped_release release;
+            judge.Prewarm(parsed);
+          },
+          py::arg("dsl"),
+          "With host_template: start this DSL's template now, so that the first evaluation does\n"
+          "not wait for all of its imports.")
       .def_property_readonly(
           "devices", [](const Judge& judge) { return judge.devices(); },
           "The GPU slots evaluations are spread over (a single '' without GPUs).")

@@ -90,7 +90,10 @@ unpack_dsls() {
     t0=$(date +%s)
     rm -rf "${DSL_HOME:?}/$dsl"
     if tar -C "$DSL_HOME" -xJf "$payload"; then
-      row "unpack $dsl" "ok ($(du -sm "$DSL_HOME/$dsl" | cut -f1) MiB, $(elapsed "$t0"))"
+      # Packed without .pyc files (mkb dsl pack fetches with --no-compile for another Python):
+      # byte-compiled here once, or every host would compile the DSL's modules at each import.
+      python3 -m compileall -q -j 0 "$DSL_HOME/$dsl" > /dev/null 2>&1 || true
+      row "unpack $dsl" "ok ($(du -sm "$DSL_HOME/$dsl" | cut -f1) MiB, byte-compiled, $(elapsed "$t0"))"
     else
       row "unpack $dsl" "FAILED"; status=1
     fi

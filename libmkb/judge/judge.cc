@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -213,6 +215,20 @@ class HostProcess {
     return host;
   }
 
+  // A host forked by a template (HostTemplate::Fork): not our child, its exit status comes on
+  // `exit_status`.
+  static std::unique_ptr<HostProcess> Adopt(pid_t pid, UniqueFd request, UniqueFd reply,
+                                            UniqueFd out, UniqueFd err, UniqueFd exit_status) {
+    auto host = std::unique_ptr<HostProcess>(new HostProcess());
+    SupervisorOptions supervisor_options;
+    supervisor_options.tail_bytes = 8192;
+    host->supervisor_ = std::make_unique<ProcessSupervisor>(
+        pid, std::move(out), std::move(err), std::move(exit_status), supervisor_options);
+    host->request_fd_ = std::move(request);
+    host->reply_fd_ = std::move(reply);
+    return host;
+  }
+
   HostProcess(const HostProcess&) = delete;
   HostProcess& operator=(const HostProcess&) = delete;
   ~HostProcess() = default;
@@ -319,6 +335,161 @@ class HostProcess {
   UniqueFd reply_fd_;
 };
 
+// A started host template (`python -m metakernelbench.judge.host --template-fd 3 --dsl D`):
+// an interpreter that imports torch and the DSL once, never touches CUDA, and forks a host per
+// request on a SOCK_SEQPACKET channel (python/metakernelbench/judge/template.py has the
+// protocol). Thread-safe: one fork request at a time on the channel.
+class HostTemplate {
+ public:
+  static absl::StatusOr<std::unique_ptr<HostTemplate>> Spawn(const JudgeOptions& options,
+                                                             v1::Dsl dsl) {
+    auto started = std::unique_ptr<HostTemplate>(new HostTemplate());
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+      return Errno("socketpair");
+    UniqueFd ours(pair[0]), theirs(pair[1]);
+    UniquePipe out, err;
+    for (UniquePipe* p : {&out, &err}) {
+      absl::StatusOr<UniquePipe> opened = OpenPipe();
+      if (!opened.ok()) return opened.status();
+      *p = *std::move(opened);
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, err.write.get(), 2);
+    posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    std::vector<std::string> args = {options.python, "-m", "metakernelbench.judge.host",
+                                     "--template-fd", "3"};
+    if (dsl == v1::CUTEDSL || dsl == v1::TIRX) {
+      args.push_back("--dsl");
+      args.push_back(dsl == v1::CUTEDSL ? "cutedsl" : "tirx");
+    }
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_storage = HostEnvironment(options);
+    std::vector<char*> envp;
+    for (std::string& e : env_storage) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = ::posix_spawnp(&pid, options.python.c_str(), &actions, &attributes,
+                                       argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (spawned != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot start the host template with '", options.python, "': ", std::strerror(spawned)));
+    }
+    out.write.reset();
+    err.write.reset();
+    theirs.reset();
+    SupervisorOptions supervisor_options;
+    supervisor_options.tail_bytes = 8192;
+    started->supervisor_ = std::make_unique<ProcessSupervisor>(
+        pid, std::move(out.read), std::move(err.read), supervisor_options);
+    started->channel_ = std::move(ours);
+    started->ready_timeout_ = options.deadline_margin;
+    return started;
+  }
+
+  HostTemplate(const HostTemplate&) = delete;
+  HostTemplate& operator=(const HostTemplate&) = delete;
+  ~HostTemplate() {
+    {
+      absl::MutexLock lock(&mutex_);
+      channel_.reset();  // the template kills what it forked and exits
+    }
+    if (supervisor_ != nullptr) supervisor_->Finish(absl::Seconds(5));  // null: never started
+  }
+
+  bool alive() { return supervisor_->alive(); }
+
+  // A host forked for one evaluation, with CUDA_VISIBLE_DEVICES set to `gpu` ("": the
+  // template's). Waits for the template to finish its imports (up to the judge's
+  // deadline_margin); an error when the template is gone or answers no pid.
+  absl::StatusOr<std::unique_ptr<HostProcess>> Fork(const std::string& gpu) {
+    UniquePipe in, out, err, reply, status;
+    for (UniquePipe* p : {&in, &out, &err, &reply, &status}) {
+      absl::StatusOr<UniquePipe> opened = OpenPipe();
+      if (!opened.ok()) return opened.status();
+      *p = *std::move(opened);
+    }
+    const int passed[5] = {in.read.get(), out.write.get(), err.write.get(), reply.write.get(),
+                           status.write.get()};
+    std::string message = absl::StrCat("GPU ", gpu);
+    absl::MutexLock lock(&mutex_);
+    struct iovec iov = {message.data(), message.size()};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(passed))];
+    std::memset(control, 0, sizeof(control));
+    struct msghdr header = {};
+    header.msg_iov = &iov;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof(control);
+    struct cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(passed));
+    std::memcpy(CMSG_DATA(rights), passed, sizeof(passed));
+    ssize_t sent;
+    do {
+      sent = ::sendmsg(channel_.get(), &header, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    if (sent < 0) return Unavailable("the host template's channel is closed");
+    // The template holds its copies now.
+    in.read.reset();
+    out.write.reset();
+    err.write.reset();
+    reply.write.reset();
+    status.write.reset();
+    char answer[512];
+    const absl::Time deadline = absl::Now() + ready_timeout_;
+    while (true) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return Unavailable(absl::StrCat("the host template did not answer within ",
+                                        absl::FormatDuration(ready_timeout_)));
+      }
+      struct pollfd p = {channel_.get(), POLLIN, 0};
+      const int ready = ::poll(
+          &p, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000)));
+      if (ready < 0 && errno != EINTR) return Errno("poll");
+      if (ready <= 0) continue;
+      const ssize_t n = ::recv(channel_.get(), answer, sizeof(answer), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 4) return Unavailable("the host template exited");
+      int32_t pid = 0;
+      for (int i = 0; i < 4; ++i)
+        pid |= static_cast<int32_t>(static_cast<unsigned char>(answer[i])) << (8 * i);
+      if (pid <= 0) {
+        return Unavailable(absl::StrCat("the host template could not fork a host: ",
+                                        absl::string_view(answer + 4, n - 4)));
+      }
+      return HostProcess::Adopt(pid, std::move(in.write), std::move(reply.read),
+                                std::move(out.read), std::move(err.read), std::move(status.read));
+    }
+  }
+
+ private:
+  HostTemplate() = default;
+
+  absl::Status Unavailable(absl::string_view why) {
+    return absl::UnavailableError(
+        absl::StrCat(why, "; its stderr:\n", supervisor_->Snapshot().stderr_tail()));
+  }
+
+  std::unique_ptr<ProcessSupervisor> supervisor_;
+  absl::Mutex mutex_;
+  UniqueFd channel_ ABSL_GUARDED_BY(mutex_);
+  absl::Duration ready_timeout_;
+};
+
 Judge::Judge(JudgeOptions options)
     : options_(std::move(options)),
       pool_(options_.devices.empty() ? VisibleGpus(HostEnvironment(options_)) : options_.devices) {}
@@ -335,12 +506,18 @@ absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(v1::Dsl dsl,
     if (it != spares_.end()) host = std::move(it->second);
   }
   if (host != nullptr && !host->alive()) host.reset();
+  if (host == nullptr && options_.host_template) {
+    absl::StatusOr<std::unique_ptr<HostProcess>> forked = ForkHost(dsl, gpu.device());
+    if (forked.ok()) return forked;
+    // A template that cannot serve is retired (the next evaluation starts another); this one
+    // starts its own host, so a broken template costs time, never a verdict.
+  }
   if (host == nullptr) {
     auto spawned = HostProcess::Spawn(options_, dsl, gpu.device());
     if (!spawned.ok()) return spawned.status();
     host = std::move(*spawned);
   }
-  if (options_.keep_warm_host) {
+  if (options_.keep_warm_host && !options_.host_template) {
     // The next evaluation's host for this GPU starts importing now, while this one is served.
     if (auto next = HostProcess::Spawn(options_, dsl, gpu.device()); next.ok()) {
       absl::MutexLock lock(&mutex_);
@@ -349,6 +526,38 @@ absl::StatusOr<std::unique_ptr<HostProcess>> Judge::TakeHost(v1::Dsl dsl,
     }
   }
   return host;
+}
+
+absl::StatusOr<std::unique_ptr<HostProcess>> Judge::ForkHost(v1::Dsl dsl,
+                                                             const std::string& gpu) const {
+  std::shared_ptr<HostTemplate> from;
+  {
+    absl::MutexLock lock(&mutex_);
+    std::shared_ptr<HostTemplate>& slot = templates_[dsl];
+    if (slot != nullptr && !slot->alive()) slot.reset();
+    if (slot == nullptr) {
+      absl::StatusOr<std::unique_ptr<HostTemplate>> started = HostTemplate::Spawn(options_, dsl);
+      if (!started.ok()) return started.status();
+      slot = std::move(*started);
+    }
+    from = slot;
+  }
+  absl::StatusOr<std::unique_ptr<HostProcess>> host = from->Fork(gpu);
+  if (!host.ok()) {
+    absl::MutexLock lock(&mutex_);
+    auto it = templates_.find(dsl);
+    if (it != templates_.end() && it->second == from) templates_.erase(it);
+  }
+  return host;
+}
+
+void Judge::Prewarm(v1::Dsl dsl) const {
+  if (!options_.host_template) return;
+  absl::MutexLock lock(&mutex_);
+  std::shared_ptr<HostTemplate>& slot = templates_[dsl];
+  if (slot != nullptr && slot->alive()) return;
+  absl::StatusOr<std::unique_ptr<HostTemplate>> started = HostTemplate::Spawn(options_, dsl);
+  if (started.ok()) slot = std::move(*started);
 }
 
 absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request) const {

@@ -56,6 +56,13 @@ struct JudgeOptions {
   // Keep one started host waiting for the next evaluation (it holds an interpreter with torch
   // imported, ~0.5 GB of host memory, until used or the Judge is destroyed).
   bool keep_warm_host = false;
+  // Fork each evaluation's host from a host template, one per DSL: an interpreter that has
+  // imported torch and the DSL once and never touches CUDA (python/metakernelbench/judge/
+  // template.py). A host is then ready in milliseconds instead of seconds. The template runs
+  // nothing of any evaluation, so a forked host is as fresh as a started one. Takes the place
+  // of keep_warm_host's spare hosts; a template that fails is retired, and that evaluation
+  // starts its own host.
+  bool host_template = false;
   // The GPUs evaluations may use, as CUDA_VISIBLE_DEVICES names them ("0", "1", "GPU-..."):
   // one evaluation per GPU at a time. Empty: every GPU the host's environment makes visible
   // (VisibleGpus); none visible (a CPU machine): one slot, CUDA_VISIBLE_DEVICES left alone.
@@ -73,6 +80,7 @@ bool HostEnvironmentAllowed(absl::string_view name);
 std::string EncodeHostFrame(absl::string_view payload, absl::string_view key);
 
 class HostProcess;
+class HostTemplate;
 
 // Thread-safe: concurrent evaluations each get their own host. Not copyable or movable (it may
 // own a waiting host process).
@@ -89,11 +97,17 @@ class Judge {
   const JudgeOptions& options() const { return options_; }
   // The GPU slots evaluations are spread over (options().devices, or the visible GPUs).
   const std::vector<std::string>& devices() const { return pool_.devices(); }
+  // With host_template: starts the DSL's template now (its imports take seconds), so that the
+  // first evaluation does not wait for all of them. Nothing otherwise.
+  void Prewarm(v1::Dsl dsl) const;
 
  private:
   // A host for `dsl` whose CUDA_VISIBLE_DEVICES is the lease's GPU.
   absl::StatusOr<std::unique_ptr<HostProcess>> TakeHost(v1::Dsl dsl,
                                                         const DevicePool::Lease& gpu) const;
+
+  // A host forked from the DSL's template (started on first use).
+  absl::StatusOr<std::unique_ptr<HostProcess>> ForkHost(v1::Dsl dsl, const std::string& gpu) const;
 
   JudgeOptions options_;
   mutable DevicePool pool_;
@@ -101,6 +115,8 @@ class Judge {
   // One started host per (DSL, GPU slot) (it has imported that DSL), waiting for its request.
   mutable std::map<std::pair<int, int>, std::unique_ptr<HostProcess>> spares_
       ABSL_GUARDED_BY(mutex_);
+  // One host template per DSL, with host_template.
+  mutable std::map<int, std::shared_ptr<HostTemplate>> templates_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace mkb

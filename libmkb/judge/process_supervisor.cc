@@ -58,6 +58,7 @@ ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd std
       options_(options),
       stdout_fd_(std::move(stdout_fd)),
       stderr_fd_(std::move(stderr_fd)),
+      foreign_(false),
       stdout_tail_(options.tail_bytes),
       stderr_tail_(options.tail_bytes) {
   for (int fd : {stdout_fd_.get(), stderr_fd_.get()}) {
@@ -66,22 +67,91 @@ ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd std
   watcher_ = std::thread([this] { Watch(); });
 }
 
+ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,
+                                     UniqueFd exit_status_fd, const SupervisorOptions& options)
+    : pid_(pid),
+      options_(options),
+      stdout_fd_(std::move(stdout_fd)),
+      stderr_fd_(std::move(stderr_fd)),
+      exit_status_fd_(std::move(exit_status_fd)),
+      foreign_(true),
+      stdout_tail_(options.tail_bytes),
+      stderr_tail_(options.tail_bytes) {
+  for (int fd : {stdout_fd_.get(), stderr_fd_.get(), exit_status_fd_.get()}) {
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  watcher_ = std::thread([this] { Watch(); });
+}
+
 ProcessSupervisor::~ProcessSupervisor() {
-  if (alive()) Kill(false);
+  if (!finished_ && alive()) Kill(false);
   Finish(absl::Seconds(5));
 }
 
 bool ProcessSupervisor::alive() { return !ReapIfExited(false); }
 
 void ProcessSupervisor::Kill(bool timed_out) {
+  if (finished_) return;  // its pid may be another process's by now
   if (timed_out) timed_out_ = true;
+  KillGroup();
+}
+
+void ProcessSupervisor::KillGroup() {
   ::kill(-pid_, SIGKILL);
   ::kill(pid_, SIGKILL);
 }
 
 bool ProcessSupervisor::ReapIfExited(bool block) {
+  if (foreign_ && block) {
+    // Its parent reports it (after a SIGKILL, at once); without the lock, so that the watcher
+    // keeps draining its pipes meanwhile. A parent that never reports counts as lost.
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (!ReapIfExited(false)) {
+      if (absl::Now() > give_up) {
+        absl::MutexLock lock(&mutex_);
+        exit_status_fd_.reset();
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
   absl::MutexLock lock(&mutex_);
   if (reaped_) return true;
+  if (foreign_) {
+    while (exit_status_bytes_.size() < 4) {
+      if (!exit_status_fd_.valid()) break;
+      struct pollfd p = {exit_status_fd_.get(), POLLIN, 0};
+      int ready;
+      do {
+        ready = ::poll(&p, 1, 0);
+      } while (ready < 0 && errno == EINTR);
+      if (ready <= 0) return false;
+      char bytes[4];
+      const ssize_t n = ::read(exit_status_fd_.get(), bytes, 4 - exit_status_bytes_.size());
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {  // its parent died without a report: the process may run on, orphaned
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        reaped_ = true;
+        wait_status_ = SIGKILL;
+        return true;
+      }
+      exit_status_bytes_.append(bytes, static_cast<size_t>(n));
+    }
+    if (exit_status_bytes_.size() < 4) {  // given up on above
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      reaped_ = true;
+      wait_status_ = SIGKILL;
+      return true;
+    }
+    uint32_t status = 0;
+    for (int i = 0; i < 4; ++i)
+      status |= static_cast<uint32_t>(static_cast<unsigned char>(exit_status_bytes_[i])) << (8 * i);
+    reaped_ = true;
+    wait_status_ = static_cast<int>(status);
+    return true;
+  }
   int status = 0;
   pid_t r;
   do {
@@ -157,10 +227,12 @@ v1::ProcessOutcome ProcessSupervisor::Snapshot() {
 }
 
 v1::ProcessOutcome ProcessSupervisor::Finish(absl::Duration timeout) {
+  // Once only: after it the pid (and group) may belong to another process.
+  if (finished_.exchange(true)) return Snapshot();
   const absl::Time deadline = absl::Now() + timeout;
   while (!ReapIfExited(false) && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
   if (!ReapIfExited(false)) {
-    Kill(false);
+    KillGroup();
     ReapIfExited(true);
   }
   // Stragglers of the group (children the kernel left behind) die with it.
@@ -169,6 +241,11 @@ v1::ProcessOutcome ProcessSupervisor::Finish(absl::Duration timeout) {
   if (watcher_.joinable()) watcher_.join();
   stdout_fd_.reset();
   stderr_fd_.reset();
+  {
+    // A foreign process's parent reaps it now (its pid may be reused from here on).
+    absl::MutexLock lock(&mutex_);
+    exit_status_fd_.reset();
+  }
   return Snapshot();
 }
 

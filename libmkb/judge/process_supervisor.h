@@ -47,6 +47,14 @@ class ProcessSupervisor {
  public:
   ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,
                     const SupervisorOptions& options);
+  // Watches `pid`, which is not a child of this process but of one that reports for it (the
+  // host template, judge/template.py): its wait status arrives as 4 bytes (little-endian,
+  // waitpid's encoding) on `exit_status_fd`, and its parent keeps it a zombie until this closes
+  // that descriptor (at the end of Finish), so that signalling its pid or group never reaches a
+  // reused one. End of file without a status (its parent died) reads as SIGKILL, after its
+  // group is killed.
+  ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd, UniqueFd exit_status_fd,
+                    const SupervisorOptions& options);
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
   ~ProcessSupervisor();  // kills the group if it still runs, and reaps it
@@ -65,6 +73,7 @@ class ProcessSupervisor {
  private:
   void Watch();
   bool ReapIfExited(bool block);
+  void KillGroup();
 
   const pid_t pid_;
   const SupervisorOptions options_;
@@ -72,6 +81,12 @@ class ProcessSupervisor {
   // left after joining it.
   UniqueFd stdout_fd_;
   UniqueFd stderr_fd_;
+  // Only for a process that is not our child (see the constructor); guarded by mutex_ with the
+  // bytes of its status read so far.
+  UniqueFd exit_status_fd_ ABSL_GUARDED_BY(mutex_);
+  std::string exit_status_bytes_ ABSL_GUARDED_BY(mutex_);
+  const bool foreign_;
+  std::atomic<bool> finished_{false};
   std::atomic<bool> stop_{false};
   std::atomic<bool> timed_out_{false};
   std::atomic<bool> out_of_memory_{false};

@@ -78,7 +78,9 @@ class JudgeActor:
 
     def __init__(self, python: str | None = None):
         environment = [f"{k}={v}" for k, v in sorted(os.environ.items())]
-        self.judge = _core.Judge(python or sys.executable, environment, keep_warm_host=True)
+        self.judge = _core.Judge(
+            python or sys.executable, environment, keep_warm_host=True, host_template=True
+        )
 
     def devices(self) -> list[str]:
         return list(self.judge.devices)

@@ -1,11 +1,16 @@
 #include "libmkb/judge/channel.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
 #include <cstring>
+#include <fstream>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "libmkb/core/utf8.h"
 #include "libmkb/judge/process_supervisor.h"
 #include "libmkb/judge/seeds.h"
@@ -73,6 +78,87 @@ TEST_CASE("the supervisor keeps output tails and kills on demand") {
   CHECK(outcome.stderr_tail() == "about to hang\n");
   CHECK(outcome.stdout_tail().find("bytes cut") != std::string::npos);
   CHECK(outcome.stdout_tail().size() < 200);
+}
+
+namespace {
+
+// A stand-in for the host template: forks `pid` (its own group), which exits with `code` (or
+// hangs when code < 0), writes its pid on `pid_pipe`, then either reports its wait status on
+// `status_pipe` and reaps it once that pipe's reader is gone, or (report == false) dies at once,
+// orphaning it. Returns the stand-in's pid.
+pid_t StartReportingParent(int code, bool report, int pid_pipe, int status_pipe) {
+  const pid_t parent = ::fork();
+  if (parent != 0) return parent;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::setpgid(0, 0);
+    if (code < 0) ::pause();
+    ::_exit(code);
+  }
+  ::setpgid(child, child);
+  ::write(pid_pipe, &child, sizeof(child));
+  if (!report) ::_exit(0);
+  siginfo_t info = {};
+  ::waitid(P_PID, child, &info, WEXITED | WNOWAIT);
+  const int status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status;
+  ::write(status_pipe, &status, sizeof(status));
+  struct pollfd p = {status_pipe, 0, 0};
+  ::poll(&p, 1, 30000);  // POLLERR once the reader closed
+  ::waitpid(child, nullptr, 0);
+  ::_exit(0);
+}
+
+// Exited: no such process, or a zombie nobody reaps yet (an orphan's new parent may be slow).
+bool Gone(pid_t pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && line.compare(close + 2, 1, "Z") == 0;
+}
+
+}  // namespace
+
+TEST_CASE("the supervisor watches a process that is not its child through its parent's report") {
+  int pids[2], status[2], out[2], err[2];
+  for (int* p : {pids, status, out, err}) REQUIRE(::pipe(p) == 0);
+  SECTION("its exit code arrives as its parent reported it, and it stays a zombie until read") {
+    const pid_t parent = StartReportingParent(3, true, pids[1], status[1]);
+    pid_t child = 0;
+    REQUIRE(::read(pids[0], &child, sizeof(child)) == sizeof(child));
+    ::close(status[1]);
+    ::close(out[1]);
+    ::close(err[1]);
+    {
+      mkb::ProcessSupervisor supervisor(child, mkb::UniqueFd(out[0]), mkb::UniqueFd(err[0]),
+                                        mkb::UniqueFd(status[0]), mkb::SupervisorOptions());
+      const mkb::v1::ProcessOutcome outcome = supervisor.Finish(absl::Seconds(10));
+      CHECK(outcome.exit_code() == 3);
+      CHECK(outcome.signal() == 0);
+      CHECK_FALSE(supervisor.alive());
+    }
+    ::waitpid(parent, nullptr, 0);  // it reaped the child once the supervisor let go
+    CHECK(Gone(child));
+  }
+  SECTION("a hanging one is killed; a parent that dies without a report reads as SIGKILL") {
+    const pid_t parent = StartReportingParent(-1, false, pids[1], status[1]);
+    pid_t child = 0;
+    REQUIRE(::read(pids[0], &child, sizeof(child)) == sizeof(child));
+    ::waitpid(parent, nullptr, 0);
+    ::close(status[1]);
+    ::close(out[1]);
+    ::close(err[1]);
+    mkb::ProcessSupervisor supervisor(child, mkb::UniqueFd(out[0]), mkb::UniqueFd(err[0]),
+                                      mkb::UniqueFd(status[0]), mkb::SupervisorOptions());
+    const mkb::v1::ProcessOutcome outcome = supervisor.Finish(absl::Seconds(1));
+    CHECK(outcome.signal_name() == "SIGKILL");
+    // The orphan (reparented, no longer anyone's to report) was killed with its group.
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!Gone(child) && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+    CHECK(Gone(child));
+  }
+  ::close(pids[0]);
+  ::close(pids[1]);
 }
 
 TEST_CASE("an output tail is valid UTF-8, cut where a character starts") {

@@ -43,14 +43,17 @@ def test_an_honest_kernel_passes_and_the_verdict_is_complete(suite):
     assert text.startswith("verdict: passed") and "seed" not in text.lower()
 
 
-def test_a_warm_host_waits_for_the_next_evaluation(suite):
+def test_a_host_template_waits_for_the_next_evaluation(suite):
     mkb.evaluate(suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK)
-    assert len(_host_children()) == 1  # the spare, importing torch or waiting on its stdin
+    template = _host_children()
+    assert len(template) == 1  # the template, with torch imported, forks each host (the host exited)
+    with open(f"/proc/{template[0]}/cmdline", "rb") as f:
+        assert b"--template-fd" in f.read()
     verdict = mkb.evaluate(
         suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK
     )
     assert verdict.passed
-    assert len(_host_children()) == 1
+    assert _host_children() == template
 
 
 def test_judge_errors_are_exceptions_not_verdicts(suite):

@@ -219,17 +219,23 @@ class Judge:
     """
     Evaluates kernels in a fresh judge host process per evaluation (C++ mkb::Judge).
     """
-    def __init__(self, python: str, environment: collections.abc.Sequence[str], keep_warm_host: bool = False, gpus: str = '') -> None:
+    def __init__(self, python: str, environment: collections.abc.Sequence[str], keep_warm_host: bool = False, gpus: str = '', host_template: bool = False) -> None:
         """
         python: the interpreter for the host; environment: its whole environment, as KEY=VALUE
         strings; keep_warm_host: start the next host while one evaluates (it saves the host's
         torch import); gpus: the GPUs to judge on, '0,1' (one evaluation per GPU at a time;
-        '': every GPU the environment makes visible).
+        '': every GPU the environment makes visible); host_template: fork each host from a
+        template per DSL that has imported torch and the DSL once (a host in milliseconds).
         """
     def evaluate(self, request: typing.Any) -> Message:
         """
         Runs one evaluation (an EvaluationRequest message or dict) and returns its Verdict. Blocks for the
         whole evaluation (the GIL is released).
+        """
+    def prewarm(self, dsl: str) -> None:
+        """
+        With host_template: start this DSL's template now, so that the first evaluation does
+        not wait for all of its imports.
         """
     @property
     def devices(self) -> list[str]:

@@ -89,16 +89,18 @@ _JUDGES_LOCK = threading.Lock()
 
 
 def _judge(python: str, gpus: str = "") -> _core.Judge:
-    """One judge per interpreter, environment and GPU set, keeping a warm host per (DSL, GPU)
-    between evaluations (the host's `import torch` dominates an evaluation's start). Shared by
-    threads: the judge spreads their evaluations over its GPUs."""
+    """One judge per interpreter, environment and GPU set, forking each evaluation's host from a
+    template per DSL that imported torch and the DSL once (those imports dominated an
+    evaluation's start). Shared by threads: the judge spreads their evaluations over its GPUs."""
     environment = tuple(f"{k}={v}" for k, v in sorted(os.environ.items()))
     key = (python, environment, gpus)
     with _JUDGES_LOCK:
         judge = _JUDGES.get(key)
         if judge is None:
             _JUDGES.clear()  # a changed environment retires the old judge and its warm hosts
-            judge = _JUDGES[key] = _core.Judge(python, list(environment), keep_warm_host=True, gpus=gpus)
+            judge = _JUDGES[key] = _core.Judge(
+                python, list(environment), keep_warm_host=True, gpus=gpus, host_template=True
+            )
     return judge
 
 

@@ -10,7 +10,8 @@ core's.
 
 Run as a program by mkb::Judge (`python -m metakernelbench.judge.host --reply-fd N [--dsl D]`:
 a framed EvaluationRequest, then a framed key, on stdin; the framed, HMAC-tagged Verdict on fd
-N), or in-process with evaluate_request().
+N), forked with the same pipes from a host template (`--template-fd N`, judge/template.py), or
+in-process with evaluate_request().
 """
 
 from __future__ import annotations
@@ -859,9 +860,16 @@ def evaluate_request(request):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="MetaKernelBench judge host (run by mkb::Judge).")
-    parser.add_argument("--reply-fd", type=int, required=True)
+    parser.add_argument("--reply-fd", type=int, help="where the verdict goes (a host)")
+    parser.add_argument(
+        "--template-fd",
+        type=int,
+        help="serve as a host template on this socket: fork each evaluation's host (judge/template.py)",
+    )
     parser.add_argument("--dsl", choices=("cutedsl", "tirx"), help="import this DSL before the request")
     args = parser.parse_args(argv)
+    if (args.reply_fd is None) == (args.template_fd is None):
+        parser.error("give one of --reply-fd (a host) or --template-fd (a host template)")
     if args.dsl:
         # A warm host: the variant's DSL is imported once, here, and the worker inherits it.
         dirs = toolchains.site_dirs(args.dsl)
@@ -873,6 +881,12 @@ def main(argv: list[str] | None = None) -> int:
         from .worker import preimport
 
         preimport(args.dsl)
+    if args.template_fd is not None:
+        from .template import serve
+
+        if not serve(args.template_fd):
+            return 0  # the judge closed the template's channel
+        args.reply_fd = 3  # a forked host: its pipes are fds 0-3
     stdin = sys.stdin.buffer
     if not stdin.peek(1):
         return 0  # a warm host whose judge went away without a request
@@ -880,7 +894,13 @@ def main(argv: list[str] | None = None) -> int:
     evaluation = Evaluation(request)
     verdict = evaluation.run(read_key=lambda: read_frame(stdin))
     write_frame(args.reply_fd, verdict.serialize(), evaluation.verdict_key)
-    return 0
+    # The caller waits for this process to exit before it returns the verdict, and the
+    # interpreter's teardown with torch (and a CUDA context) loaded takes a second or more. The
+    # evaluation cleaned up after itself (worker reaped, work folder removed): nothing is left
+    # for the teardown to do.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
