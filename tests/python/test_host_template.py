@@ -177,6 +177,33 @@ def test_a_judge_with_a_template_evaluates_and_survives_the_templates_death(suit
     assert len(replacement) == 1 and replacement != templates
 
 
+def test_concurrent_evaluations_fork_their_hosts_from_one_template_each_with_its_gpu(suite):
+    import threading
+
+    environment = [f"{k}={v}" for k, v in sorted(os.environ.items())]
+    judge = _core.Judge(sys.executable, environment, gpus="0,1", host_template=True)
+    request = {
+        "problem_dir": str(suite.find(25).directory),
+        "kernel_source": (KERNELS / "honest_block_copy.py").read_text(),
+        "dsl": "cutedsl",
+        "device": "cpu",
+        "config": QUICK,
+    }
+    verdicts: list = [None] * 4
+    threads = [
+        threading.Thread(target=lambda i=i: verdicts.__setitem__(i, judge.evaluate(request)))
+        for i in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [v.status for v in verdicts] == ["passed"] * 4
+    # Each forked host saw only its evaluation's GPU slot (set after the fork, in the host).
+    assert sorted(v.environment.visible_devices for v in verdicts) == ["0", "0", "1", "1"]
+    assert len(_children("--template-fd")) == 1  # one template for the DSL, shared by both slots
+
+
 def test_a_template_that_cannot_start_falls_back_to_a_started_host(suite):
     judge = _core.Judge("/nonexistent/python3", [], host_template=True)
     with pytest.raises(mkb.FailedPreconditionError, match="cannot start the judge host"):
