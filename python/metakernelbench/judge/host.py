@@ -885,7 +885,11 @@ def main(argv: list[str] | None = None) -> int:
         from .template import serve
 
         if not serve(args.template_fd):
-            return 0  # the judge closed the template's channel
+            # The judge closed the channel (it is being destroyed, and waits for this exit):
+            # every host is reaped, nothing is left for the interpreter's teardown to do.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
         args.reply_fd = 3  # a forked host: its pipes are fds 0-3
     stdin = sys.stdin.buffer
     if not stdin.peek(1):
