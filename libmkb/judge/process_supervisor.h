@@ -74,6 +74,7 @@ class ProcessSupervisor {
   void Watch();
   bool ReapIfExited(bool block);
   void KillGroup();
+  void OpenWakePipe();
 
   const pid_t pid_;
   const SupervisorOptions options_;
@@ -86,6 +87,7 @@ class ProcessSupervisor {
   UniqueFd exit_status_fd_ ABSL_GUARDED_BY(mutex_);
   std::string exit_status_bytes_ ABSL_GUARDED_BY(mutex_);
   const bool foreign_;
+  UniquePipe wake_;  // Finish writes a byte: the watcher's poll returns at once
   std::atomic<bool> finished_{false};
   std::atomic<bool> stop_{false};
   std::atomic<bool> timed_out_{false};

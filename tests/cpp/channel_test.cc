@@ -161,6 +161,29 @@ TEST_CASE("the supervisor watches a process that is not its child through its pa
   ::close(pids[1]);
 }
 
+TEST_CASE("finishing a process that exited does not wait out the watcher's poll interval") {
+  // The evaluation's caller waits for this at every host's exit and the host at every worker's.
+  int out[2], err[2];
+  REQUIRE(::pipe(out) == 0);
+  REQUIRE(::pipe(err) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::_exit(0);
+  }
+  ::setpgid(pid, pid);
+  ::close(out[1]);
+  ::close(err[1]);
+  mkb::SupervisorOptions options;
+  options.poll_interval = absl::Seconds(3);  // the memory check's period
+  mkb::ProcessSupervisor supervisor(pid, mkb::UniqueFd(out[0]), mkb::UniqueFd(err[0]), options);
+  absl::SleepFor(absl::Milliseconds(100));  // it has exited and the watcher sleeps in its poll
+  const absl::Time start = absl::Now();
+  const mkb::v1::ProcessOutcome outcome = supervisor.Finish(absl::Seconds(10));
+  CHECK(outcome.exit_code() == 0);
+  CHECK(absl::Now() - start < absl::Seconds(1));
+}
+
 TEST_CASE("an output tail is valid UTF-8, cut where a character starts") {
   // print("xx" + "\u00e9" * N): a cut at an odd offset from the end splits an e-acute in two,
   // and a tail that is not UTF-8 cannot go into the verdict's string fields.
