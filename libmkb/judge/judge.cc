@@ -405,7 +405,9 @@ class HostTemplate {
       absl::MutexLock lock(&mutex_);
       channel_.reset();  // the template kills what it forked and exits
     }
-    if (supervisor_ != nullptr) supervisor_->Finish(absl::Seconds(5));  // null: never started
+    // An idle template exits at once (0.1 s); one still importing would notice the closed
+    // channel only when done, seconds later, and is killed instead (it has forked nothing).
+    if (supervisor_ != nullptr) supervisor_->Finish(absl::Milliseconds(500));  // null: not started
   }
 
   bool alive() { return supervisor_->alive(); }
