@@ -104,8 +104,7 @@ class _Template:
             for fd in fds:
                 os.close(fd)
             why = f"expected 'GPU <name>' and {DESCRIPTORS} descriptors, got {len(fds)}"
-            self.control.send(struct.pack("<i", 0) + why.encode())
-            return False
+            return self.answer(struct.pack("<i", 0) + why.encode())
         gpu = message[4:].decode("utf-8", "replace")
         sys.stdout.flush()
         sys.stderr.flush()
@@ -114,16 +113,24 @@ class _Template:
         except OSError as e:
             for fd in fds:
                 os.close(fd)
-            self.control.send(struct.pack("<i", 0) + f"fork failed: {e}".encode())
-            return False
+            return self.answer(struct.pack("<i", 0) + f"fork failed: {e}".encode())
         if pid == 0:
             self.become_host(gpu, fds)
             return True
         for fd in fds[:4]:
             os.close(fd)
         self.running[pid] = fds[4]
-        self.control.send(struct.pack("<i", pid))
+        if self.answer(struct.pack("<i", pid)) is None:
+            return None
         self.report_exits()  # a host that died at once
+        return False
+
+    def answer(self, message: bytes) -> bool | None:
+        """False once sent; None when the judge has gone (the template then shuts down)."""
+        try:
+            self.control.send(message)
+        except OSError:
+            return None
         return False
 
     def become_host(self, gpu: str, fds: list[int]) -> None:
