@@ -1,7 +1,7 @@
 """Where one evaluation's time goes: problem 28's shipped CuTe DSL solution (or, on the CPU, an
 honest eager kernel) judged with the default protocol, the first evaluation of the process cold
-(the judge host starts and imports torch and the DSL) and the next ones warm (a host started
-while the previous evaluation ran), split into host start, worker start and prepare, the eager
+(the DSL's host template starts and imports torch and the DSL) and the next ones warm (a host
+forked from that template), split into waiting for the host, worker start and prepare, the eager
 baseline, the channel's calibration, import, correctness (with the knockout draw) and timing.
 
     python benchmarks/judge_evaluation/run.py --out results.json [--device cuda] [--repeats 3]
@@ -88,6 +88,8 @@ def main() -> int:
         "workload": verdict.workload,
         "torch": env.get("torch_version"),
         "host": platform.node(),
+        # mkb.evaluate forks each host from a host template per DSL (started by repeat 0).
+        "host_template": True,
         "rows": rows,
     }
     args.out.write_text(json.dumps(result, indent=2))
