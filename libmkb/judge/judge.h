@@ -6,15 +6,17 @@
 // error status means the judge itself could not evaluate (the host could not start, died, or
 // ran past its deadline).
 //
-// A host spends most of its start importing torch and the variant's DSL (3 s and ~3 s on the
-// H200 machine). With keep_warm_host, the judge starts the next host for the same DSL as soon
-// as one is taken, so that a sequence of evaluations (an agent's submissions) does not wait for
-// it; each host still serves one evaluation only.
+// A started host spends most of its start importing torch and the variant's DSL (about 10 s
+// on the H200 machine). With host_template, each host is forked instead from a template per
+// DSL that did those imports once (python/metakernelbench/judge/template.py): ready in
+// milliseconds. With keep_warm_host alone, the judge starts the next host for the same DSL as
+// soon as one is taken. Either way each host serves one evaluation only.
 //
 // GPUs are slots (device_pool.h): an evaluation waits for a free GPU of JudgeOptions::devices
 // and holds it until its verdict is in; its host is started with CUDA_VISIBLE_DEVICES naming
-// that GPU alone, and warm hosts are kept per (DSL, GPU). The time spent waiting is the
-// verdict's phase_times.queue_s; the GPU that judged it is in its environment.
+// that GPU alone (a forked host sets it before CUDA is touched), and warm hosts are kept per
+// (DSL, GPU), templates per DSL. The time spent waiting is the verdict's phase_times.queue_s;
+// the GPU that judged it is in its environment.
 //
 // The request travels to the host as a length-prefixed frame on its stdin, followed by a frame
 // holding a fresh random key; the verdict comes back as one length-prefixed frame on a private
