@@ -153,12 +153,13 @@ def test_a_judge_with_a_template_evaluates_and_survives_the_templates_death(suit
         "device": "cpu",
         "config": QUICK,
     }
+    others = set(_children("--template-fd"))  # other tests' judges (mkb.evaluate's) may hold some
     judge.prewarm("cutedsl")
-    templates = _children("--template-fd")
+    templates = sorted(set(_children("--template-fd")) - others)
     assert len(templates) == 1
     first = judge.evaluate(request)
     assert first.status == "passed", first
-    assert _children("--template-fd") == templates  # the same template serves the next one
+    assert sorted(set(_children("--template-fd")) - others) == templates  # it serves the next one
     start = time.perf_counter()
     second = judge.evaluate(request)
     wall = time.perf_counter() - start
@@ -173,7 +174,7 @@ def test_a_judge_with_a_template_evaluates_and_survives_the_templates_death(suit
         time.sleep(0.01)
     third = judge.evaluate(request)  # a dead template is replaced, never blamed on the kernel
     assert third.status == "passed"
-    replacement = _children("--template-fd")
+    replacement = sorted(set(_children("--template-fd")) - others)
     assert len(replacement) == 1 and replacement != templates
 
 
@@ -181,6 +182,7 @@ def test_concurrent_evaluations_fork_their_hosts_from_one_template_each_with_its
     import threading
 
     environment = [f"{k}={v}" for k, v in sorted(os.environ.items())]
+    others = set(_children("--template-fd"))  # other tests' judges may hold some
     judges = [_core.Judge(sys.executable, environment, gpus="0,1", host_template=True)]
     request = {
         "problem_dir": str(suite.find(25).directory),
@@ -201,13 +203,13 @@ def test_concurrent_evaluations_fork_their_hosts_from_one_template_each_with_its
     assert [v.status for v in verdicts] == ["passed"] * 4
     # Each forked host saw only its evaluation's GPU slot (set after the fork, in the host).
     assert sorted(v.environment.visible_devices for v in verdicts) == ["0", "0", "1", "1"]
-    assert len(_children("--template-fd")) == 1  # one template for the DSL, shared by both slots
+    assert len(set(_children("--template-fd")) - others) == 1  # one for the DSL, serving both slots
     # A judge going away closes its template's channel and waits for it to exit: without its
     # interpreter's teardown (torch loaded), that is quick (2.5 s with it on this project's CPU).
     start = time.perf_counter()
     judges.clear()
     assert time.perf_counter() - start < 1.5
-    assert _children("--template-fd") == []
+    assert set(_children("--template-fd")) - others == set()
 
 
 def test_a_template_that_cannot_start_falls_back_to_a_started_host(suite):

@@ -45,15 +45,18 @@ def test_an_honest_kernel_passes_and_the_verdict_is_complete(suite):
 
 def test_a_host_template_waits_for_the_next_evaluation(suite):
     mkb.evaluate(suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK)
-    template = _host_children()
-    assert len(template) == 1  # the template, with torch imported, forks each host (the host exited)
-    with open(f"/proc/{template[0]}/cmdline", "rb") as f:
-        assert b"--template-fd" in f.read()
+    # What is left of it: templates (torch imported; other tests' judges may hold some too), no
+    # host (each exited after its verdict).
+    waiting = sorted(_host_children())
+    assert waiting
+    for pid in waiting:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            assert b"--template-fd" in f.read()
     verdict = mkb.evaluate(
         suite.find(25), "cutedsl", path=KERNELS / "honest_block_copy.py", device="cpu", config=QUICK
     )
     assert verdict.passed
-    assert _host_children() == template
+    assert sorted(_host_children()) == waiting  # no process started: a template forked the host
 
 
 def test_judge_errors_are_exceptions_not_verdicts(suite):
