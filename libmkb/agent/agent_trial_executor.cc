@@ -60,6 +60,19 @@ absl::StatusOr<std::unique_ptr<AgentTrialExecutor>> AgentTrialExecutor::Create(
         "workspace_root: cannot create '", options.workspace_root, "': ", error.message()));
   }
   options.workspace_root = fs::canonical(options.workspace_root, error).string();
+  // Hidden from every shell by path, which the sandbox takes only absolute: a store named
+  // relative to the working folder (`mkb demo`'s mkb-demo.db) is made so here.
+  for (auto [field, path] :
+       {std::pair<const char*, std::string*>{"suite_root", &options.suite_root},
+        {"store_path", &options.store_path}}) {
+    if (path->empty()) continue;
+    const fs::path absolute = fs::absolute(*path, error);
+    if (error) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": cannot make '", *path, "' absolute: ", error.message()));
+    }
+    *path = absolute.lexically_normal().string();
+  }
   if (options.model_options.scripted_suite_root.empty())
     options.model_options.scripted_suite_root = options.suite_root;
   if (!options.model_factory) options.model_factory = DefaultModelFactory(options.model_options);

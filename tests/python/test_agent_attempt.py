@@ -429,6 +429,36 @@ def test_the_shell_sees_no_store_other_trial_judge_file_or_secret(tmp_path, sand
     assert (ws / "python.txt").read_text().strip() == "python ok"
 
 
+def test_a_store_path_relative_to_the_working_folder_is_hidden_too(tmp_path, sandbox_options, monkeypatch):
+    """`mkb demo`'s default store is 'mkb-demo.db' in the working folder: every trial failed on
+    the shell's view refusing a hidden path that is not absolute."""
+    _needs_bubblewrap(sandbox_options)
+    monkeypatch.chdir(tmp_path)
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"relative.db{suffix}").write_text(f"RELATIVE_STORE{suffix.replace('-', '_')} = 1\n")
+    model = StepsModel(
+        ["find / -path /proc -prune -o -name 'relative.db*' -print 2>/dev/null > found.txt; true"]
+    )
+    executor = agent.AgentTrialExecutor(
+        "workspaces", device="cpu", store_path="relative.db", models=lambda model_id: model
+    )
+    attempt = executor.run(
+        {
+            "experiment": "e",
+            "trial_id": "e/28/solo_cutedsl/r0",
+            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
+            "arm": "solo_cutedsl",
+            "dsl": "cutedsl",
+            "model": "python/probe",
+            "replicate": 0,
+            "try_number": 1,
+        }
+    )
+    ws = Path(attempt.workspace_dir)
+    assert ws.is_relative_to(tmp_path / "workspaces")
+    assert (ws / "found.txt").read_text().split() == []
+
+
 def _link_tree(source: Path, link: Path) -> Path:
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(source, target_is_directory=True)
