@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 
@@ -41,6 +42,16 @@ absl::StatusOr<UniquePipe> OpenPipe() {
   pipe.read.reset(fds[0]);
   pipe.write.reset(fds[1]);
   return pipe;
+}
+
+// Each of `pipes` a new pipe (OpenPipe).
+absl::Status OpenPipes(std::initializer_list<UniquePipe*> pipes) {
+  for (UniquePipe* p : pipes) {
+    absl::StatusOr<UniquePipe> opened = OpenPipe();
+    if (!opened.ok()) return opened.status();
+    *p = *std::move(opened);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
@@ -134,6 +145,61 @@ std::vector<std::string> HostEnvironment(const JudgeOptions& options) {
   return out;
 }
 
+// Starts `python -m metakernelbench.judge.host <fd3_flag> 3 [--dsl D]` as the leader of a
+// process group of its own, with `stdin_fd` (-1: /dev/null), `out_fd` and `err_fd` as its fds
+// 0-2, `fd3` as its fd 3 and `environment` as its whole environment. `what` names it in the
+// error. Returns its pid.
+absl::StatusOr<pid_t> SpawnHostProgram(const JudgeOptions& options, v1::Dsl dsl,
+                                       const char* fd3_flag, int stdin_fd, int out_fd, int err_fd,
+                                       int fd3, std::vector<std::string> environment,
+                                       absl::string_view what) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (stdin_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, fd3, 3);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+
+  std::vector<std::string> args = {options.python, "-m", "metakernelbench.judge.host", fd3_flag,
+                                   "3"};
+  if (dsl == v1::CUTEDSL || dsl == v1::TIRX) {
+    args.push_back("--dsl");
+    args.push_back(dsl == v1::CUTEDSL ? "cutedsl" : "tirx");
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = 0;
+  const int spawned =
+      ::posix_spawnp(&pid, options.python.c_str(), &actions, &attributes, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot start the ", what, " with '", options.python, "': ", std::strerror(spawned)));
+  }
+  return pid;
+}
+
+// The supervisor of a host or a host template: the tails its errors are reported with.
+SupervisorOptions HostSupervisorOptions() {
+  SupervisorOptions options;
+  options.tail_bytes = 8192;
+  return options;
+}
+
 }  // namespace
 
 std::string EncodeHostFrame(absl::string_view payload, absl::string_view key) {
@@ -157,59 +223,24 @@ class HostProcess {
                                                             v1::Dsl dsl, const std::string& gpu) {
     auto host = std::unique_ptr<HostProcess>(new HostProcess());
     UniquePipe in, reply, out, err;
-    for (UniquePipe* p : {&in, &reply, &out, &err}) {
-      absl::StatusOr<UniquePipe> opened = OpenPipe();
-      if (!opened.ok()) return opened.status();
-      *p = *std::move(opened);
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in.read.get(), 0);
-    posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, err.write.get(), 2);
-    posix_spawn_file_actions_adddup2(&actions, reply.write.get(), 3);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-
-    std::vector<std::string> args = {options.python, "-m", "metakernelbench.judge.host",
-                                     "--reply-fd", "3"};
-    if (dsl == v1::CUTEDSL || dsl == v1::TIRX) {
-      args.push_back("--dsl");
-      args.push_back(dsl == v1::CUTEDSL ? "cutedsl" : "tirx");
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_storage;
+    if (absl::Status opened = OpenPipes({&in, &reply, &out, &err}); !opened.ok()) return opened;
+    std::vector<std::string> environment;
     for (const std::string& entry : HostEnvironment(options)) {
       // The evaluation's GPU replaces whatever the environment made visible.
       if (!gpu.empty() && absl::StartsWith(entry, "CUDA_VISIBLE_DEVICES=")) continue;
-      env_storage.push_back(entry);
+      environment.push_back(entry);
     }
-    if (!gpu.empty()) env_storage.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", gpu));
-    std::vector<char*> envp;
-    for (std::string& e : env_storage) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    pid_t pid = 0;
-    const int spawned = ::posix_spawnp(&pid, options.python.c_str(), &actions, &attributes,
-                                       argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (spawned != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot start the judge host with '", options.python, "': ", std::strerror(spawned)));
-    }
+    if (!gpu.empty()) environment.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", gpu));
+    absl::StatusOr<pid_t> pid =
+        SpawnHostProgram(options, dsl, "--reply-fd", in.read.get(), out.write.get(),
+                         err.write.get(), reply.write.get(), std::move(environment), "judge host");
+    if (!pid.ok()) return pid.status();
     in.read.reset();
     reply.write.reset();
     out.write.reset();
     err.write.reset();
-    SupervisorOptions supervisor_options;
-    supervisor_options.tail_bytes = 8192;
     host->supervisor_ = std::make_unique<ProcessSupervisor>(
-        pid, std::move(out.read), std::move(err.read), supervisor_options);
+        *pid, std::move(out.read), std::move(err.read), HostSupervisorOptions());
     host->request_fd_ = std::move(in.write);
     host->reply_fd_ = std::move(reply.read);
     return host;
@@ -220,10 +251,8 @@ class HostProcess {
   static std::unique_ptr<HostProcess> Adopt(pid_t pid, UniqueFd request, UniqueFd reply,
                                             UniqueFd out, UniqueFd err, UniqueFd exit_status) {
     auto host = std::unique_ptr<HostProcess>(new HostProcess());
-    SupervisorOptions supervisor_options;
-    supervisor_options.tail_bytes = 8192;
     host->supervisor_ = std::make_unique<ProcessSupervisor>(
-        pid, std::move(out), std::move(err), std::move(exit_status), supervisor_options);
+        pid, std::move(out), std::move(err), std::move(exit_status), HostSupervisorOptions());
     host->request_fd_ = std::move(request);
     host->reply_fd_ = std::move(reply);
     return host;
@@ -349,50 +378,16 @@ class HostTemplate {
       return Errno("socketpair");
     UniqueFd ours(pair[0]), theirs(pair[1]);
     UniquePipe out, err;
-    for (UniquePipe* p : {&out, &err}) {
-      absl::StatusOr<UniquePipe> opened = OpenPipe();
-      if (!opened.ok()) return opened.status();
-      *p = *std::move(opened);
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, err.write.get(), 2);
-    posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    std::vector<std::string> args = {options.python, "-m", "metakernelbench.judge.host",
-                                     "--template-fd", "3"};
-    if (dsl == v1::CUTEDSL || dsl == v1::TIRX) {
-      args.push_back("--dsl");
-      args.push_back(dsl == v1::CUTEDSL ? "cutedsl" : "tirx");
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_storage = HostEnvironment(options);
-    std::vector<char*> envp;
-    for (std::string& e : env_storage) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = ::posix_spawnp(&pid, options.python.c_str(), &actions, &attributes,
-                                       argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (spawned != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot start the host template with '", options.python, "': ", std::strerror(spawned)));
-    }
+    if (absl::Status opened = OpenPipes({&out, &err}); !opened.ok()) return opened;
+    absl::StatusOr<pid_t> pid =
+        SpawnHostProgram(options, dsl, "--template-fd", /*stdin_fd=*/-1, out.write.get(),
+                         err.write.get(), theirs.get(), HostEnvironment(options), "host template");
+    if (!pid.ok()) return pid.status();
     out.write.reset();
     err.write.reset();
     theirs.reset();
-    SupervisorOptions supervisor_options;
-    supervisor_options.tail_bytes = 8192;
     started->supervisor_ = std::make_unique<ProcessSupervisor>(
-        pid, std::move(out.read), std::move(err.read), supervisor_options);
+        *pid, std::move(out.read), std::move(err.read), HostSupervisorOptions());
     started->channel_ = std::move(ours);
     started->ready_timeout_ = options.deadline_margin;
     return started;
@@ -417,11 +412,8 @@ class HostTemplate {
   // deadline_margin); an error when the template is gone or answers no pid.
   absl::StatusOr<std::unique_ptr<HostProcess>> Fork(const std::string& gpu) {
     UniquePipe in, out, err, reply, status;
-    for (UniquePipe* p : {&in, &out, &err, &reply, &status}) {
-      absl::StatusOr<UniquePipe> opened = OpenPipe();
-      if (!opened.ok()) return opened.status();
-      *p = *std::move(opened);
-    }
+    if (absl::Status opened = OpenPipes({&in, &out, &err, &reply, &status}); !opened.ok())
+      return opened;
     const int passed[5] = {in.read.get(), out.write.get(), err.write.get(), reply.write.get(),
                            status.write.get()};
     std::string message = absl::StrCat("GPU ", gpu);
