@@ -13,6 +13,17 @@ from metakernelbench import _core, agent
 from mock_llm import MockLLM, Reply, anthropic_reply, openai_reply
 
 REPO = Path(__file__).resolve().parents[2]
+# One trial of problem 28's solo CuTe DSL arm, for a model that only probes the shell.
+PROBE_TRIAL = {
+    "experiment": "e",
+    "trial_id": "e/28/solo_cutedsl/r0",
+    "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
+    "arm": "solo_cutedsl",
+    "dsl": "cutedsl",
+    "model": "python/probe",
+    "replicate": 0,
+    "try_number": 1,
+}
 HONEST = {
     n: (REPO / "tests/adversarial/kernels" / f).read_text()
     for n, f in (("28", "honest_rmsnorm.py"), ("25", "honest_block_copy.py"))
@@ -281,18 +292,7 @@ def test_the_shell_sees_only_its_own_dsl(tmp_path, sandbox_options, monkeypatch)
         sandbox=sandbox_options,
         models=lambda model_id: EnvProbeModel(),
     )
-    attempt = executor.run(
-        {
-            "experiment": "e",
-            "trial_id": "e/28/solo_cutedsl/r0",
-            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
-            "arm": "solo_cutedsl",
-            "dsl": "cutedsl",
-            "model": "python/probe",
-            "replicate": 0,
-            "try_number": 1,
-        }
-    )
+    attempt = executor.run(dict(PROBE_TRIAL))
     ws = Path(attempt.workspace_dir)
     assert (ws / "env.txt").read_text().split() == ["cutedsl", "sm_90a"]
     # bubblewrap: the variant's site folder at the shell's MKB_DSL_HOME; unisolated: where it is.
@@ -404,18 +404,7 @@ def test_the_shell_sees_no_store_other_trial_judge_file_or_secret(tmp_path, sand
         store_path=store,
         models=lambda model_id: model,
     )
-    attempt = executor.run(
-        {
-            "experiment": "e",
-            "trial_id": "e/28/solo_cutedsl/r0",
-            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
-            "arm": "solo_cutedsl",
-            "dsl": "cutedsl",
-            "model": "python/probe",
-            "replicate": 0,
-            "try_number": 1,
-        }
-    )
+    attempt = executor.run(dict(PROBE_TRIAL))
     ws = Path(attempt.workspace_dir)
     seen = (ws / "contents.txt").read_text() + (ws / "env.txt").read_text()
     leaked = [m for m in [*markers, "MUST_NOT_LEAK", solution.read_text().splitlines()[0]] if m in seen]
@@ -442,18 +431,7 @@ def test_a_store_path_relative_to_the_working_folder_is_hidden_too(tmp_path, san
     executor = agent.AgentTrialExecutor(
         "workspaces", device="cpu", store_path="relative.db", models=lambda model_id: model
     )
-    attempt = executor.run(
-        {
-            "experiment": "e",
-            "trial_id": "e/28/solo_cutedsl/r0",
-            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
-            "arm": "solo_cutedsl",
-            "dsl": "cutedsl",
-            "model": "python/probe",
-            "replicate": 0,
-            "try_number": 1,
-        }
-    )
+    attempt = executor.run(dict(PROBE_TRIAL))
     ws = Path(attempt.workspace_dir)
     assert ws.is_relative_to(tmp_path / "workspaces")
     assert (ws / "found.txt").read_text().split() == []
@@ -506,18 +484,7 @@ def test_mkb_check_and_the_dsl_work_in_the_shell_with_the_checkout_under_tmp(tmp
         models=lambda model_id: model,
         python=str(venv / "bin" / "python"),
     )
-    attempt = executor.run(
-        {
-            "experiment": "e",
-            "trial_id": "e/28/solo_cutedsl/r0",
-            "problem_slug": "fused_add_rmsnorm_h4096_llama31_8b_bf16",
-            "arm": "solo_cutedsl",
-            "dsl": "cutedsl",
-            "model": "python/probe",
-            "replicate": 0,
-            "try_number": 1,
-        }
-    )
+    attempt = executor.run(dict(PROBE_TRIAL))
     ws = Path(attempt.workspace_dir)
     assert (ws / "which.txt").read_text().strip() == str(venv / "bin" / "python")
     assert (ws / "cute.txt").read_text().strip() == "cute ok"

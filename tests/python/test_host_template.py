@@ -15,9 +15,22 @@ from pathlib import Path
 import metakernelbench as mkb
 import pytest
 from metakernelbench import _core
+from processes import children, state
 
 KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
 QUICK = {"timing_draws": 4, "warmup_calls": 1, "recheck_draws": 1}
+
+
+def _request(suite) -> dict:
+    """An honest kernel on problem 25's small workload, judged on the CPU with few draws."""
+    return {
+        "problem_dir": str(suite.find(25).directory),
+        "kernel_source": (KERNELS / "honest_block_copy.py").read_text(),
+        "dsl": "cutedsl",
+        "device": "cpu",
+        "config": QUICK,
+    }
+
 
 # A template whose forked "host" reports what it holds: its open descriptors, its GPU, its
 # process group, and then does what its stdin asks (exit with a code, or sleep).
@@ -92,14 +105,6 @@ def _report(host: dict) -> dict:
     return json.loads(data)
 
 
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
-
-
 def test_a_forked_host_holds_only_its_own_pipes_and_reports_its_exit_status():
     template = Template()
     try:
@@ -116,12 +121,12 @@ def test_a_forked_host_holds_only_its_own_pipes_and_reports_its_exit_status():
         wait_status = struct.unpack("<i", status)[0]
         assert os.WIFEXITED(wait_status) and os.WEXITSTATUS(wait_status) == 7
         # Reported, not yet reaped: the pid cannot be reused while the judge may signal it.
-        assert _state(host["pid"]) == "Z"
+        assert state(host["pid"]) == "Z"
         os.close(host["status"])
         deadline = time.monotonic() + 10
-        while _state(host["pid"]) is not None and time.monotonic() < deadline:
+        while state(host["pid"]) is not None and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert _state(host["pid"]) is None  # reaped once the judge let go
+        assert state(host["pid"]) is None  # reaped once the judge let go
     finally:
         template.close()
 
@@ -136,30 +141,24 @@ def test_a_killed_host_reads_as_its_signal_and_a_second_host_is_independent():
         os.killpg(first["pid"], signal.SIGKILL)
         wait_status = struct.unpack("<i", os.read(first["status"], 4))[0]
         assert os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGKILL
-        assert _state(second["pid"]) in ("S", "R")  # untouched
+        assert state(second["pid"]) in ("S", "R")  # untouched
     finally:
         template.close()
     # Closing the channel (the judge went away) kills every host the template forked.
-    assert _state(second["pid"]) is None
+    assert state(second["pid"]) is None
 
 
 def test_a_judge_with_a_template_evaluates_and_survives_the_templates_death(suite):
     environment = [f"{k}={v}" for k, v in sorted(os.environ.items())]
     judge = _core.Judge(sys.executable, environment, host_template=True)
-    request = {
-        "problem_dir": str(suite.find(25).directory),
-        "kernel_source": (KERNELS / "honest_block_copy.py").read_text(),
-        "dsl": "cutedsl",
-        "device": "cpu",
-        "config": QUICK,
-    }
-    others = set(_children("--template-fd"))  # other tests' judges (mkb.evaluate's) may hold some
+    request = _request(suite)
+    others = set(children(b"--template-fd"))  # other tests' judges (mkb.evaluate's) may hold some
     judge.prewarm("cutedsl")
-    templates = sorted(set(_children("--template-fd")) - others)
+    templates = sorted(set(children(b"--template-fd")) - others)
     assert len(templates) == 1
     first = judge.evaluate(request)
     assert first.status == "passed", first
-    assert sorted(set(_children("--template-fd")) - others) == templates  # it serves the next one
+    assert sorted(set(children(b"--template-fd")) - others) == templates  # it serves the next one
     start = time.perf_counter()
     second = judge.evaluate(request)
     wall = time.perf_counter() - start
@@ -170,11 +169,11 @@ def test_a_judge_with_a_template_evaluates_and_survives_the_templates_death(suit
     print(f"host start outside the evaluation: {wall - second.phase_times.total_s:.3f} s")
     os.kill(templates[0], signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while _state(templates[0]) not in (None, "Z") and time.monotonic() < deadline:
+    while state(templates[0]) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.01)
     third = judge.evaluate(request)  # a dead template is replaced, never blamed on the kernel
     assert third.status == "passed"
-    replacement = sorted(set(_children("--template-fd")) - others)
+    replacement = sorted(set(children(b"--template-fd")) - others)
     assert len(replacement) == 1 and replacement != templates
 
 
@@ -182,15 +181,9 @@ def test_concurrent_evaluations_fork_their_hosts_from_one_template_each_with_its
     import threading
 
     environment = [f"{k}={v}" for k, v in sorted(os.environ.items())]
-    others = set(_children("--template-fd"))  # other tests' judges may hold some
+    others = set(children(b"--template-fd"))  # other tests' judges may hold some
     judges = [_core.Judge(sys.executable, environment, gpus="0,1", host_template=True)]
-    request = {
-        "problem_dir": str(suite.find(25).directory),
-        "kernel_source": (KERNELS / "honest_block_copy.py").read_text(),
-        "dsl": "cutedsl",
-        "device": "cpu",
-        "config": QUICK,
-    }
+    request = _request(suite)
     verdicts: list = [None] * 4
     threads = [
         threading.Thread(target=lambda i=i: verdicts.__setitem__(i, judges[0].evaluate(request)))
@@ -203,13 +196,13 @@ def test_concurrent_evaluations_fork_their_hosts_from_one_template_each_with_its
     assert [v.status for v in verdicts] == ["passed"] * 4
     # Each forked host saw only its evaluation's GPU slot (set after the fork, in the host).
     assert sorted(v.environment.visible_devices for v in verdicts) == ["0", "0", "1", "1"]
-    assert len(set(_children("--template-fd")) - others) == 1  # one for the DSL, serving both slots
+    assert len(set(children(b"--template-fd")) - others) == 1  # one for the DSL, serving both slots
     # A judge going away closes its template's channel and waits for it to exit: without its
     # interpreter's teardown (torch loaded), that is quick (2.5 s with it on this project's CPU).
     start = time.perf_counter()
     judges.clear()
     assert time.perf_counter() - start < 1.5
-    assert set(_children("--template-fd")) - others == set()
+    assert set(children(b"--template-fd")) - others == set()
 
 
 def test_a_template_that_cannot_start_falls_back_to_a_started_host(suite):
@@ -223,20 +216,3 @@ def test_a_template_that_cannot_start_falls_back_to_a_started_host(suite):
                 "device": "cpu",
             }
         )
-
-
-def _children(marker: str) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if ppid == os.getpid() and marker.encode() in cmdline and _state(int(entry)) != "Z":
-            pids.append(int(entry))
-    return sorted(pids)

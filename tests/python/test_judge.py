@@ -1,31 +1,18 @@
 """mkb.evaluate / mkb.report: the judge's Python API over the C++ mkb::Judge."""
 
-import os
 from pathlib import Path
 
 import metakernelbench as mkb
 import pytest
 from metakernelbench import _core
+from processes import children
 
 KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
 QUICK = {"timing_draws": 4, "warmup_calls": 1, "recheck_draws": 1}
 
 
 def _host_children() -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if ppid == os.getpid() and b"metakernelbench.judge.host" in cmdline:
-            pids.append(int(entry))
-    return pids
+    return children(b"metakernelbench.judge.host")
 
 
 def test_an_honest_kernel_passes_and_the_verdict_is_complete(suite):
