@@ -324,6 +324,30 @@ void RegisterJudge(py::module_& m) {
       py::arg("floor_ms") = 0.0,
       "The runtime audits of SPEC §3 over the kernel's timed calls (CallTrace messages).");
   m.def(
+      "audit_launches",
+      [](py::object launches, const std::string& phase, bool call_returned,
+         bool require_dsl_kernel) {
+        py::list out;
+        for (v1::AuditFinding& f :
+             AuditLaunches(ValueOrThrow(MessageFromPython<v1::LaunchCounts>(launches)),
+                           Phase(phase), call_returned, require_dsl_kernel))
+          out.append(ViewOf(std::move(f)));
+        return out;
+      },
+      py::arg("launches"), py::arg("phase"), py::arg("call_returned"),
+      py::arg("require_dsl_kernel"),
+      "The DSL rule and the launch policy over one call's LaunchCounts (runtime_audit.h): "
+      "violations of `phase` (\"correctness\", \"timing\"), before any policy.");
+  m.def(
+      "audit_knockout",
+      [](py::object launches, bool outputs_passed) -> py::object {
+        std::optional<v1::AuditFinding> f = AuditKnockout(
+            ValueOrThrow(MessageFromPython<v1::LaunchCounts>(launches)), outputs_passed);
+        return f ? ToPython(*f) : py::object(py::none());
+      },
+      py::arg("launches"), py::arg("outputs_passed"),
+      "The knockout draw's finding (runtime.dsl_result_unused) or None (runtime_audit.h).");
+  m.def(
       "apply_audit_policy",
       [](py::list findings, py::object policy) {
         std::vector<v1::AuditFinding> all;
@@ -650,12 +674,15 @@ void RegisterJudge(py::module_& m) {
       m, "MeasurementPlan",
       "The seeds and order of one evaluation and when its strict pass stops (C++ policy; the "
       "host carries it out).")
-      .def(py::init([](py::object config, bool gpu, bool require_dsl) {
+      .def(py::init([](py::object config, bool gpu) {
              return ValueOrThrow(MeasurementPlan::Create(
-                 ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu, require_dsl));
+                 ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu));
            }),
-           py::arg("config"), py::arg("gpu"), py::arg("require_dsl"))
+           py::arg("config"), py::arg("gpu"))
       .def_property_readonly("config", [](const MeasurementPlan& p) { return ViewOf(p.config()); })
+      .def_property_readonly("require_dsl", &MeasurementPlan::require_dsl,
+                             "Whether the DSL rule applies (the policy's require_dsl, else on a "
+                             "GPU only).")
       .def_property_readonly(
           "correctness_sequence",
           [](const MeasurementPlan& p) {
@@ -671,9 +698,36 @@ void RegisterJudge(py::module_& m) {
       .def_property_readonly("calibration_calls", &MeasurementPlan::calibration_calls)
       .def_property_readonly("recheck_draws", &MeasurementPlan::recheck_draws)
       .def_property_readonly("strict_pass", &MeasurementPlan::strict_pass)
-      .def("next_strict_seed", [](MeasurementPlan& p) { return ValueOrThrow(p.NextStrictSeed()); })
       .def("strict_pass_done", &MeasurementPlan::StrictPassDone, py::arg("kernel_spans_ms"),
-           py::arg("eager_spans_ms"), py::arg("elapsed_s"));
+           py::arg("eager_spans_ms"), py::arg("elapsed_s"))
+      .def(
+          "next_eager_strict_seed",
+          [](MeasurementPlan& p, const std::vector<double>& eager_spans_ms, double elapsed_s) {
+            return ValueOrThrow(p.NextEagerStrictSeed(eager_spans_ms, elapsed_s));
+          },
+          py::arg("eager_spans_ms"), py::arg("elapsed_s"),
+          "The eager strict series' next seed, or None once it is done.")
+      .def(
+          "next_kernel_strict_seed",
+          [](MeasurementPlan& p, const std::vector<double>& kernel_spans_ms,
+             const std::vector<double>& eager_spans_ms, double elapsed_s) {
+            return ValueOrThrow(p.NextKernelStrictSeed(kernel_spans_ms, eager_spans_ms, elapsed_s));
+          },
+          py::arg("kernel_spans_ms"), py::arg("eager_spans_ms"), py::arg("elapsed_s"),
+          "The kernel's strict series' next seed (the eager series' seeds first), or None once "
+          "the pass is done.");
+  m.def("default_workload", &DefaultWorkload, py::arg("gpu"),
+        "The workload judged when a request names none (\"full\" on a GPU, \"small\" on the "
+        "CPU).");
+  m.def(
+      "accept_strict_sample",
+      [](double span_ms, double kernel_sum_ms, double round_trip_ms) {
+        const StrictSample s = AcceptStrictSample(span_ms, kernel_sum_ms, round_trip_ms);
+        return py::make_tuple(s.span_ms, s.kernel_sum_ms);
+      },
+      py::arg("span_ms"), py::arg("kernel_sum_ms"), py::arg("round_trip_ms"),
+      "(span_ms, kernel_sum_ms) as the verdict takes a strict sample: the span no longer than "
+      "the call's round trip, the kernel sum no longer than the span.");
 
   py::class_<RecheckReservoir>(m, "RecheckReservoir",
                                "Chooses the re-checked timing draws as their outputs come in.")

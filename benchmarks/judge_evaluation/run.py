@@ -78,6 +78,8 @@ def main() -> int:
             f" + correctness {phases['correctness_s']:.2f} + timing {phases['timing_s']:.2f}"
             f"; speedup {verdict.speedup_vs_eager} (span {verdict.speedup_span})"
         )
+        steps = phases.get("steps", {})
+        print("  steps: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(steps.items())))
     env = verdict.environment.to_dict()
     result = {
         "benchmark": "judge_evaluation",

@@ -16,6 +16,7 @@
 #include "libmkb/agent/workspace.h"
 #include "libmkb/core/sha256.h"
 #include "libmkb/core/utf8.h"
+#include "libmkb/judge/measurement_plan.h"
 #include "libmkb/judge/report.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
@@ -163,8 +164,8 @@ absl::Status AttemptLoop::Prepare() {
   if (problem_.directory().empty()) {
     return absl::InvalidArgumentError("problem: not loaded from a folder (directory is empty)");
   }
-  workload_ =
-      !config_.workload.empty() ? config_.workload : (config_.device == v1::CPU ? "small" : "full");
+  workload_ = !config_.workload.empty() ? config_.workload
+                                        : DefaultWorkload(/*gpu=*/config_.device == v1::CUDA);
   absl::StatusOr<Workspace> workspace = Workspace::Create(config_.workspace_dir);
   if (!workspace.ok()) return workspace.status();
   workspace_.emplace(*std::move(workspace));

@@ -73,13 +73,26 @@ ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu) {
   return bound;
 }
 
-absl::StatusOr<MeasurementPlan> MeasurementPlan::Create(const v1::JudgeConfig& config, bool gpu,
-                                                        bool require_dsl) {
+std::string DefaultWorkload(bool gpu) { return gpu ? "full" : "small"; }
+
+bool RequiresDsl(const v1::JudgeConfig& config, bool gpu) {
+  return config.policy().has_require_dsl() ? config.policy().require_dsl() : gpu;
+}
+
+StrictSample AcceptStrictSample(double span_ms, double kernel_sum_ms, double round_trip_ms) {
+  StrictSample s;
+  s.span_ms = std::min(span_ms, round_trip_ms);
+  s.kernel_sum_ms = std::min(kernel_sum_ms, s.span_ms);
+  return s;
+}
+
+absl::StatusOr<MeasurementPlan> MeasurementPlan::Create(const v1::JudgeConfig& config, bool gpu) {
   MeasurementPlan plan;
   plan.config_ = WithDefaults(config);
   const v1::JudgeConfig& c = plan.config_;
   plan.strict_ = gpu && !c.disable_tracing();
-  const bool knockout = gpu && require_dsl && !c.disable_knockout();
+  plan.require_dsl_ = RequiresDsl(c, gpu);
+  const bool knockout = gpu && plan.require_dsl_ && !c.disable_knockout();
   const int sequence = c.correctness_draws() + (knockout ? 1 : 0);
   absl::StatusOr<std::vector<uint64_t>> seeds =
       DrawSeeds(sequence + c.warmup_calls() + c.timing_draws());
@@ -104,13 +117,36 @@ absl::StatusOr<MeasurementPlan> MeasurementPlan::Create(const v1::JudgeConfig& c
   return plan;
 }
 
-absl::StatusOr<uint64_t> MeasurementPlan::NextStrictSeed() {
-  if (next_strict_ >= strict_seeds_.size()) {
+absl::StatusOr<uint64_t> MeasurementPlan::FreshStrictSeed() {
+  if (next_fresh_ >= fresh_seeds_.size()) {
     absl::StatusOr<std::vector<uint64_t>> more = DrawSeeds(64);
     if (!more.ok()) return more.status();
-    strict_seeds_.insert(strict_seeds_.end(), more->begin(), more->end());
+    fresh_seeds_.insert(fresh_seeds_.end(), more->begin(), more->end());
   }
-  return strict_seeds_[next_strict_++];
+  return fresh_seeds_[next_fresh_++];
+}
+
+absl::StatusOr<std::optional<uint64_t>> MeasurementPlan::NextEagerStrictSeed(
+    const std::vector<double>& eager_spans_ms, double elapsed_s) {
+  if (!eager_strict_seeds_.empty() && StrictPassDone(eager_spans_ms, eager_spans_ms, elapsed_s))
+    return std::nullopt;
+  absl::StatusOr<uint64_t> seed = FreshStrictSeed();
+  if (!seed.ok()) return seed.status();
+  eager_strict_seeds_.push_back(*seed);
+  return std::optional<uint64_t>(*seed);
+}
+
+absl::StatusOr<std::optional<uint64_t>> MeasurementPlan::NextKernelStrictSeed(
+    const std::vector<double>& kernel_spans_ms, const std::vector<double>& eager_spans_ms,
+    double elapsed_s) {
+  const bool done = StrictPassDone(kernel_spans_ms, eager_spans_ms, elapsed_s);
+  if (kernel_spans_ms.size() >= eager_spans_ms.size() && done) return std::nullopt;
+  if (next_kernel_strict_ < eager_strict_seeds_.size())
+    return std::optional<uint64_t>(eager_strict_seeds_[next_kernel_strict_++]);
+  if (done) return std::nullopt;
+  absl::StatusOr<uint64_t> seed = FreshStrictSeed();
+  if (!seed.ok()) return seed.status();
+  return std::optional<uint64_t>(*seed);
 }
 
 bool MeasurementPlan::StrictPassDone(const std::vector<double>& kernel_spans_ms,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,16 +34,32 @@ struct ClockBound {
 // The config's bound, or the device's default: 0.5 ms + 25% on a GPU, 20 ms + 100% on the CPU.
 ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu);
 
+// The workload an evaluation judges when its request names none: "full" on a GPU, "small" on
+// the CPU (whose timings serve tests).
+std::string DefaultWorkload(bool gpu);
+
+// Whether the DSL rule applies (SPEC §2): the policy's require_dsl where it sets one, else on a
+// GPU only (the CPU judge has no launch monitor and times eager kernels for tests).
+bool RequiresDsl(const v1::JudgeConfig& config, bool gpu);
+
+// One strict-pass sample as the verdict takes it: a GPU span no longer than the host's round
+// trip of the same call (a span cannot outlast it), and a kernel sum no longer than the span.
+struct StrictSample {
+  double span_ms = 0;
+  double kernel_sum_ms = 0;
+};
+StrictSample AcceptStrictSample(double span_ms, double kernel_sum_ms, double round_trip_ms);
+
 // The seeds and order of one evaluation. Seeds come from the OS entropy source and never leave
 // the host.
 class MeasurementPlan {
  public:
   // `gpu`: the judge runs on CUDA (strict passes exist only there, and the knockout draw only
-  // when `require_dsl`). `config` is taken through WithDefaults.
-  static absl::StatusOr<MeasurementPlan> Create(const v1::JudgeConfig& config, bool gpu,
-                                                bool require_dsl);
+  // when the DSL rule applies: RequiresDsl). `config` is taken through WithDefaults.
+  static absl::StatusOr<MeasurementPlan> Create(const v1::JudgeConfig& config, bool gpu);
 
   const v1::JudgeConfig& config() const { return config_; }
+  bool require_dsl() const { return require_dsl_; }
 
   // The correctness sequence: correctness_draws ordinary draws, and on a GPU one knockout draw
   // at a position drawn in secret (knockout_index, or -1). The worker cannot tell them apart:
@@ -62,27 +79,42 @@ class MeasurementPlan {
   int calibration_calls() const { return config_.calibration_calls(); }
   int recheck_draws() const { return config_.recheck_draws(); }
 
-  // The strict pass (CUPTI spans, L2 flush, NVML), interleaving kernel and eager calls: whether
-  // there is one, the seed of its next sample, and whether it is done after `kernel_spans_ms` /
-  // `eager_spans_ms` (samples so far) and `elapsed_s` of sampling: each series is done after
-  // max_timing_draws samples, or after timing_draws once its median's 95% CI is within
-  // target_relative_ci; the pass is done when both are, or after timing_budget_s.
+  // The strict pass (CUPTI spans, L2 flush, NVML): whether there is one, and its two series,
+  // the eager baseline's first (before kernel.py exists), then the kernel's. A series is done
+  // after max_timing_draws samples, or after timing_draws once its median's 95% CI is within
+  // target_relative_ci; the pass is done when both are, or after timing_budget_s of a series'
+  // sampling (`elapsed_s`).
   bool strict_pass() const { return strict_; }
-  absl::StatusOr<uint64_t> NextStrictSeed();
   bool StrictPassDone(const std::vector<double>& kernel_spans_ms,
                       const std::vector<double>& eager_spans_ms, double elapsed_s) const;
+  // The eager series' next seed, or nullopt once it is done (`eager_spans_ms`: its samples so
+  // far). Fresh seeds, remembered for the kernel's series.
+  absl::StatusOr<std::optional<uint64_t>> NextEagerStrictSeed(
+      const std::vector<double>& eager_spans_ms, double elapsed_s);
+  // The kernel's series' next seed, or nullopt once the pass is done: the eager series' seeds in
+  // their order (the kernel takes at least as many samples on the same inputs), then fresh ones
+  // while the pass is not done (`kernel_spans_ms`: its samples so far; a call that gave no
+  // sample still used its seed).
+  absl::StatusOr<std::optional<uint64_t>> NextKernelStrictSeed(
+      const std::vector<double>& kernel_spans_ms, const std::vector<double>& eager_spans_ms,
+      double elapsed_s);
 
  private:
   MeasurementPlan() = default;
 
+  absl::StatusOr<uint64_t> FreshStrictSeed();
+
   v1::JudgeConfig config_;
   bool strict_ = false;
+  bool require_dsl_ = false;
   std::vector<Draw> correctness_;
   int knockout_index_ = -1;
   std::vector<uint64_t> warmup_;
   std::vector<uint64_t> timing_;
-  std::vector<uint64_t> strict_seeds_;
-  size_t next_strict_ = 0;
+  std::vector<uint64_t> fresh_seeds_;  // drawn 64 at a time
+  size_t next_fresh_ = 0;
+  std::vector<uint64_t> eager_strict_seeds_;  // the eager series' seeds, in order
+  size_t next_kernel_strict_ = 0;
 };
 
 // Which timing draws are re-checked: a uniform sample of k of all of them, chosen as each

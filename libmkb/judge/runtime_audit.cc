@@ -41,7 +41,49 @@ v1::AuditFinding Finding(const std::string& code, v1::FindingSeverity severity,
   return f;
 }
 
+v1::AuditFinding Violation(const std::string& code, v1::JudgePhase phase,
+                           const std::string& message, const std::string& evidence = "") {
+  v1::AuditFinding f = Finding(code, v1::SEVERITY_VIOLATION, message, evidence);
+  f.set_phase(phase);
+  return f;
+}
+
 }  // namespace
+
+std::vector<v1::AuditFinding> AuditLaunches(const v1::LaunchCounts& launches, v1::JudgePhase phase,
+                                            bool call_returned, bool require_dsl_kernel) {
+  std::vector<v1::AuditFinding> out;
+  if (!launches.monitored()) return out;
+  if (launches.raw() > 0) {
+    out.push_back(Violation(
+        "runtime.raw_module", phase,
+        "kernels of a module the DSL's runtime did not load ran (raw driver API, another "
+        "compiler, a library loaded by hand)",
+        std::string(Utf8Prefix(ToValidUtf8(absl::StrJoin(launches.raw_evidence(), "; ")), 400))));
+  }
+  if (launches.graph() > 0)
+    out.push_back(Violation("runtime.cuda_graph", phase, "a CUDA Graph was launched"));
+  if (launches.background() > 0) {
+    out.push_back(Violation("runtime.background_launch", phase,
+                            "kernels were launched while no call of solve was running",
+                            absl::StrCat(launches.background(), " launch(es) outside calls")));
+  }
+  if (require_dsl_kernel && call_returned && launches.dsl() == 0) {
+    out.push_back(Violation("runtime.no_dsl_kernel", phase,
+                            "the call launched no kernel the variant's DSL runtime loaded"));
+  }
+  return out;
+}
+
+std::optional<v1::AuditFinding> AuditKnockout(const v1::LaunchCounts& launches,
+                                              bool outputs_passed) {
+  if (!launches.monitored() || launches.knocked_out() == 0 || !outputs_passed) return std::nullopt;
+  return Violation(
+      "runtime.dsl_result_unused", v1::PHASE_CORRECTNESS,
+      "with the DSL's kernels replaced by a no-op, the outputs still passed: no returned output "
+      "depends on what the DSL computed (the DSL rule, docs/judge.md)",
+      absl::StrCat(launches.knocked_out(), " DSL launch(es) suppressed in a correctness draw"));
+}
 
 KernelOrigin OriginOf(const v1::ActivityRecord& record) {
   // The launch monitor's attribution (who loaded the module) when it ran; names otherwise.

@@ -5,6 +5,7 @@
 #ifndef LIBMKB_JUDGE_RUNTIME_AUDIT_H_
 #define LIBMKB_JUDGE_RUNTIME_AUDIT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,21 @@ struct RuntimeAuditOptions {
 // Findings over the traces of the kernel's timed calls (not the eager baseline's).
 std::vector<v1::AuditFinding> AuditKernelCalls(const std::vector<v1::CallTrace>& calls,
                                                const RuntimeAuditOptions& options);
+
+// The DSL rule and the launch policy over the launch monitor's counts of one call (SPEC §2):
+// kernels of a module the DSL's runtime did not load (runtime.raw_module), a CUDA Graph launch
+// (runtime.cuda_graph), launches while no call ran (runtime.background_launch), and, where
+// `require_dsl_kernel` and the call returned, no launch of the DSL's (runtime.no_dsl_kernel).
+// Nothing for a call no monitor watched. Findings are violations of `phase`, before any policy.
+std::vector<v1::AuditFinding> AuditLaunches(const v1::LaunchCounts& launches, v1::JudgePhase phase,
+                                            bool call_returned, bool require_dsl_kernel);
+
+// The knockout draw (SPEC §2): its DSL launches were replaced by a no-op, and outputs that
+// still pass the correctness rule (`outputs_passed`) depend on nothing the DSL computed
+// (runtime.dsl_result_unused). Nothing when no launch was knocked out (the every-call rule
+// reports a missing DSL kernel) or no monitor watched the call.
+std::optional<v1::AuditFinding> AuditKnockout(const v1::LaunchCounts& launches,
+                                              bool outputs_passed);
 
 // The least time the workload can take on this device: the larger of its minimum bytes over the
 // copy bandwidth and its flops over the peak arithmetic rate, in ms. Bandwidth in bytes/s,

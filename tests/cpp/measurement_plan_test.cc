@@ -16,7 +16,7 @@ TEST_CASE(
   CHECK(c.calibration_calls() == 30);
   CHECK(c.worker_uid() == 65534);
 
-  auto gpu = mkb::MeasurementPlan::Create({}, /*gpu=*/true, /*require_dsl=*/true);
+  auto gpu = mkb::MeasurementPlan::Create({}, /*gpu=*/true);
   REQUIRE(gpu.ok());
   CHECK(gpu->correctness_sequence().size() == 6);
   int knockouts = 0;
@@ -33,18 +33,104 @@ TEST_CASE(
   for (uint64_t s : gpu->timing_seeds()) seeds.insert(s);
   CHECK(seeds.size() == 56);  // fresh seeds everywhere
   CHECK(gpu->strict_pass());
+  CHECK(gpu->require_dsl());
 
-  auto cpu = mkb::MeasurementPlan::Create({}, /*gpu=*/false, /*require_dsl=*/false);
+  auto cpu = mkb::MeasurementPlan::Create({}, /*gpu=*/false);
   REQUIRE(cpu.ok());
   CHECK(cpu->correctness_sequence().size() == 5);
   CHECK(cpu->knockout_index() == -1);
   CHECK_FALSE(cpu->strict_pass());
+  CHECK_FALSE(cpu->require_dsl());
+}
+
+TEST_CASE("the DSL rule and the workload default by device; a policy's require_dsl decides") {
+  CHECK(mkb::DefaultWorkload(/*gpu=*/true) == "full");
+  CHECK(mkb::DefaultWorkload(/*gpu=*/false) == "small");
+  mkb::v1::JudgeConfig waived;
+  waived.mutable_policy()->set_require_dsl(false);
+  CHECK_FALSE(mkb::RequiresDsl(waived, /*gpu=*/true));
+  auto plan = mkb::MeasurementPlan::Create(waived, /*gpu=*/true);
+  REQUIRE(plan.ok());
+  CHECK_FALSE(plan->require_dsl());
+  CHECK(plan->knockout_index() == -1);  // no DSL rule, no knockout draw
+  CHECK(plan->correctness_sequence().size() == 5);
+  mkb::v1::JudgeConfig required;
+  required.mutable_policy()->set_require_dsl(true);
+  CHECK(mkb::RequiresDsl(required, /*gpu=*/false));
+}
+
+TEST_CASE("a strict sample is no longer than its round trip, its kernel sum no longer than it") {
+  mkb::StrictSample s = mkb::AcceptStrictSample(2.0, 1.5, 3.0);
+  CHECK(s.span_ms == 2.0);
+  CHECK(s.kernel_sum_ms == 1.5);
+  s = mkb::AcceptStrictSample(5.0, 4.0, 3.0);  // a span that outlasts the host's round trip
+  CHECK(s.span_ms == 3.0);
+  CHECK(s.kernel_sum_ms == 3.0);
+  s = mkb::AcceptStrictSample(1.0, 2.0, 3.0);  // kernels summed past the span (overlap)
+  CHECK(s.kernel_sum_ms == 1.0);
+}
+
+TEST_CASE("the kernel's strict series replays the eager series' seeds, then draws while not done") {
+  mkb::v1::JudgeConfig config;
+  config.set_timing_draws(10);
+  config.set_max_timing_draws(30);
+  auto plan = mkb::MeasurementPlan::Create(config, true);
+  REQUIRE(plan.ok());
+  // The eager series: a seed per sample until it has converged (steady at timing_draws).
+  std::vector<double> eager;
+  std::vector<uint64_t> eager_seeds;
+  for (;;) {
+    auto seed = plan->NextEagerStrictSeed(eager, 0.1);
+    REQUIRE(seed.ok());
+    if (!seed->has_value()) break;
+    eager_seeds.push_back(**seed);
+    eager.push_back(1.0);
+  }
+  CHECK(eager.size() == 10);
+  CHECK(std::set<uint64_t>(eager_seeds.begin(), eager_seeds.end()).size() == 10);
+  // The kernel's: the same seeds in order, even once its own series has converged...
+  std::vector<double> kernel;
+  std::vector<uint64_t> kernel_seeds;
+  for (;;) {
+    auto seed = plan->NextKernelStrictSeed(kernel, eager, 0.1);
+    REQUIRE(seed.ok());
+    if (!seed->has_value()) break;
+    kernel_seeds.push_back(**seed);
+    // ...a noisy kernel needs fresh seeds past them, up to the cap.
+    kernel.push_back(kernel.size() % 2 ? 1.0 : 3.0);
+  }
+  REQUIRE(kernel_seeds.size() == 30);
+  CHECK(std::vector<uint64_t>(kernel_seeds.begin(), kernel_seeds.begin() + 10) == eager_seeds);
+  std::set<uint64_t> fresh(kernel_seeds.begin() + 10, kernel_seeds.end());
+  CHECK(fresh.size() == 20);
+  for (uint64_t s : eager_seeds) CHECK(fresh.count(s) == 0);
+  // A steady kernel stops with the eager seeds: no fewer samples than the eager baseline's.
+  auto again = mkb::MeasurementPlan::Create(config, true);
+  REQUIRE(again.ok());
+  std::vector<double> e2;
+  while (true) {
+    auto seed = again->NextEagerStrictSeed(e2, 0.1);
+    REQUIRE(seed.ok());
+    if (!seed->has_value()) break;
+    e2.push_back(1.0);
+  }
+  std::vector<double> k2;
+  int calls = 0;
+  while (true) {
+    auto seed = again->NextKernelStrictSeed(k2, e2, 0.1);
+    REQUIRE(seed.ok());
+    if (!seed->has_value()) break;
+    ++calls;
+    if (calls != 3) k2.push_back(1.0);  // one call gave no sample: its seed is still used
+  }
+  CHECK(k2.size() == 10);
+  CHECK(calls == 11);  // the eager seeds (10), then one fresh seed for the missing sample
 }
 
 TEST_CASE("the knockout draw's position is uniform over the sequence") {
   std::map<int, int> positions;
   for (int i = 0; i < 600; ++i) {
-    auto plan = mkb::MeasurementPlan::Create({}, true, true);
+    auto plan = mkb::MeasurementPlan::Create({}, true);
     REQUIRE(plan.ok());
     positions[plan->knockout_index()]++;
   }
@@ -56,7 +142,7 @@ TEST_CASE("the strict pass stops at convergence, the sample cap or the budget") 
   mkb::v1::JudgeConfig config;
   config.set_timing_draws(20);
   config.set_max_timing_draws(100);
-  auto plan = mkb::MeasurementPlan::Create(config, true, true);
+  auto plan = mkb::MeasurementPlan::Create(config, true);
   REQUIRE(plan.ok());
   std::vector<double> steady(20, 1.0), noisy;
   for (int i = 0; i < 20; ++i) noisy.push_back(i % 2 ? 1.0 : 3.0);

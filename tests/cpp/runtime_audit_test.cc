@@ -2,6 +2,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_floating_point.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <string>
 #include <vector>
 
@@ -160,4 +161,66 @@ TEST_CASE("the physical floor is the larger of bytes and flops over their ceilin
   CHECK_THAT(mkb::PhysicalFloorMs(roofline, 4e12, 1e16), Catch::Matchers::WithinRel(1.0, 1e-12));
   roofline.set_flops(1e14);
   CHECK_THAT(mkb::PhysicalFloorMs(roofline, 4e12, 1e16), Catch::Matchers::WithinRel(10.0, 1e-12));
+}
+
+TEST_CASE("a call's launch counts decide the DSL rule and the launch policy") {
+  auto codes = [](const std::vector<mkb::v1::AuditFinding>& findings) {
+    std::vector<std::string> out;
+    for (const auto& f : findings) {
+      CHECK(f.severity() == mkb::v1::SEVERITY_VIOLATION);
+      CHECK(f.phase() == mkb::v1::PHASE_TIMING);
+      out.push_back(f.code());
+    }
+    return out;
+  };
+  mkb::v1::LaunchCounts honest;
+  honest.set_monitored(true);
+  honest.set_dsl(1);
+  honest.set_library(3);  // ATen around the DSL kernel: allowed
+  CHECK(mkb::AuditLaunches(honest, mkb::v1::PHASE_TIMING, true, true).empty());
+
+  mkb::v1::LaunchCounts none = honest;
+  none.set_dsl(0);
+  CHECK(codes(mkb::AuditLaunches(none, mkb::v1::PHASE_TIMING, true, true)) ==
+        std::vector<std::string>{"runtime.no_dsl_kernel"});
+  CHECK(mkb::AuditLaunches(none, mkb::v1::PHASE_TIMING, true, false).empty());  // rule waived
+  CHECK(mkb::AuditLaunches(none, mkb::v1::PHASE_TIMING, false, true).empty());  // it raised
+
+  mkb::v1::LaunchCounts raw = honest;
+  raw.set_raw(2);
+  raw.add_raw_evidence("cuModuleLoadData called from /tmp/x.so");
+  raw.set_graph(1);
+  raw.set_background(4);
+  const auto findings = mkb::AuditLaunches(raw, mkb::v1::PHASE_TIMING, true, true);
+  CHECK(codes(findings) == std::vector<std::string>{"runtime.raw_module", "runtime.cuda_graph",
+                                                    "runtime.background_launch"});
+  CHECK_THAT(findings[0].evidence(), Catch::Matchers::ContainsSubstring("cuModuleLoadData"));
+  CHECK_THAT(findings[2].evidence(), Catch::Matchers::ContainsSubstring("4 launch(es)"));
+
+  mkb::v1::LaunchCounts unwatched = raw;
+  unwatched.set_monitored(false);  // the CPU judge, or no CUPTI: nothing to decide from
+  CHECK(mkb::AuditLaunches(unwatched, mkb::v1::PHASE_TIMING, true, true).empty());
+  const auto in_correctness = mkb::AuditLaunches(none, mkb::v1::PHASE_CORRECTNESS, true, true);
+  REQUIRE(in_correctness.size() == 1);
+  CHECK(in_correctness[0].phase() == mkb::v1::PHASE_CORRECTNESS);
+}
+
+TEST_CASE("a knockout draw whose outputs still pass breaks the DSL rule") {
+  mkb::v1::LaunchCounts knocked;
+  knocked.set_monitored(true);
+  knocked.set_dsl(2);
+  knocked.set_knocked_out(2);
+  auto f = mkb::AuditKnockout(knocked, /*outputs_passed=*/true);
+  REQUIRE(f.has_value());
+  CHECK(f->code() == "runtime.dsl_result_unused");
+  CHECK(f->severity() == mkb::v1::SEVERITY_VIOLATION);
+  CHECK(f->phase() == mkb::v1::PHASE_CORRECTNESS);
+  CHECK_THAT(f->evidence(), Catch::Matchers::ContainsSubstring("2 DSL launch(es)"));
+  CHECK_FALSE(mkb::AuditKnockout(knocked, /*outputs_passed=*/false).has_value());  // as it must
+  mkb::v1::LaunchCounts nothing = knocked;
+  nothing.set_knocked_out(0);  // no DSL launch: the every-call rule's to report
+  CHECK_FALSE(mkb::AuditKnockout(nothing, true).has_value());
+  mkb::v1::LaunchCounts unwatched = knocked;
+  unwatched.set_monitored(false);
+  CHECK_FALSE(mkb::AuditKnockout(unwatched, true).has_value());
 }

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -246,10 +246,16 @@ class MeasurementPlan:
     """
     The seeds and order of one evaluation and when its strict pass stops (C++ policy; the host carries it out).
     """
-    def __init__(self, config: typing.Any, gpu: bool, require_dsl: bool) -> None:
+    def __init__(self, config: typing.Any, gpu: bool) -> None:
         ...
-    def next_strict_seed(self) -> int:
-        ...
+    def next_eager_strict_seed(self, eager_spans_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], elapsed_s: typing.SupportsFloat | typing.SupportsIndex) -> int | None:
+        """
+        The eager strict series' next seed, or None once it is done.
+        """
+    def next_kernel_strict_seed(self, kernel_spans_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], eager_spans_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], elapsed_s: typing.SupportsFloat | typing.SupportsIndex) -> int | None:
+        """
+        The kernel's strict series' next seed (the eager series' seeds first), or None once the pass is done.
+        """
     def strict_pass_done(self, kernel_spans_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], eager_spans_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], elapsed_s: typing.SupportsFloat | typing.SupportsIndex) -> bool:
         ...
     @property
@@ -266,6 +272,11 @@ class MeasurementPlan:
     @property
     def recheck_draws(self) -> int:
         ...
+    @property
+    def require_dsl(self) -> bool:
+        """
+        Whether the DSL rule applies (the policy's require_dsl, else on a GPU only).
+        """
     @property
     def strict_pass(self) -> bool:
         ...
@@ -394,6 +405,10 @@ def accept_reported_times(reported_ms: collections.abc.Sequence[typing.SupportsF
     """
     The worker's reported times checked against the host's round trips (measurement_plan.h).
     """
+def accept_strict_sample(span_ms: typing.SupportsFloat | typing.SupportsIndex, kernel_sum_ms: typing.SupportsFloat | typing.SupportsIndex, round_trip_ms: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
+    """
+    (span_ms, kernel_sum_ms) as the verdict takes a strict sample: the span no longer than the call's round trip, the kernel sum no longer than the span.
+    """
 def agent_fingerprint_salt() -> str:
     """
     The agent's part of every task fingerprint (C++ mkb::AgentFingerprintSalt).
@@ -407,6 +422,14 @@ def apply_audit_policy(findings: list, policy: typing.Any = None) -> list:
 def audit_kernel_calls(calls: list, require_dsl_kernel: bool = True, library_share_limit: typing.SupportsFloat | typing.SupportsIndex = 0.0, floor_ms: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> list:
     """
     The runtime audits of SPEC §3 over the kernel's timed calls (CallTrace messages).
+    """
+def audit_knockout(launches: typing.Any, outputs_passed: bool) -> typing.Any:
+    """
+    The knockout draw's finding (runtime.dsl_result_unused) or None (runtime_audit.h).
+    """
+def audit_launches(launches: typing.Any, phase: str, call_returned: bool, require_dsl_kernel: bool) -> list:
+    """
+    The DSL rule and the launch policy over one call's LaunchCounts (runtime_audit.h): violations of `phase` ("correctness", "timing"), before any policy.
     """
 def audit_module(module: str) -> tuple[str, str] | None:
     """
@@ -439,6 +462,10 @@ def default_budget() -> Message:
 def default_toolchain(dsl: str) -> list:
     """
     The pinned packages of the published runs for 'cutedsl' or 'tirx'.
+    """
+def default_workload(gpu: bool) -> str:
+    """
+    The workload judged when a request names none ("full" on a GPU, "small" on the CPU).
     """
 def draw_seeds(count: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
     """

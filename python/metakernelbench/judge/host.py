@@ -107,7 +107,7 @@ class Evaluation:
             self.device = "cpu"
         else:
             self.device = "cuda" if _cuda_visible() else "cpu"
-        self.workload = request.workload or ("full" if self.device == "cuda" else "small")
+        self.workload = request.workload or _core.default_workload(self.device == "cuda")
         if self.device == "cpu":
             torch.set_num_threads(1)  # as the worker does (see worker.Worker)
         self.builder = _core.VerdictBuilder(self.problem, request.dsl, self.workload, self.config)
@@ -115,7 +115,8 @@ class Evaluation:
         self.allowance_factor = tolerance.allowance_factor if tolerance is not None else 0.0
         self.eps_scale = tolerance.eps_scale if tolerance is not None else 0.0
         self.in_place = _in_place_flags(self.problem)
-        self.times: dict[str, float] = {}
+        self.times: dict = {}
+        self.steps: dict[str, float] = {}  # PhaseTimes.steps: the finer split of the phases
         self.module = None
         self.versions = []
         self.policy = None
@@ -158,6 +159,12 @@ class Evaluation:
             torch.cuda.synchronize()
         return expected, anchor
 
+    def _step(self, name: str, since: float) -> float:
+        """Records the step `name` as the time since `since`; returns now."""
+        now = time.perf_counter()
+        self.steps[name] = self.steps.get(name, 0.0) + (now - since)
+        return now
+
     # --- the run -------------------------------------------------------------------------------
     def _take_key(self) -> None:
         """Reads the verdict's key (once): after the worker exists, or when none will."""
@@ -186,18 +193,12 @@ class Evaluation:
             except (ValueError, TypeError) as error:
                 b.set_unparseable(0, str(error))
                 return b.finish()
-            policy = self.config.policy
-            require_dsl = (
-                policy.require_dsl
-                if policy is not None and policy.has("require_dsl")
-                else self.device == "cuda"
-            )
-            self.policy = policy
-            self.require_dsl = require_dsl
-            b.add_findings(_core.static_audit(text, self.request.dsl, require_dsl, policy))
+            self.plan = _core.MeasurementPlan(self.config, self.device == "cuda")
+            self.policy = self.config.policy
+            self.require_dsl = self.plan.require_dsl
+            b.add_findings(_core.static_audit(text, self.request.dsl, self.require_dsl, self.policy))
             if b.has_violation():
                 return b.finish()
-            self.plan = _core.MeasurementPlan(self.config, self.device == "cuda", require_dsl)
             self._evaluate(text, start)
         finally:
             self._take_key()
@@ -206,12 +207,13 @@ class Evaluation:
             env["sm_clock_mhz"] = self.clocks.sm_clock_mhz
         b.set_environment(env)
         self.times["total_s"] = time.perf_counter() - start
-        b.set_phase_times(self.times)
+        b.set_phase_times({**self.times, "steps": self.steps})
         return b.finish()
 
     def _evaluate(self, text: str, start: float) -> None:
         b = self.builder
         config = self.config
+        t = self._step("startup.audit", start)
         workdir = tempfile.mkdtemp(prefix="mkb-eval-")
         os.chmod(workdir, 0o711)
         work = os.path.join(workdir, "work")
@@ -265,14 +267,19 @@ class Evaluation:
             session = Session(channel, supervisor, transport, config.call_timeout_s)
         phase, index = "startup", 0
         try:
+            t = self._step("startup.fork", t)
             self._load_reference()
+            t = self._step("startup.reference", t)
             if self.device == "cuda":
                 torch.cuda.init()
+            t = self._step("startup.cuda_init", t)
             reply, _ = session.wait(0, config.import_timeout_s)
             b.add_findings(list(reply.findings))
+            t = self._step("startup.worker_ready", t)
             reply, _, _, _ = session.request(
                 "prepare", dsl=self.request.dsl, timeout_s=config.import_timeout_s
             )
+            self._step("startup.prepare", t)
             b.add_findings(list(reply.findings))
             if reply.judge_error or not reply.ok:
                 raise WorkerLost(f"the worker could not prepare: {reply.judge_error or reply.error}")
@@ -303,10 +310,13 @@ class Evaluation:
                 phase = "correctness"
                 t = time.perf_counter()
                 for seed, index, knockout in self.plan.correctness_sequence:
+                    drawn = time.perf_counter()
                     if knockout:
                         self._knockout_draw(seed, session)
                     else:
                         self._draw("correctness", index, seed, session)
+                    if "correctness.first_call" not in self.steps:
+                        self._step("correctness.first_call", drawn)  # the DSL's compile
                     if not b.can_continue():
                         break
                 self.times["correctness_s"] = time.perf_counter() - t
@@ -375,12 +385,12 @@ class Evaluation:
             b.record_call_error("correctness", -1, "WorkerError", _kernels_claim(reply.judge_error))
             return
         launches = reply.launches
-        if not reply.ok or launches is None or not launches.monitored:
-            return  # an exception under the knockout: the outputs failed, as they must
-        if launches.knocked_out == 0:
-            return  # nothing to suppress: the every-call rule reports the missing DSL kernel
+        if launches is None:
+            return
+        # The outputs judged on a builder of their own (the draw is not one of the verdict's);
+        # whether passing them breaks the DSL rule is C++'s (AuditKnockout).
         probe = _core.VerdictBuilder(self.problem, self.request.dsl, self.workload, self.config)
-        passed = self._judge_outputs(
+        passed = reply.ok and self._judge_outputs(
             "correctness",
             0,
             expected,
@@ -392,65 +402,17 @@ class Evaluation:
             seconds,
             builder=probe,
         )
-        if passed:
-            b.add_findings(
-                [
-                    {
-                        "code": "runtime.dsl_result_unused",
-                        "severity": "violation",
-                        "phase": "correctness",
-                        "message": "with the DSL's kernels replaced by a no-op, the outputs still passed: "
-                        "no returned output depends on what the DSL computed (the DSL rule, docs/judge.md)",
-                        "evidence": f"{launches.knocked_out} DSL launch(es) suppressed in a correctness draw",
-                    }
-                ]
-            )
+        finding = _core.audit_knockout(launches, passed)
+        if finding is not None:
+            b.add_findings([finding])
 
     def _launch_findings(self, reply, phase: str, require_dsl_kernel: bool = True):
-        """The DSL rule from the launch monitor's counts of one call."""
-        launches = reply.launches
-        if launches is None or not launches.monitored:
+        """The DSL rule and the launch policy over one call's launch counts (C++ AuditLaunches)."""
+        if reply.launches is None:
             return
-        findings = []
-        if launches.raw > 0:
-            findings.append(
-                {
-                    "code": "runtime.raw_module",
-                    "severity": "violation",
-                    "phase": phase,
-                    "message": "kernels of a module the DSL's runtime did not load ran (raw driver API, "
-                    "another compiler, a library loaded by hand)",
-                    "evidence": "; ".join(launches.raw_evidence)[:400],
-                }
-            )
-        if launches.graph > 0:
-            findings.append(
-                {
-                    "code": "runtime.cuda_graph",
-                    "severity": "violation",
-                    "phase": phase,
-                    "message": "a CUDA Graph was launched",
-                }
-            )
-        if launches.background > 0:
-            findings.append(
-                {
-                    "code": "runtime.background_launch",
-                    "severity": "violation",
-                    "phase": phase,
-                    "message": "kernels were launched while no call of solve was running",
-                    "evidence": f"{launches.background} launch(es) outside calls",
-                }
-            )
-        if require_dsl_kernel and self.require_dsl and reply.ok and launches.dsl == 0:
-            findings.append(
-                {
-                    "code": "runtime.no_dsl_kernel",
-                    "severity": "violation",
-                    "phase": phase,
-                    "message": "the call launched no kernel the variant's DSL runtime loaded",
-                }
-            )
+        findings = _core.audit_launches(
+            reply.launches, phase, reply.ok, require_dsl_kernel and self.require_dsl
+        )
         if findings:
             self.builder.add_findings(_core.apply_audit_policy(findings, self.policy))
 
@@ -543,26 +505,26 @@ class Evaluation:
         plan = self.plan
         sync = torch.cuda.synchronize if self.device == "cuda" else _no_sync
         fn = self.module.reference
+        t = time.perf_counter()
         with StrictNumerics():
             for seed in plan.warmup_seeds:
                 fn(*self.make(seed))
             sync()
             self.eager_parity = [self._published_call(fn, self.make(seed)) for seed in plan.timing_seeds]
+        t = self._step("eager.parity", t)
         self.eager_strict = []
         if plan.strict_pass:
             tools = self._gpu_tools()
-            self.strict_seeds = []
+            spans: list[float] = []
             started = time.perf_counter()
             with StrictNumerics():
-                while True:
-                    seed = plan.next_strict_seed()
+                while (seed := plan.next_eager_strict_seed(spans, time.perf_counter() - started)) is not None:
                     inputs = self.make(seed)
                     trace = tools.traced(lambda inputs=inputs: fn(*inputs))
-                    self.strict_seeds.append(seed)
                     self.eager_strict.append(trace)
-                    spans = [t.span_ms for t in self.eager_strict]
-                    if plan.strict_pass_done(spans, spans, time.perf_counter() - started):
-                        break
+                    spans.append(trace.span_ms)
+            self._step("eager.strict", t)
+            self.steps["eager.strict_draws"] = float(len(self.eager_strict))
 
     def _published_call(self, fn, inputs) -> float:
         """sync, start event, call, sync, end event, sync: milliseconds, by the PublishedClock that
@@ -650,6 +612,7 @@ class Evaluation:
             slots.capture(reservoir.offer(draw), outputs[0] if outputs else [], reply)
             return reply, rtt
 
+        t = time.perf_counter()
         for seed in plan.warmup_seeds:
             reply, _, _, _ = self._worker_call(session, "warmup", self.make(seed), want_outputs=False)
             if reply.judge_error:
@@ -658,6 +621,7 @@ class Evaluation:
             if not reply.ok:
                 b.record_call_error("timing", 0, reply.error_type or "Exception", reply.error)
                 return
+        t = self._step("timing.warmup", t)
         reported, round_trips = [], []
         for seed in plan.timing_seeds:
             reply, rtt = timed(seed, False)
@@ -675,24 +639,16 @@ class Evaluation:
             return
         pmethod = "parity_e2e" if self.device == "cuda" else "host_clock"
         b.set_parity_timing(accepted["accepted_ms"], self.eager_parity, pmethod, [], [])
+        t = self._step("timing.parity", t)
 
         if plan.strict_pass:
             kernel_traces, spans, sums, throttled = [], [], [], []
             eager_spans = [t.span_ms for t in self.eager_strict]
             started = time.perf_counter()
-
-            def strict_seeds():
-                # The eager pass's seeds first; more only while the kernel's median is not known
-                # to the target (the plan decides).
-                yield from self.strict_seeds
-                while not plan.strict_pass_done(spans, eager_spans, time.perf_counter() - started):
-                    yield plan.next_strict_seed()
-
-            for seed in strict_seeds():
-                if len(spans) >= len(eager_spans) and plan.strict_pass_done(
-                    spans, eager_spans, time.perf_counter() - started
-                ):
-                    break
+            # The eager series' seeds first, then more while the plan says the pass is not done.
+            while (
+                seed := plan.next_kernel_strict_seed(spans, eager_spans, time.perf_counter() - started)
+            ) is not None:
                 reply, rtt = timed(seed, True)
                 if reply is None:
                     return
@@ -700,9 +656,9 @@ class Evaluation:
                 trace = reply.trace
                 if trace is None:
                     continue
-                span = min(trace.span_ms, rtt * 1e3)  # a GPU span cannot outlast the round trip
+                span, kernel_sum = _core.accept_strict_sample(trace.span_ms, trace.kernel_sum_ms, rtt * 1e3)
                 spans.append(span)
-                sums.append(min(trace.kernel_sum_ms, span))
+                sums.append(kernel_sum)
                 throttled.append(bool(trace.throttled))
                 kernel_traces.append(trace)
                 if len(kernel_traces) == 1:
@@ -720,6 +676,8 @@ class Evaluation:
                 kernel_traces, self.require_dsl, self.config.library_share_limit, floor
             )
             b.add_findings(_core.apply_audit_policy(findings, self.policy))
+            t = self._step("timing.strict", t)
+            self.steps["timing.strict_draws"] = float(len(spans))
 
         # The re-checks: known only now that every timed draw's outputs are in.
         for slot, draw in reservoir.kept():
@@ -733,6 +691,7 @@ class Evaluation:
                 self._compare("timing_recheck", draw, expected, anchor, tensors, 0.0, b)
             if not b.can_continue():
                 return
+        self._step("timing.rechecks", t)
 
     def _physical_floor(self) -> float:
         """The problem's physical floor on this GPU (C++ JudgeFloorMs) from the measured copy

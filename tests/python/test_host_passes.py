@@ -1,0 +1,182 @@
+"""The judge host's GPU-only steps, driven on the CPU with a faked worker and GPU tools: the
+strict pass's two series as the C++ plan orders them, the launch rule and the knockout decided in
+C++, and the finer step times. CI has no GPU: without these, a slip in the host's glue would
+first show on the H200."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import metakernelbench as mkb
+import pytest
+from metakernelbench import _core
+from metakernelbench.judge import host, values
+
+SMALL = {"timing_draws": 10, "warmup_calls": 1, "recheck_draws": 1, "max_timing_draws": 30}
+
+
+def _launches(**counts):
+    return _core.message("LaunchCounts", {"monitored": True, **counts})
+
+
+def _trace(span_ms: float):
+    return _core.message(
+        "CallTrace",
+        {
+            "method": "cupti",
+            "span_ms": span_ms,
+            "kernel_sum_ms": span_ms * 0.9,
+            "records": [
+                {
+                    "kind": "KERNEL",
+                    "name": "kernel_cutlass_rmsnorm",
+                    "start_ns": 0,
+                    "end_ns": int(span_ms * 1e6),
+                    "origin": "dsl",
+                }
+            ],
+        },
+    )
+
+
+def _evaluation(problem, config: dict, require_dsl: bool = True):
+    """An Evaluation of problem on a "GPU" plan whose worker and GPU tools are fakes."""
+    ev = host.Evaluation.__new__(host.Evaluation)
+    ev.problem = problem.message
+    ev.config = _core.judge_config({**config, "policy": {"require_dsl": require_dsl}})
+    ev.device = "cpu"  # tensors on the CPU; the plan below is a GPU's
+    ev.workload = "small"
+    ev.request = SimpleNamespace(dsl="cutedsl")
+    ev.builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", ev.config)
+    ev.plan = _core.MeasurementPlan(ev.config, True)
+    ev.policy = ev.config.policy
+    ev.require_dsl = ev.plan.require_dsl
+    ev.module = problem.module
+    ev.steps, ev.times = {}, {}
+    ev.clocks = None
+    ev.calibration_gaps = [0.1] * 30
+    ev.in_place = host._in_place_flags(problem.message)
+    ev._call_clock = None
+    ev._physical_floor = lambda: 0.0
+    ev.make = lambda seed: problem.make_inputs("small", seed=seed % 1000)
+    return ev
+
+
+def test_the_strict_pass_replays_the_eager_seeds_and_the_kernel_draws_on_while_noisy(suite):
+    problem = suite.find(28)
+    ev = _evaluation(problem, SMALL)
+    eager_seeds, kernel_seeds = [], []
+    ev._published_call = lambda fn, inputs: 1.0
+    made = ev.make
+
+    def make(seed):
+        made_for.append(seed)
+        return made(seed)
+
+    made_for: list[int] = []
+    ev.make = make
+    ev._gpu_tools = lambda: SimpleNamespace(traced=lambda fn: (fn(), _trace(1.0))[1])
+    host.Evaluation._eager_passes(ev)
+    eager_seeds = made_for[len(ev.plan.warmup_seeds) + len(ev.plan.timing_seeds) :]
+    assert len(ev.eager_strict) == len(eager_seeds) == 10  # steady: done at timing_draws
+    assert ev.steps["eager.strict_draws"] == 10 and ev.steps["eager.parity"] >= 0
+
+    expected = problem.reference(*problem.make_inputs("small", seed=0))
+    spans = iter([1.0, 3.0] * 40)  # a noisy kernel: never converges, stops at the cap
+
+    def worker_call(session, op, inputs, want_outputs, **fields):
+        if op == "time_kernel" and fields.get("trace"):
+            kernel_seeds.append(made_for[-1])
+        trace = _trace(next(spans)) if fields.get("trace") else None
+        reply = SimpleNamespace(
+            judge_error="",
+            ok=True,
+            seconds=0.009,
+            trace=trace,
+            output=values.value_node(expected),
+            launches=_launches(dsl=1, library=2),
+        )
+        return reply, ([expected], None), None, 0.01  # 10 ms round trips: the spans fit
+
+    ev._worker_call = worker_call
+    ev.references = lambda inputs: (expected, expected)
+    ev._compare = lambda *args: True
+    host.Evaluation._kernel_passes(ev, session=None)
+    b = ev.builder
+    assert b.can_continue() and not b.has_violation(), b.finish().findings
+    assert kernel_seeds[:10] == eager_seeds  # the same inputs, in the same order
+    assert len(kernel_seeds) == 30 and not set(kernel_seeds[10:]) & set(eager_seeds)
+    assert ev.steps["timing.strict_draws"] == 30
+    for step in ("timing.warmup", "timing.parity", "timing.strict", "timing.rechecks"):
+        assert ev.steps[step] >= 0
+    verdict = b.finish()
+    assert verdict.kernel_span.samples == 30 and verdict.eager_span.samples == 10
+
+
+def test_a_span_longer_than_its_round_trip_is_taken_as_the_round_trip():
+    assert _core.accept_strict_sample(5.0, 4.0, 3.0) == (3.0, 3.0)
+    assert _core.accept_strict_sample(1.0, 2.0, 3.0) == (1.0, 1.0)
+    assert _core.accept_strict_sample(1.0, 0.5, 3.0) == (1.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("counts", "require_dsl", "codes"),
+    [
+        ({"dsl": 1, "library": 3}, True, []),
+        ({"dsl": 0, "library": 3}, True, ["runtime.no_dsl_kernel"]),
+        ({"dsl": 0, "library": 3}, False, []),  # the rule waived by the policy
+        ({"dsl": 1, "raw": 1, "raw_evidence": ["cuModuleLoadData from x.so"]}, True, ["runtime.raw_module"]),
+        ({"dsl": 1, "graph": 1}, True, ["runtime.cuda_graph"]),
+        ({"dsl": 1, "background": 2}, True, ["runtime.background_launch"]),
+    ],
+)
+def test_the_launch_rule_is_the_cores_and_the_host_applies_it(suite, counts, require_dsl, codes):
+    ev = _evaluation(suite.find(28), SMALL, require_dsl=require_dsl)
+    reply = SimpleNamespace(ok=True, launches=_launches(**counts))
+    host.Evaluation._launch_findings(ev, reply, "correctness")
+    found = [f for f in ev.builder.finish().findings if f.severity == "violation"]
+    assert [f.code for f in found] == codes
+    assert all(f.phase == "correctness" for f in found)
+
+
+@pytest.mark.parametrize(
+    ("knocked_out", "outputs_pass", "violation"), [(2, True, True), (2, False, False), (0, True, False)]
+)
+def test_the_knockout_draw_fails_a_kernel_whose_outputs_do_not_need_the_dsl(
+    suite, knocked_out, outputs_pass, violation
+):
+    problem = suite.find(28)
+    ev = _evaluation(problem, SMALL)
+    expected = problem.reference(*problem.make_inputs("small", seed=0))
+    ev.references = lambda inputs: (expected, expected)
+    reply = SimpleNamespace(judge_error="", ok=True, launches=_launches(dsl=2, knocked_out=knocked_out))
+    ev._worker_call = lambda *args, **kwargs: (reply, ([expected], None), [], 0.001)
+    ev._judge_outputs = lambda *args, **kwargs: outputs_pass
+    host.Evaluation._knockout_draw(ev, 7, session=None)
+    codes = [f.code for f in ev.builder.finish().findings if f.severity == "violation"]
+    assert codes == (["runtime.dsl_result_unused"] if violation else [])
+
+
+def test_a_verdict_carries_the_finer_steps_of_its_phases(suite):
+    verdict = mkb.evaluate(
+        suite.find(28),
+        "cutedsl",
+        path=Path(__file__).resolve().parents[1] / "adversarial" / "kernels" / "honest_rmsnorm.py",
+        device="cpu",
+        config={"timing_draws": 4, "warmup_calls": 1, "recheck_draws": 1},
+    )
+    assert verdict.status == "passed"
+    steps = verdict.phase_times.steps
+    for name in (
+        "startup.audit",
+        "startup.fork",
+        "startup.worker_ready",
+        "startup.prepare",
+        "eager.parity",
+        "correctness.first_call",
+        "timing.warmup",
+        "timing.parity",
+        "timing.rechecks",
+    ):
+        assert steps[name] >= 0, name
+    startup = sum(v for k, v in steps.items() if k.startswith("startup."))
+    assert startup <= verdict.phase_times.startup_s + 1e-6
