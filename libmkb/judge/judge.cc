@@ -319,7 +319,9 @@ class HostProcess {
       }
     }
     reply_fd_.reset();
+    const absl::Time answered = absl::Now();
     const v1::ProcessOutcome outcome = supervisor_->Finish(absl::Seconds(30));
+    const double exit_s = absl::ToDoubleSeconds(absl::Now() - answered);
     const std::string& tail = outcome.stderr_tail();
     if (timed_out) {
       return absl::DeadlineExceededError(absl::StrCat("the judge host ran past its deadline (",
@@ -353,6 +355,8 @@ class HostProcess {
       return absl::InternalError(
           absl::StrCat("the judge host answered no verdict; stderr:\n", tail));
     }
+    // The caller's wait for the host to exit once its verdict was in (PhaseTimes.steps).
+    (*verdict.mutable_phase_times()->mutable_steps())["caller.host_exit"] = exit_s;
     return verdict;
   }
 
@@ -560,13 +564,18 @@ absl::StatusOr<v1::Verdict> Judge::Evaluate(const v1::EvaluationRequest& request
   // The GPU is held from before the host is taken until its verdict is in: no other
   // evaluation's host or worker runs on it meanwhile.
   const DevicePool::Lease gpu = pool_.Acquire();
+  const absl::Time taking = absl::Now();
   auto host = TakeHost(request.dsl(), gpu);
   if (!host.ok()) return host.status();
+  const double take_s = absl::ToDoubleSeconds(absl::Now() - taking);
   const absl::Time deadline =
       absl::Now() + absl::Seconds(config.total_timeout_s()) + options_.deadline_margin;
   absl::StatusOr<v1::Verdict> verdict = (*host)->Serve(request, deadline, config.total_timeout_s());
   if (verdict.ok()) {
-    verdict->mutable_phase_times()->set_queue_s(absl::ToDoubleSeconds(gpu.waited()));
+    v1::PhaseTimes* times = verdict->mutable_phase_times();
+    times->set_queue_s(absl::ToDoubleSeconds(gpu.waited()));
+    // A host forked from the template (or started, or a spare), before its request was sent.
+    (*times->mutable_steps())["caller.take_host"] = take_s;
   }
   return verdict;
 }

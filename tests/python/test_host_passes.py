@@ -180,3 +180,5 @@ def test_a_verdict_carries_the_finer_steps_of_its_phases(suite):
         assert steps[name] >= 0, name
     startup = sum(v for k, v in steps.items() if k.startswith("startup."))
     assert startup <= verdict.phase_times.startup_s + 1e-6
+    # The caller's own steps, outside the host's total_s: taking the host and its exit.
+    assert steps["caller.take_host"] >= 0 and steps["caller.host_exit"] >= 0
