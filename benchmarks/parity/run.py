@@ -6,11 +6,17 @@ For every row (a shipped solution, or an eager-only kernel), on the same files a
     generator, then synchronise, start event, solve, synchronise, end event, synchronise; the
     median; the eager baseline the same way on the reference under the reference numerics. Run
     `--published-runs` times, each in a fresh process (one per DSL: a process holds one DSL);
-  * the judge (`mkb.evaluate`), `--judge-runs` times.
+  * the judge (`mkb.evaluate`), `--judge-runs` times; with `--judge-pin-cpu N` each run also with
+    the judge's host and worker pinned to CPU N (config pin_cpu), beside it.
 It reports each method's median speedup with its run-to-run spread, and judge / published.
+`--diagnose` adds, per row, the published process's own calls timed other ways (the judge's clock,
+an L2 flush, a C++ thread, drawn first, the collector off) and in a child process woken for each
+call as the judge's worker is, free, on the parent's CPU or on another.
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
+        [--problems 28 36] [--judge-pin-cpu 2] [--diagnose]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
+    python benchmarks/parity/run.py --wakeup-child ROW CPU  (the woken child; internal)
 """
 
 from __future__ import annotations
@@ -181,7 +187,7 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
     )
     out = {**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms}
     if row.get("diagnose"):
-        out["diagnostics"] = _diagnostics(kernel.solve, draw, timing)
+        out["diagnostics"] = {**_diagnostics(kernel.solve, draw, timing), **_wakeup_diagnostics(row, timing)}
     return out
 
 
@@ -264,6 +270,144 @@ def _diagnostics(solve, draw, timing) -> dict:
     return out
 
 
+# --- the process boundary: the judge's kernel runs in a worker woken for each call ---------------
+
+
+def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
+    """The published method's call of the kernel in a child process of this one (`--wakeup-child`),
+    as the judge's worker makes it: the child draws the inputs, waits on a pipe while this process
+    does a draw of its own (the host's make_inputs), and is woken to time the call. Against the
+    child timing right after its own draw ("hot", the published method in another process),
+    woken with both processes free, on one CPU, and on two different CPUs (medians, ms): whether
+    the wake-up across processes, and where the processes run, moves a launch-bound call."""
+    out: dict = {}
+    cpus = sorted(os.sched_getaffinity(0))
+    placements = [("", None, None)]
+    if len(cpus) >= 2:
+        placements += [("_same_cpu", cpus[0], cpus[0]), ("_other_cpu", cpus[0], cpus[1])]
+    mine = set(cpus)
+    numerics = _reference_numerics()
+    ref = _load("_wake_parent_ref", os.path.join(row["dir"], "reference.py"))
+    device = row.get("device", "cuda")
+
+    def host_draw(s):
+        import torch
+
+        with numerics(), torch.random.fork_rng():
+            torch.manual_seed(s)
+            inputs = list(ref.make_inputs(workload=row["workload"], device=device))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return inputs
+
+    for suffix, parent_cpu, child_cpu in placements:
+        if parent_cpu is not None:
+            os.sched_setaffinity(0, {parent_cpu})
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--wakeup-child",
+                json.dumps(row),
+                str(-1 if child_cpu is None else child_cpu),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+
+        def ask(line: str, child=child) -> str:
+            child.stdin.write(line + "\n")
+            child.stdin.flush()
+            answer = child.stdout.readline().strip()
+            if not answer or answer.startswith("error"):
+                raise RuntimeError(f"wake-up child: {answer or 'no answer'}")
+            return answer
+
+        try:
+            for s in timing[:10]:
+                ask(f"warm {s}")
+            if not suffix:
+                out["child_hot_kernel_ms"] = statistics.median(float(ask(f"hot {s}")) for s in timing)
+            times = []
+            for s in timing:
+                ask(f"prep {s}")
+                host_draw(s + 1)  # the host's own work while the worker waits
+                times.append(float(ask("go")))
+            out[f"child_woken{suffix}_kernel_ms"] = statistics.median(times)
+        except Exception as exc:  # a diagnostic, not a row: reported, never fatal
+            out[f"child_woken{suffix}_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        finally:
+            try:
+                child.stdin.write("quit\n")
+                child.stdin.close()
+            except OSError:
+                pass
+            child.wait(timeout=60)
+            os.sched_setaffinity(0, mine)
+    return out
+
+
+def _wakeup_child(row_json: str, cpu: int) -> int:
+    """`--wakeup-child ROW CPU` (internal): times the row's kernel by the published method on
+    request, one line per request: `warm S` (untimed), `hot S` (draw, then time), `prep S`
+    (draw only), `go` (time the prepared call), `quit`."""
+    row = json.loads(row_json)
+    if cpu >= 0:
+        os.sched_setaffinity(0, {cpu})
+    device = row.get("device", "cuda")
+    if row["require_dsl"] and row["dsl"] in ("cutedsl", "tirx"):
+        from metakernelbench import toolchains
+
+        toolchains.activate(toolchains.site_dirs(row["dsl"]))
+    import torch
+
+    numerics = _reference_numerics()
+    ref = _load("_wake_ref", os.path.join(row["dir"], "reference.py"))
+    kernel = _load("_wake_kernel", row["kernel"])
+    if device == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def timed(inputs) -> float:
+        if device == "cuda":
+            return _events_ms(kernel.solve, inputs, start, end)
+        t = time.perf_counter()
+        kernel.solve(*inputs)
+        return (time.perf_counter() - t) * 1e3
+
+    def draw(s):
+        with numerics(), torch.random.fork_rng():
+            torch.manual_seed(s)
+            inputs = list(ref.make_inputs(workload=row["workload"], device=device))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return inputs
+
+    prepared = None
+    for line in sys.stdin:
+        op, _, arg = line.strip().partition(" ")
+        try:
+            if op == "quit":
+                break
+            if op == "warm":
+                kernel.solve(*draw(int(arg)))
+                answer = "ok"
+            elif op == "hot":
+                answer = repr(timed(draw(int(arg))))
+            elif op == "prep":
+                prepared = draw(int(arg))
+                answer = "ok"
+            elif op == "go":
+                answer = repr(timed(prepared))
+            else:
+                answer = f"error: unknown request {op!r}"
+        except Exception as exc:
+            answer = f"error: {type(exc).__name__}: {str(exc)[:200]}"
+        print(answer, flush=True)
+    return 0
+
+
 def _child(dsl: str, rows_path: str, seed: int) -> int:
     rows = json.loads(Path(rows_path).read_text())
     from metakernelbench import toolchains
@@ -312,13 +456,15 @@ def _key(row: dict) -> tuple:
 # --- the judge ----------------------------------------------------------------------------------
 
 
-def _judge_runs(rows: list[dict], run: int) -> dict[tuple, list[dict]]:
-    """Run `run` of the judge over every row."""
+def _judge_runs(rows: list[dict], run: int, pin_cpu: int | None = None) -> dict[tuple, list[dict]]:
+    """Run `run` of the judge over every row (with `pin_cpu`: the judge's config pin_cpu)."""
     import metakernelbench as mkb
 
     results: dict[tuple, list[dict]] = {}
     for row in rows:
-        config = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
+        config: dict = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
+        if pin_cpu is not None:
+            config["pin_cpu"] = pin_cpu
         t = time.perf_counter()
         verdict = mkb.evaluate(
             row["problem"],
@@ -339,8 +485,8 @@ def _judge_runs(rows: list[dict], run: int) -> dict[tuple, list[dict]]:
         }
         results.setdefault(_key(row), []).append(entry)
         print(
-            f"  judge run {run}: {row['slug'][:40]} {row['dsl']} {row['workload']}: {verdict.status} "
-            f"{verdict.speedup_vs_eager}",
+            f"  judge run {run}{'' if pin_cpu is None else f' (CPU {pin_cpu})'}: {row['slug'][:40]} "
+            f"{row['dsl']} {row['workload']}: {verdict.status} {verdict.speedup_vs_eager}",
             flush=True,
         )
     return results
@@ -359,7 +505,7 @@ def _spread(values: list[float]) -> dict:
     }
 
 
-def _table(rows: list[dict], published: dict, judged: dict) -> list[dict]:
+def _table(rows: list[dict], published: dict, judged: dict, pinned: dict | None = None) -> list[dict]:
     table = []
     for row in rows:
         key = _key(row)
@@ -367,6 +513,16 @@ def _table(rows: list[dict], published: dict, judged: dict) -> list[dict]:
         judge_values = [j["speedup"] for j in judged.get(key, []) if j["speedup"] is not None]
         jud = _spread(judge_values)
         ratio = jud["median"] / pub["median"] if jud["median"] and pub["median"] else None
+        extra: dict = {}
+        if pinned is not None:  # --judge-pin-cpu: the judge's runs with config pin_cpu beside
+            pin = _spread([j["speedup"] for j in pinned.get(key, []) if j["speedup"] is not None])
+            extra = {
+                "judge_pinned": pin,
+                "judge_pinned_runs": pinned.get(key, []),
+                "judge_pinned_over_published": pin["median"] / pub["median"]
+                if pin["median"] and pub["median"]
+                else None,
+            }
         table.append(
             {
                 "problem": row["problem"],
@@ -381,21 +537,25 @@ def _table(rows: list[dict], published: dict, judged: dict) -> list[dict]:
                 "judge_runs": judged.get(key, []),
                 "judge_over_published": ratio,
                 "within_5_percent": ratio is not None and abs(ratio - 1) <= 0.05,
+                **extra,
                 **({"diagnostics": DIAGNOSTICS[key]} if key in DIAGNOSTICS else {}),
             }
         )
     return table
 
 
-def _write(args, rows: list[dict], published: dict, judged: dict, complete: bool) -> list[dict]:
+def _write(
+    args, rows: list[dict], published: dict, judged: dict, complete: bool, pinned: dict | None = None
+) -> list[dict]:
     """Writes the table as it stands (after every run: a killed benchmark keeps what it measured)."""
-    table = _table(rows, published, judged)
+    table = _table(rows, published, judged, pinned)
     result = {
         "benchmark": "parity",
         "date": date.today().isoformat(),
         "published_runs": args.published_runs,
         "judge_runs": args.judge_runs,
         "complete": complete,
+        **({"judge_pin_cpu": args.judge_pin_cpu} if args.judge_pin_cpu is not None else {}),
         "rows": table,
     }
     try:
@@ -418,16 +578,27 @@ def main() -> int:
     parser.add_argument("--problems", type=int, nargs="*", default=[])
     parser.add_argument("--no-eager-rows", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
+    parser.add_argument("--wakeup-child", nargs=2, metavar=("ROW", "CPU"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--judge-pin-cpu",
+        type=int,
+        default=None,
+        help="also run the judge with config pin_cpu set to this CPU, each run beside an unpinned "
+        "one (the rows' judge_pinned)",
+    )
     parser.add_argument(
         "--diagnose",
         action="store_true",
-        help="also time the published child's calls with the judge's clock, after an L2 flush and "
-        "on a C++ thread (the rows' 'diagnostics')",
+        help="also time the published child's calls with the judge's clock, after an L2 flush, "
+        "on a C++ thread, and in a process of their own woken for each call, pinned or not (the "
+        "rows' 'diagnostics')",
     )
     args = parser.parse_args()
     if args.child:
         return _child(args.child[0], args.child[1], args.seed)
+    if args.wakeup_child:
+        return _wakeup_child(args.wakeup_child[0], int(args.wakeup_child[1]))
     import tempfile
 
     rows = _rows(args)
@@ -440,11 +611,15 @@ def main() -> int:
             for key, values in _published_runs(rows, run, Path(tmp)).items():
                 published.setdefault(key, []).extend(values)
             _write(args, rows, published, judged, complete=False)
+    pinned: dict[tuple, list[dict]] | None = None if args.judge_pin_cpu is None else {}
     for run in range(args.judge_runs):
         for key, entries in _judge_runs(rows, run).items():
             judged.setdefault(key, []).extend(entries)
-        _write(args, rows, published, judged, complete=False)
-    table = _write(args, rows, published, judged, complete=True)
+        if pinned is not None:
+            for key, entries in _judge_runs(rows, run, args.judge_pin_cpu).items():
+                pinned.setdefault(key, []).extend(entries)
+        _write(args, rows, published, judged, complete=False, pinned=pinned)
+    table = _write(args, rows, published, judged, complete=True, pinned=pinned)
     for row in table:
         pub, jud, ratio = row["published"], row["judge"], row["judge_over_published"]
         print(
@@ -454,7 +629,13 @@ def main() -> int:
             f"(±{pub['relative_spread'] and round(100 * pub['relative_spread'], 1)}%) "
             f"judge {jud['median'] and round(jud['median'], 3)} "
             f"(±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
-            f"ratio {ratio and round(ratio, 3)}",
+            f"ratio {ratio and round(ratio, 3)}"
+            + (
+                f" pinned {row['judge_pinned']['median'] and round(row['judge_pinned']['median'], 3)} "
+                f"ratio {row['judge_pinned_over_published'] and round(row['judge_pinned_over_published'], 3)}"
+                if "judge_pinned" in row
+                else ""
+            ),
             flush=True,
         )
     return 0

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -66,6 +67,20 @@ absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
   if (request.config().correctness_draws() < 0 || request.config().timing_draws() < 0 ||
       request.config().warmup_calls() < 0 || request.config().recheck_draws() < 0) {
     return absl::InvalidArgumentError("config: draw counts must be >= 0");
+  }
+  if (request.config().has_pin_cpu()) {
+    // The host inherits this process's CPUs: the pinned one must be among them.
+    const int cpu = request.config().pin_cpu();
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return Errno("sched_getaffinity");
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
+      std::string usable;
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) absl::StrAppend(&usable, usable.empty() ? "" : ",", c);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "config.pin_cpu: CPU ", cpu, " is not one this process may run on (", usable, ")"));
+    }
   }
   return absl::OkStatus();
 }

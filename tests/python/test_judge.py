@@ -1,5 +1,7 @@
 """mkb.evaluate / mkb.report: the judge's Python API over the C++ mkb::Judge."""
 
+import os
+import time
 from pathlib import Path
 
 import metakernelbench as mkb
@@ -207,3 +209,78 @@ def test_returned_values_are_read_once_by_exact_type_through_captured_descriptor
     # Built by the same reader: the structure check sees the subclass for what it is.
     mismatch = _core.compare_structure(values.value_node(x), facts.describe(sub)[0])
     assert mismatch is not None and mismatch.kind == "type"
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process below `root` (the judge's hosts, templates and workers)."""
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent and fields[0] != "Z":
+                found.append(int(entry))
+                frontier.append(int(entry))
+    return found
+
+
+def _allowed_cpus(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Cpus_allowed_list:"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
+
+
+def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
+    """config pin_cpu: the host and the worker it forks (every thread of both) run on that CPU,
+    and the template that forked the host keeps every CPU; a CPU the judge may not use is an
+    error naming the field."""
+    import threading
+
+    cpu = max(os.sched_getaffinity(0))
+    seen: dict[int, str] = {}
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            for pid in _descendants(os.getpid()):
+                allowed = _allowed_cpus(pid)
+                if allowed is not None:
+                    seen[pid] = allowed
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        verdict = mkb.evaluate(
+            suite.find(28),
+            "cutedsl",
+            path=KERNELS / "honest_rmsnorm.py",
+            device="cpu",
+            config={**QUICK, "timing_draws": 20, "pin_cpu": cpu},
+        )
+    finally:
+        done.set()
+        watcher.join()
+    assert verdict.status == "passed", verdict.message
+    pinned = [pid for pid, allowed in seen.items() if allowed == str(cpu)]
+    assert len(pinned) >= 2, seen  # the host and its worker (and the worker's own children)
+    assert any(allowed != str(cpu) for allowed in seen.values()), seen  # the template is not
+    with pytest.raises(_core.InvalidArgumentError, match="config.pin_cpu: CPU 100000"):
+        mkb.evaluate(
+            suite.find(28),
+            "cutedsl",
+            path=KERNELS / "honest_rmsnorm.py",
+            device="cpu",
+            config={"pin_cpu": 100000},
+        )

@@ -50,6 +50,9 @@ def eval_kernel(
         "--no-dsl-rule",
         help="Waive the DSL rule (policy require_dsl false): an eager kernel is judged as any other.",
     ),
+    pin_cpu: int | None = typer.Option(
+        None, "--pin-cpu", help="Run the judge's host and worker on this CPU (config pin_cpu)."
+    ),
 ) -> None:
     """Judge KERNEL on a problem and print the report (or the Verdict with --json).
 
@@ -65,6 +68,7 @@ def eval_kernel(
         ("timing_draws", timing_draws),
         ("warmup_calls", warmup),
         ("call_timeout_s", call_timeout),
+        ("pin_cpu", pin_cpu),
     ):
         if value is not None:
             config[key] = value

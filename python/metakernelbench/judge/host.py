@@ -214,6 +214,9 @@ class Evaluation:
         b = self.builder
         config = self.config
         t = self._step("startup.audit", start)
+        if config.has("pin_cpu"):
+            # Every thread of this process and of the worker it forks (mkb::Judge checked the CPU).
+            os.sched_setaffinity(0, {config.pin_cpu})
         workdir = tempfile.mkdtemp(prefix="mkb-eval-")
         os.chmod(workdir, 0o711)
         work = os.path.join(workdir, "work")
