@@ -215,8 +215,10 @@ class Evaluation:
         config = self.config
         t = self._step("startup.audit", start)
         if config.has("pin_cpu"):
-            # Every thread of this process and of the worker it forks (mkb::Judge checked the CPU).
-            os.sched_setaffinity(0, {config.pin_cpu})
+            # Every thread of this process, and so of the worker it forks and of the threads
+            # either starts (mkb::Judge checked the CPU).
+            for tid in os.listdir("/proc/self/task"):
+                os.sched_setaffinity(int(tid), {config.pin_cpu})
         workdir = tempfile.mkdtemp(prefix="mkb-eval-")
         os.chmod(workdir, 0o711)
         work = os.path.join(workdir, "work")
