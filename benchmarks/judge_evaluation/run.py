@@ -4,7 +4,7 @@ honest eager kernel) judged with the default protocol, the first evaluation of t
 forked from that template), split into waiting for the host, worker start and prepare, the eager
 baseline, the channel's calibration, import, correctness (with the knockout draw) and timing.
 
-    python benchmarks/judge_evaluation/run.py --out results.json [--device cuda] [--repeats 3]
+    python benchmarks/judge_evaluation/run.py --out results.json [--device cuda] [--repeats 3] [--pin-cpu N]
 """
 
 from __future__ import annotations
@@ -38,13 +38,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pin-cpu", type=int, default=None, help="the judge's config pin_cpu")
     args = parser.parse_args()
     problem = mkb.load_suite().find(28)
     import torch
 
     gpu = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     kernel = Path(problem.directory) / "solutions" / "cutedsl.py" if gpu else EAGER_KERNEL
-    config = {} if gpu else {"policy": {"require_dsl": False}}
+    config: dict = {} if gpu else {"policy": {"require_dsl": False}}
+    if args.pin_cpu is not None:
+        config["pin_cpu"] = args.pin_cpu
     rows = []
     for repeat in range(args.repeats):
         start = time.perf_counter()
@@ -92,6 +95,7 @@ def main() -> int:
         "host": platform.node(),
         # mkb.evaluate forks each host from a host template per DSL (started by repeat 0).
         "host_template": True,
+        **({"pin_cpu": args.pin_cpu} if args.pin_cpu is not None else {}),
         "rows": rows,
     }
     args.out.write_text(json.dumps(result, indent=2))
