@@ -16,7 +16,7 @@ call as the judge's worker is, free, on the parent's CPU or on another.
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
         [--problems 28 36] [--judge-pin-cpu 2] [--diagnose]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
-    python benchmarks/parity/run.py --wakeup-child ROW CPU  (the woken child; internal)
+    python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
 """
 
 from __future__ import annotations
@@ -187,7 +187,9 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
     )
     out = {**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms}
     if row.get("diagnose"):
-        out["diagnostics"] = {**_diagnostics(kernel.solve, draw, timing), **_wakeup_diagnostics(row, timing)}
+        out["diagnostics"] = _diagnostics(kernel.solve, draw, timing)
+        if row.get("diagnose_wakeup"):  # the first published run only: a child per row is slow
+            out["diagnostics"].update(_wakeup_diagnostics(row, timing))
     return out
 
 
@@ -279,7 +281,8 @@ def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
     does a draw of its own (the host's make_inputs), and is woken to time the call. Against the
     child timing right after its own draw ("hot", the published method in another process),
     woken with both processes free, on one CPU, and on two different CPUs (medians, ms): whether
-    the wake-up across processes, and where the processes run, moves a launch-bound call."""
+    the wake-up across processes, and where the processes run, moves a launch-bound call. One
+    child per row (its start is the cost: torch, CUDA, the DSL), re-pinned between placements."""
     out: dict = {}
     cpus = sorted(os.sched_getaffinity(0))
     placements = [("", None, None)]
@@ -300,62 +303,60 @@ def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
             torch.cuda.synchronize()
         return inputs
 
-    for suffix, parent_cpu, child_cpu in placements:
-        if parent_cpu is not None:
-            os.sched_setaffinity(0, {parent_cpu})
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--wakeup-child",
-                json.dumps(row),
-                str(-1 if child_cpu is None else child_cpu),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-        )
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--wakeup-child", json.dumps(row)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
 
-        def ask(line: str, child=child) -> str:
-            child.stdin.write(line + "\n")
-            child.stdin.flush()
-            answer = child.stdout.readline().strip()
-            if not answer or answer.startswith("error"):
-                raise RuntimeError(f"wake-up child: {answer or 'no answer'}")
-            return answer
+    def ask(line: str) -> str:
+        child.stdin.write(line + "\n")
+        child.stdin.flush()
+        answer = child.stdout.readline().strip()
+        if not answer or answer.startswith("error"):
+            raise RuntimeError(f"wake-up child: {answer or 'no answer'}")
+        return answer
 
-        try:
-            for s in timing[:10]:
-                ask(f"warm {s}")
-            if not suffix:
-                out["child_hot_kernel_ms"] = statistics.median(float(ask(f"hot {s}")) for s in timing)
-            times = []
-            for s in timing:
-                ask(f"prep {s}")
-                host_draw(s + 1)  # the host's own work while the worker waits
-                times.append(float(ask("go")))
-            out[f"child_woken{suffix}_kernel_ms"] = statistics.median(times)
-        except Exception as exc:  # a diagnostic, not a row: reported, never fatal
-            out[f"child_woken{suffix}_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-        finally:
+    try:
+        for s in timing[:10]:
+            ask(f"warm {s}")
+        out["child_hot_kernel_ms"] = statistics.median(float(ask(f"hot {s}")) for s in timing)
+        for suffix, parent_cpu, child_cpu in placements:
             try:
-                child.stdin.write("quit\n")
-                child.stdin.close()
-            except OSError:
-                pass
+                os.sched_setaffinity(0, mine if parent_cpu is None else {parent_cpu})
+                ask(f"pin {-1 if child_cpu is None else child_cpu}")
+                times = []
+                for s in timing:
+                    ask(f"prep {s}")
+                    host_draw(s + 1)  # the host's own work while the worker waits
+                    times.append(float(ask("go")))
+                out[f"child_woken{suffix}_kernel_ms"] = statistics.median(times)
+            except Exception as exc:  # a diagnostic, not a row: reported, never fatal
+                out[f"child_woken{suffix}_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    except Exception as exc:
+        out["child_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        os.sched_setaffinity(0, mine)
+        try:
+            child.stdin.write("quit\n")
+            child.stdin.close()
+        except OSError:
+            pass
+        try:
             child.wait(timeout=60)
-            os.sched_setaffinity(0, mine)
+        except subprocess.TimeoutExpired:
+            child.kill()
     return out
 
 
-def _wakeup_child(row_json: str, cpu: int) -> int:
-    """`--wakeup-child ROW CPU` (internal): times the row's kernel by the published method on
+def _wakeup_child(row_json: str) -> int:
+    """`--wakeup-child ROW` (internal): times the row's kernel by the published method on
     request, one line per request: `warm S` (untimed), `hot S` (draw, then time), `prep S`
-    (draw only), `go` (time the prepared call), `quit`."""
+    (draw only), `go` (time the prepared call), `pin CPU` (-1: every CPU), `quit`."""
     row = json.loads(row_json)
-    if cpu >= 0:
-        os.sched_setaffinity(0, {cpu})
+    every_cpu = os.sched_getaffinity(0)
     device = row.get("device", "cuda")
     if row["require_dsl"] and row["dsl"] in ("cutedsl", "tirx"):
         from metakernelbench import toolchains
@@ -400,6 +401,9 @@ def _wakeup_child(row_json: str, cpu: int) -> int:
                 answer = "ok"
             elif op == "go":
                 answer = repr(timed(prepared))
+            elif op == "pin":
+                os.sched_setaffinity(0, every_cpu if int(arg) < 0 else {int(arg)})
+                answer = "ok"
             else:
                 answer = f"error: unknown request {op!r}"
         except Exception as exc:
@@ -425,6 +429,8 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
         mine = [r for r in rows if r["dsl"] == dsl]
         if not mine:
             continue
+        if run == 0:  # --diagnose: the woken child's timings in the first run only
+            mine = [{**r, "diagnose_wakeup": True} if r.get("diagnose") else r for r in mine]
         path = tmp / f"rows-{dsl}.json"
         path.write_text(json.dumps(mine))
         done = subprocess.run(
@@ -578,7 +584,7 @@ def main() -> int:
     parser.add_argument("--problems", type=int, nargs="*", default=[])
     parser.add_argument("--no-eager-rows", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
-    parser.add_argument("--wakeup-child", nargs=2, metavar=("ROW", "CPU"))
+    parser.add_argument("--wakeup-child", metavar="ROW")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--judge-pin-cpu",
@@ -598,7 +604,7 @@ def main() -> int:
     if args.child:
         return _child(args.child[0], args.child[1], args.seed)
     if args.wakeup_child:
-        return _wakeup_child(args.wakeup_child[0], int(args.wakeup_child[1]))
+        return _wakeup_child(args.wakeup_child)
     import tempfile
 
     rows = _rows(args)
