@@ -278,7 +278,8 @@ def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
     assert verdict.status == "passed", verdict.message
     pinned = [pid for pid, allowed in seen.items() if allowed == str(cpu)]
     assert len(pinned) >= 2, seen  # the host and its worker, every thread of each
-    assert any(allowed != str(cpu) for allowed in seen.values()), seen  # the template is not
+    if len(os.sched_getaffinity(0)) > 1:  # the template keeps every CPU (one CPU: no difference)
+        assert any(allowed != str(cpu) for allowed in seen.values()), seen
     with pytest.raises(_core.InvalidArgumentError, match="config.pin_cpu: CPU 100000"):
         mkb.evaluate(
             suite.find(28),
