@@ -275,6 +275,26 @@ def _diagnostics(solve, draw, timing) -> dict:
 # --- the process boundary: the judge's kernel runs in a worker woken for each call ---------------
 
 
+def _settled_draw(row: dict, name: str):
+    """draw(seed) -> the row's inputs as the published method draws them, the device settled
+    after (the woken child's and its parent's draws)."""
+    import torch
+
+    numerics = _reference_numerics()
+    ref = _load(name, os.path.join(row["dir"], "reference.py"))
+    device = row.get("device", "cuda")
+
+    def draw(s):
+        with numerics(), torch.random.fork_rng():
+            torch.manual_seed(s)
+            inputs = list(ref.make_inputs(workload=row["workload"], device=device))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return inputs
+
+    return draw
+
+
 def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
     """The published method's call of the kernel in a child process of this one (`--wakeup-child`),
     as the judge's worker makes it: the child draws the inputs, waits on a pipe while this process
@@ -289,20 +309,7 @@ def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
     if len(cpus) >= 2:
         placements += [("_same_cpu", cpus[0], cpus[0]), ("_other_cpu", cpus[0], cpus[1])]
     mine = set(cpus)
-    numerics = _reference_numerics()
-    ref = _load("_wake_parent_ref", os.path.join(row["dir"], "reference.py"))
-    device = row.get("device", "cuda")
-
-    def host_draw(s):
-        import torch
-
-        with numerics(), torch.random.fork_rng():
-            torch.manual_seed(s)
-            inputs = list(ref.make_inputs(workload=row["workload"], device=device))
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return inputs
-
+    host_draw = _settled_draw(row, "_wake_parent_ref")
     child = subprocess.Popen(
         [sys.executable, __file__, "--wakeup-child", json.dumps(row)],
         stdin=subprocess.PIPE,
@@ -364,8 +371,7 @@ def _wakeup_child(row_json: str) -> int:
         toolchains.activate(toolchains.site_dirs(row["dsl"]))
     import torch
 
-    numerics = _reference_numerics()
-    ref = _load("_wake_ref", os.path.join(row["dir"], "reference.py"))
+    draw = _settled_draw(row, "_wake_ref")
     kernel = _load("_wake_kernel", row["kernel"])
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -376,14 +382,6 @@ def _wakeup_child(row_json: str) -> int:
         t = time.perf_counter()
         kernel.solve(*inputs)
         return (time.perf_counter() - t) * 1e3
-
-    def draw(s):
-        with numerics(), torch.random.fork_rng():
-            torch.manual_seed(s)
-            inputs = list(ref.make_inputs(workload=row["workload"], device=device))
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return inputs
 
     prepared = None
     for line in sys.stdin:

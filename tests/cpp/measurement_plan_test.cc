@@ -70,6 +70,22 @@ TEST_CASE("a strict sample is no longer than its round trip, its kernel sum no l
   CHECK(s.kernel_sum_ms == 1.0);
 }
 
+namespace {
+
+// Runs a plan's eager strict series with a steady 1 ms per sample; returns its seeds.
+std::vector<uint64_t> SteadyEagerSeries(mkb::MeasurementPlan& plan, std::vector<double>* spans) {
+  std::vector<uint64_t> seeds;
+  for (;;) {
+    auto seed = plan.NextEagerStrictSeed(*spans, 0.1);
+    REQUIRE(seed.ok());
+    if (!seed->has_value()) return seeds;
+    seeds.push_back(**seed);
+    spans->push_back(1.0);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("the kernel's strict series replays the eager series' seeds, then draws while not done") {
   mkb::v1::JudgeConfig config;
   config.set_timing_draws(10);
@@ -78,14 +94,7 @@ TEST_CASE("the kernel's strict series replays the eager series' seeds, then draw
   REQUIRE(plan.ok());
   // The eager series: a seed per sample until it has converged (steady at timing_draws).
   std::vector<double> eager;
-  std::vector<uint64_t> eager_seeds;
-  for (;;) {
-    auto seed = plan->NextEagerStrictSeed(eager, 0.1);
-    REQUIRE(seed.ok());
-    if (!seed->has_value()) break;
-    eager_seeds.push_back(**seed);
-    eager.push_back(1.0);
-  }
+  const std::vector<uint64_t> eager_seeds = SteadyEagerSeries(*plan, &eager);
   CHECK(eager.size() == 10);
   CHECK(std::set<uint64_t>(eager_seeds.begin(), eager_seeds.end()).size() == 10);
   // The kernel's: the same seeds in order, even once its own series has converged...
@@ -108,12 +117,7 @@ TEST_CASE("the kernel's strict series replays the eager series' seeds, then draw
   auto again = mkb::MeasurementPlan::Create(config, true);
   REQUIRE(again.ok());
   std::vector<double> e2;
-  while (true) {
-    auto seed = again->NextEagerStrictSeed(e2, 0.1);
-    REQUIRE(seed.ok());
-    if (!seed->has_value()) break;
-    e2.push_back(1.0);
-  }
+  SteadyEagerSeries(*again, &e2);
   std::vector<double> k2;
   int calls = 0;
   while (true) {

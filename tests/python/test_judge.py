@@ -7,7 +7,7 @@ from pathlib import Path
 import metakernelbench as mkb
 import pytest
 from metakernelbench import _core
-from processes import children
+from processes import allowed_cpus, children, descendants
 
 KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
 QUICK = {"timing_draws": 4, "warmup_calls": 1, "recheck_draws": 1}
@@ -211,39 +211,6 @@ def test_returned_values_are_read_once_by_exact_type_through_captured_descriptor
     assert mismatch is not None and mismatch.kind == "type"
 
 
-def _descendants(root: int) -> list[int]:
-    """Every live process below `root` (the judge's hosts, templates and workers)."""
-    found, frontier = [], [root]
-    while frontier:
-        parent = frontier.pop()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == parent and fields[0] != "Z":
-                found.append(int(entry))
-                frontier.append(int(entry))
-    return found
-
-
-def _allowed_cpus(pid: int) -> str | None:
-    """The CPUs a process's threads may run on ("0-1"), or "mixed" when they differ."""
-    lists = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith("Cpus_allowed_list:"):
-                        lists.add(line.split(":", 1)[1].strip())
-    except OSError:
-        return None
-    return lists.pop() if len(lists) == 1 else ("mixed" if lists else None)
-
-
 def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
     """config pin_cpu: the host and the worker it forks (every thread of both) run on that CPU,
     and the template that forked the host keeps every CPU; a CPU the judge may not use is an
@@ -256,8 +223,8 @@ def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
 
     def watch():
         while not done.is_set():
-            for pid in _descendants(os.getpid()):
-                allowed = _allowed_cpus(pid)
+            for pid in descendants(os.getpid()):
+                allowed = allowed_cpus(pid)
                 if allowed is not None:
                     seen[pid] = allowed
             time.sleep(0.002)
