@@ -64,15 +64,15 @@ def _evaluation(problem, config: dict, require_dsl: bool = True):
 def test_the_strict_pass_replays_the_eager_seeds_and_the_kernel_draws_on_while_noisy(suite):
     problem = suite.find(28)
     ev = _evaluation(problem, SMALL)
-    eager_seeds, kernel_seeds = [], []
+    kernel_seeds: list[int] = []
     ev._published_call = lambda fn, inputs: 1.0
     made = ev.make
+    made_for: list[int] = []  # the seed of every draw, in order
 
     def make(seed):
         made_for.append(seed)
         return made(seed)
 
-    made_for: list[int] = []
     ev.make = make
     ev._gpu_tools = lambda: SimpleNamespace(traced=lambda fn: (fn(), _trace(1.0))[1])
     host.Evaluation._eager_passes(ev)
