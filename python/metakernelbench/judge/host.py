@@ -218,7 +218,10 @@ class Evaluation:
             # Every thread of this process, and so of the worker it forks and of the threads
             # either starts (mkb::Judge checked the CPU).
             for tid in os.listdir("/proc/self/task"):
-                os.sched_setaffinity(int(tid), {config.pin_cpu})
+                try:
+                    os.sched_setaffinity(int(tid), {config.pin_cpu})
+                except ProcessLookupError:  # a thread that ended since the listing
+                    pass
         workdir = tempfile.mkdtemp(prefix="mkb-eval-")
         os.chmod(workdir, 0o711)
         work = os.path.join(workdir, "work")
