@@ -348,6 +348,19 @@ void RegisterJudge(py::module_& m) {
       py::arg("launches"), py::arg("outputs_passed"),
       "The knockout draw's finding (runtime.dsl_result_unused) or None (runtime_audit.h).");
   m.def(
+      "audit_judge_out_of_memory",
+      [](bool kernel_loaded, const std::string& phase, double free_bytes, double total_bytes,
+         double judge_bytes, const std::string& error) -> py::object {
+        std::optional<v1::AuditFinding> f = AuditJudgeOutOfMemory(
+            kernel_loaded, Phase(phase), free_bytes, total_bytes, judge_bytes, error);
+        return f ? ToPython(*f) : py::object(py::none());
+      },
+      py::arg("kernel_loaded"), py::arg("phase"), py::arg("free_bytes"), py::arg("total_bytes"),
+      py::arg("judge_bytes"), py::arg("error"),
+      "The finding for the judge's own GPU work running out of memory "
+      "(runtime.gpu_memory_exhausted) once kernel.py's import began, else None: the judge's "
+      "failure (runtime_audit.h).");
+  m.def(
       "apply_audit_policy",
       [](py::list findings, py::object policy) {
         std::vector<v1::AuditFinding> all;

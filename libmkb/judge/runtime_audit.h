@@ -51,6 +51,16 @@ std::vector<v1::AuditFinding> AuditLaunches(const v1::LaunchCounts& launches, v1
 std::optional<v1::AuditFinding> AuditKnockout(const v1::LaunchCounts& launches,
                                               bool outputs_passed);
 
+// The judge's own GPU work (its draws, references, copies) ran out of device memory. Before
+// kernel.py's import began nothing of the kernel's existed: the judge's failure (nullopt, the
+// caller reports an infrastructure error). After it, the kernel's process holds the memory the
+// judge lacked (a kernel that hoards the GPU would otherwise turn its evaluation into the
+// judge's error, retried and never counted): a violation of `phase`
+// (runtime.gpu_memory_exhausted). Bytes as cudaMemGetInfo and the judge's allocator report them.
+std::optional<v1::AuditFinding> AuditJudgeOutOfMemory(bool kernel_loaded, v1::JudgePhase phase,
+                                                      double free_bytes, double total_bytes,
+                                                      double judge_bytes, absl::string_view error);
+
 // The least time the workload can take on this device: the larger of its minimum bytes over the
 // copy bandwidth and its flops over the peak arithmetic rate, in ms. Bandwidth in bytes/s,
 // rate in flop/s; the caller passes ceilings (measured copy bandwidth with a margin, the

@@ -224,3 +224,23 @@ TEST_CASE("a knockout draw whose outputs still pass breaks the DSL rule") {
   unwatched.set_monitored(false);
   CHECK_FALSE(mkb::AuditKnockout(unwatched, true).has_value());
 }
+
+TEST_CASE("the judge's own GPU work out of memory is the kernel's once its import began",
+          "[runtime_audit]") {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  // Before kernel.py's import nothing of the kernel's exists: the judge's own failure.
+  CHECK_FALSE(mkb::AuditJudgeOutOfMemory(false, mkb::v1::PHASE_STARTUP, 0.1 * kGiB, 140 * kGiB,
+                                         2 * kGiB, "OutOfMemoryError")
+                  .has_value());
+  auto f = mkb::AuditJudgeOutOfMemory(true, mkb::v1::PHASE_CORRECTNESS, 0.06 * kGiB, 140 * kGiB,
+                                      2 * kGiB, "OutOfMemoryError: CUDA out of memory");
+  REQUIRE(f.has_value());
+  CHECK(f->code() == "runtime.gpu_memory_exhausted");
+  CHECK(f->severity() == mkb::v1::SEVERITY_VIOLATION);
+  CHECK(f->phase() == mkb::v1::PHASE_CORRECTNESS);
+  // The numbers: what was free, the judge's share, and the rest (the kernel's process).
+  CHECK_THAT(f->message(), Catch::Matchers::ContainsSubstring("0.06 GiB free of 140.00 GiB"));
+  CHECK_THAT(f->message(), Catch::Matchers::ContainsSubstring("2.00 GiB the judge's"));
+  CHECK_THAT(f->message(), Catch::Matchers::ContainsSubstring("137.94 GiB the kernel's process"));
+  CHECK_THAT(f->evidence(), Catch::Matchers::ContainsSubstring("CUDA out of memory"));
+}

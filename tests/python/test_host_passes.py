@@ -182,3 +182,27 @@ def test_a_verdict_carries_the_finer_steps_of_its_phases(suite):
     assert startup <= verdict.phase_times.startup_s + 1e-6
     # The caller's own steps, outside the host's total_s: taking the host and its exit.
     assert steps["caller.take_host"] >= 0 and steps["caller.host_exit"] >= 0
+
+
+def test_the_judges_gpu_work_out_of_memory_is_the_kernels_only_after_its_import(suite, monkeypatch):
+    """A kernel that hoards the GPU's memory makes the host's next draw fail; that is the kernel's
+    violation (runtime.gpu_memory_exhausted), not the judge's error. The GPU case
+    gpu_hoard_memory shows it end to end on the H200."""
+    ev = _evaluation(suite.find(28), SMALL)
+    ev.device = "cuda"
+    monkeypatch.setattr(host.torch.cuda, "mem_get_info", lambda: (64 << 20, 140 << 30))
+    monkeypatch.setattr(host.torch.cuda, "memory_reserved", lambda: 2 << 30)
+    session = SimpleNamespace(inputs=SimpleNamespace(nbytes=1 << 30))
+    oom = host.torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    for phase in ("import", "correctness", "timing", "shutdown"):
+        finding = ev._out_of_memory_finding(phase, oom, session)
+        assert finding is not None and finding["code"] == "runtime.gpu_memory_exhausted", phase
+        assert "3.00 GiB the judge's" in finding["message"]
+    arena = RuntimeError("cudaMalloc(&ptr, bytes) failed: cudaErrorMemoryAllocation (out of memory)")
+    assert ev._out_of_memory_finding("correctness", arena, session) is not None
+    # Before the import, or another error: the judge's own failure (None: the host re-raises).
+    for phase in ("startup", "eager", "calibration"):
+        assert ev._out_of_memory_finding(phase, oom, session) is None
+    assert ev._out_of_memory_finding("correctness", ValueError("bad shape"), session) is None
+    ev.device = "cpu"  # the CPU judge's memory limits are the worker's own
+    assert ev._out_of_memory_finding("correctness", oom, session) is None

@@ -352,6 +352,18 @@ class Evaluation:
                 b.record_infra_error(f"the worker was lost before kernel.py was imported ({phase}): {lost}")
             else:
                 b.record_worker_lost("timing" if phase == "shutdown" else phase, index, str(lost))
+        except Exception as error:
+            # The judge's own GPU work (a draw, a reference, a copy) out of device memory: once
+            # kernel.py's import began, the memory it lacked is the kernel process's (C++
+            # AuditJudgeOutOfMemory); before, and any other error, the judge's own failure.
+            finding = self._out_of_memory_finding(phase, error, session)
+            if finding is None:
+                raise
+            b.add_findings([finding])
+            try:
+                session.request("shutdown", timeout_s=10)
+            except Exception:
+                pass  # the supervisor below ends the worker either way
         finally:
             outcome = supervisor.finish(10.0)
             b.set_process_outcome(outcome)
@@ -360,6 +372,26 @@ class Evaluation:
             if isinstance(transport, values.CudaTransport):
                 transport.close()
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def _out_of_memory_finding(self, phase: str, error: Exception, session):
+        """runtime.gpu_memory_exhausted when `error` is the judge's GPU work running out of device
+        memory after kernel.py's import began (phases import and on); None otherwise."""
+        if self.device != "cuda" or not _out_of_memory(error):
+            return None
+        kernel_loaded = phase in ("import", "correctness", "timing", "shutdown")
+        try:
+            free, total = torch.cuda.mem_get_info()
+            judge = torch.cuda.memory_reserved() + getattr(session.inputs, "nbytes", 0)
+        except Exception:  # the numbers are the message's; the decision does not need them
+            free = total = judge = 0
+        return _core.audit_judge_out_of_memory(
+            kernel_loaded,
+            "timing" if phase == "shutdown" else phase if kernel_loaded else "startup",
+            float(free),
+            float(total),
+            float(judge),
+            f"{type(error).__name__}: {str(error)[:300]}",
+        )
 
     # --- correctness ---------------------------------------------------------------------------
     def _draw(self, phase: str, index: int, seed: int, session):
@@ -783,6 +815,15 @@ def _kernels_claim(judge_error: str) -> str:
         f"the worker reported a fault of the judge's after kernel.py was loaded ({judge_error}); "
         "the worker is the kernel's process then, so this counts against the kernel"
     )
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    """A CUDA out-of-memory error: torch's allocator's, or a cudaMalloc of the judge's own buffers
+    (CudaArena) failing with cudaErrorMemoryAllocation."""
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    text = str(error)
+    return "cudaErrorMemoryAllocation" in text or "CUDA out of memory" in text
 
 
 def _no_sync() -> None:

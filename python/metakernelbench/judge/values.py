@@ -416,6 +416,11 @@ class CudaArena:
             self._handles[id(current)] = current.ipc_handle()
         return current
 
+    @property
+    def nbytes(self) -> int:
+        """Device memory the arena holds (every buffer handed out is kept until close)."""
+        return sum(b.bytes for b in self._buffers)
+
     def close(self) -> None:
         self._buffers.clear()
         self._handles.clear()
