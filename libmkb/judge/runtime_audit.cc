@@ -88,16 +88,17 @@ std::optional<v1::AuditFinding> AuditKnockout(const v1::LaunchCounts& launches,
 std::optional<v1::AuditFinding> AuditJudgeOutOfMemory(bool kernel_loaded, v1::JudgePhase phase,
                                                       double free_bytes, double total_bytes,
                                                       double judge_bytes, absl::string_view error) {
-  if (!kernel_loaded) return std::nullopt;
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const double others = std::max(0.0, total_bytes - free_bytes - judge_bytes);
+  if (!kernel_loaded || others <= judge_bytes) return std::nullopt;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   return Violation(
       "runtime.gpu_memory_exhausted", phase,
-      absl::StrFormat("the judge ran out of GPU memory for its own work (the problem's inputs, "
-                      "references and copies) while the kernel's process held it: %.2f GiB free "
-                      "of %.2f GiB, %.2f GiB the judge's, %.2f GiB the kernel's process (and any "
-                      "other on this GPU)",
-                      free_bytes / kGiB, total_bytes / kGiB, judge_bytes / kGiB, others / kGiB),
+      absl::StrFormat(
+          "the judge ran out of GPU memory for its own work (the problem's inputs, "
+          "references and copies) while the kernel's process held more than the judge's "
+          "whole footprint: %.2f GiB free of %.2f GiB, %.2f GiB the judge's, %.2f GiB "
+          "the kernel's process (and any other on this GPU)",
+          free_bytes / kGiB, total_bytes / kGiB, judge_bytes / kGiB, others / kGiB),
       std::string(error));
 }
 

@@ -51,12 +51,15 @@ std::vector<v1::AuditFinding> AuditLaunches(const v1::LaunchCounts& launches, v1
 std::optional<v1::AuditFinding> AuditKnockout(const v1::LaunchCounts& launches,
                                               bool outputs_passed);
 
-// The judge's own GPU work (its draws, references, copies) ran out of device memory. Before
-// kernel.py's import began nothing of the kernel's existed: the judge's failure (nullopt, the
-// caller reports an infrastructure error). After it, the kernel's process holds the memory the
-// judge lacked (a kernel that hoards the GPU would otherwise turn its evaluation into the
-// judge's error, retried and never counted): a violation of `phase`
-// (runtime.gpu_memory_exhausted). Bytes as cudaMemGetInfo and the judge's allocator report them.
+// The judge's own GPU work (its draws, references, copies) ran out of device memory. The
+// kernel's failure (runtime.gpu_memory_exhausted, a violation of `phase`) when kernel.py's import
+// had begun and the memory held outside the judge (total - free - judge_bytes: the kernel's
+// process, and any other on the GPU) exceeds the judge's own footprint (its inputs, references,
+// float64 anchors and copies): a kernel that hoards the GPU would otherwise turn its evaluation
+// into the judge's error, retried and never counted. Otherwise nullopt, the judge's failure (an
+// infrastructure error): before the import nothing of the kernel's existed, and a judge that
+// needs most of the GPU for itself ran out on a GPU too small for the problem, whatever an honest
+// kernel beside it holds. Bytes as cudaMemGetInfo and the judge's allocators report them.
 std::optional<v1::AuditFinding> AuditJudgeOutOfMemory(bool kernel_loaded, v1::JudgePhase phase,
                                                       double free_bytes, double total_bytes,
                                                       double judge_bytes, absl::string_view error);

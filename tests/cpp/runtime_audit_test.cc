@@ -243,4 +243,12 @@ TEST_CASE("the judge's own GPU work out of memory is the kernel's once its impor
   CHECK_THAT(f->message(), Catch::Matchers::ContainsSubstring("2.00 GiB the judge's"));
   CHECK_THAT(f->message(), Catch::Matchers::ContainsSubstring("137.94 GiB the kernel's process"));
   CHECK_THAT(f->evidence(), Catch::Matchers::ContainsSubstring("CUDA out of memory"));
+  // A judge that needs most of the GPU for itself (a GPU too small for the problem) ran out
+  // beside a kernel holding less than the judge's footprint: the judge's failure, not the kernel's.
+  CHECK_FALSE(mkb::AuditJudgeOutOfMemory(true, mkb::v1::PHASE_CORRECTNESS, 0.06 * kGiB, 80 * kGiB,
+                                         73 * kGiB, "OutOfMemoryError")
+                  .has_value());
+  CHECK(mkb::AuditJudgeOutOfMemory(true, mkb::v1::PHASE_TIMING, 0.06 * kGiB, 80 * kGiB, 30 * kGiB,
+                                   "OutOfMemoryError")
+            .has_value());  // 49.94 GiB outside the judge's 30
 }

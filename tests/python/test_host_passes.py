@@ -186,23 +186,40 @@ def test_a_verdict_carries_the_finer_steps_of_its_phases(suite):
 
 def test_the_judges_gpu_work_out_of_memory_is_the_kernels_only_after_its_import(suite, monkeypatch):
     """A kernel that hoards the GPU's memory makes the host's next draw fail; that is the kernel's
-    violation (runtime.gpu_memory_exhausted), not the judge's error. The GPU case
+    violation (runtime.gpu_memory_exhausted), not the judge's error. Before kernel.py's import, or
+    where the judge itself needs most of the GPU (a GPU too small for the problem), it is an
+    infrastructure error naming the numbers; never a host that dies on it. The GPU case
     gpu_hoard_memory shows it end to end on the H200."""
-    ev = _evaluation(suite.find(28), SMALL)
-    ev.device = "cuda"
+    reserved = {"bytes": 2 << 30}
     monkeypatch.setattr(host.torch.cuda, "mem_get_info", lambda: (64 << 20, 140 << 30))
-    monkeypatch.setattr(host.torch.cuda, "memory_reserved", lambda: 2 << 30)
+    monkeypatch.setattr(host.torch.cuda, "memory_reserved", lambda: reserved["bytes"])
     session = SimpleNamespace(inputs=SimpleNamespace(nbytes=1 << 30))
     oom = host.torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    def judged(phase, error, device="cuda"):
+        ev = _evaluation(suite.find(28), SMALL)
+        ev.device = device
+        handled = ev._judge_out_of_memory(phase, error, session)
+        return handled, ev.builder.finish()
+
     for phase in ("import", "correctness", "timing", "shutdown"):
-        finding = ev._out_of_memory_finding(phase, oom, session)
-        assert finding is not None and finding["code"] == "runtime.gpu_memory_exhausted", phase
-        assert "3.00 GiB the judge's" in finding["message"]
+        handled, verdict = judged(phase, oom)
+        codes = [f.code for f in verdict.findings]
+        assert handled and verdict.status == "policy_violation", (phase, verdict.status)
+        assert "runtime.gpu_memory_exhausted" in codes, phase
+        assert "3.00 GiB the judge's" in verdict.findings[0].message
     arena = RuntimeError("cudaMalloc(&ptr, bytes) failed: cudaErrorMemoryAllocation (out of memory)")
-    assert ev._out_of_memory_finding("correctness", arena, session) is not None
-    # Before the import, or another error: the judge's own failure (None: the host re-raises).
+    assert judged("correctness", arena)[1].status == "policy_violation"
+    # Before the import: the judge's own failure, an infrastructure error with the numbers.
     for phase in ("startup", "eager", "calibration"):
-        assert ev._out_of_memory_finding(phase, oom, session) is None
-    assert ev._out_of_memory_finding("correctness", ValueError("bad shape"), session) is None
-    ev.device = "cpu"  # the CPU judge's memory limits are the worker's own
-    assert ev._out_of_memory_finding("correctness", oom, session) is None
+        handled, verdict = judged(phase, oom)
+        assert handled and verdict.status == "infra_error", phase
+        assert "0.06 GiB free of 140.00 GiB" in verdict.message, verdict.message
+    # A judge that needs most of the GPU itself: not the kernel's.
+    reserved["bytes"] = 100 << 30
+    assert judged("correctness", oom)[1].status == "infra_error"
+    reserved["bytes"] = 2 << 30
+    # Not an out-of-memory error, or the CPU judge (the worker's memory limits are its own):
+    # not handled here (the host raises it).
+    assert not judged("correctness", ValueError("bad shape"))[0]
+    assert not judged("correctness", oom, device="cpu")[0]

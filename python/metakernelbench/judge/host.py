@@ -353,13 +353,11 @@ class Evaluation:
             else:
                 b.record_worker_lost("timing" if phase == "shutdown" else phase, index, str(lost))
         except Exception as error:
-            # The judge's own GPU work (a draw, a reference, a copy) out of device memory: once
-            # kernel.py's import began, the memory it lacked is the kernel process's (C++
-            # AuditJudgeOutOfMemory); before, and any other error, the judge's own failure.
-            finding = self._out_of_memory_finding(phase, error, session)
-            if finding is None:
+            # The judge's own GPU work (a draw, a reference, a copy) out of device memory: the
+            # kernel's failure or a clear infrastructure error (C++ AuditJudgeOutOfMemory decides),
+            # never a host that dies on it. Any other error is the judge's own, raised.
+            if not self._judge_out_of_memory(phase, error, session):
                 raise
-            b.add_findings([finding])
             try:
                 session.request("shutdown", timeout_s=10)
             except Exception:
@@ -373,25 +371,37 @@ class Evaluation:
                 transport.close()
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _out_of_memory_finding(self, phase: str, error: Exception, session):
-        """runtime.gpu_memory_exhausted when `error` is the judge's GPU work running out of device
-        memory after kernel.py's import began (phases import and on); None otherwise."""
+    def _judge_out_of_memory(self, phase: str, error: Exception, session) -> bool:
+        """When `error` is the judge's GPU work running out of device memory, records what the C++
+        rule makes of it (runtime.gpu_memory_exhausted, the kernel's, once kernel.py's import
+        began and its process held more than the judge's footprint; else an infrastructure
+        error naming the numbers) and returns True; False for any other error."""
         if self.device != "cuda" or not _out_of_memory(error):
-            return None
+            return False
         kernel_loaded = phase in ("import", "correctness", "timing", "shutdown")
         try:
             free, total = torch.cuda.mem_get_info()
             judge = torch.cuda.memory_reserved() + getattr(session.inputs, "nbytes", 0)
-        except Exception:  # the numbers are the message's; the decision does not need them
+        except Exception:  # unknown: nothing is blamed on the kernel
             free = total = judge = 0
-        return _core.audit_judge_out_of_memory(
+        text = f"{type(error).__name__}: {str(error)[:300]}"
+        finding = _core.audit_judge_out_of_memory(
             kernel_loaded,
             "timing" if phase == "shutdown" else phase if kernel_loaded else "startup",
             float(free),
             float(total),
             float(judge),
-            f"{type(error).__name__}: {str(error)[:300]}",
+            text,
         )
+        if finding is not None:
+            self.builder.add_findings([finding])
+        else:
+            gib = 1 << 30
+            self.builder.record_infra_error(
+                f"the judge ran out of GPU memory for its own work ({phase}; {free / gib:.2f} GiB "
+                f"free of {total / gib:.2f} GiB, {judge / gib:.2f} GiB the judge's): {text}"
+            )
+        return True
 
     # --- correctness ---------------------------------------------------------------------------
     def _draw(self, phase: str, index: int, seed: int, session):
