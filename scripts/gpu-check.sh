@@ -180,8 +180,11 @@ fi
 if [ -z "${MKB_SKIP_PYTEST:-}" ]; then
 note "Python tests: the GPU-tagged ones (CI runs the rest)"
 t0=$(date +%s)
-# MKB_PYTEST_ARGS="tests/python/test_adversarial.py" limits it (default: every GPU test).
-if with_limit "" "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s ${MKB_PYTEST_ARGS:-tests/python} > "$OUT_DIR/pytest.log" 2>&1; then
+# MKB_PYTEST_ARGS="tests/python/test_adversarial.py" limits it (default: every GPU test). Every
+# adversarial case's verdict is kept, one JSON line each, in $OUT_DIR/adversarial.jsonl.
+rm -f "$OUT_DIR/adversarial.jsonl"
+if MKB_ADVERSARIAL_RECORD=${MKB_ADVERSARIAL_RECORD:-$OUT_DIR/adversarial.jsonl} \
+   with_limit "" "$PY" -m pytest -q -ra -p no:cacheprovider -m gpu -s ${MKB_PYTEST_ARGS:-tests/python} > "$OUT_DIR/pytest.log" 2>&1; then
   row "pytest" "$(tail -1 "$OUT_DIR/pytest.log") ($(elapsed "$t0"))"
 else
   row "pytest" "FAILED: $(tail -1 "$OUT_DIR/pytest.log")"

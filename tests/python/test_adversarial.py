@@ -3,7 +3,8 @@ broken kernel gets one of the verdicts it may get, honest kernels pass, and the 
 never fails (exit status 2).
 
 MKB_ADVERSARIAL_RECORD=FILE appends one JSON line per case judged (name, device, expected and
-got, message, speedup, violation codes, wall time): the results file of a GPU run.
+got, message, speedup, violation codes, wall time): the results file of a GPU run
+(scripts/gpu-check.sh keeps it as $OUT/adversarial.jsonl).
 """
 
 import json
