@@ -211,6 +211,35 @@ def test_returned_values_are_read_once_by_exact_type_through_captured_descriptor
     assert mismatch is not None and mismatch.kind == "type"
 
 
+def test_returned_tensors_the_wire_cannot_carry_are_named_and_never_exported():
+    """A plain tensor of a layout without strides (sparse, MKL-DNN, nested) or of a dtype no
+    problem returns (complex, quantized, uint16, ...) is described, not exported: the comparison
+    names what is wrong, where the worker used to die reading its strides or the host to fail
+    opening an unknown dtype (both reported as a crash)."""
+    import torch
+    from metakernelbench.judge import values
+
+    facts = values.TensorFacts()
+    x = torch.arange(6.0).reshape(2, 3)
+    expected = values.value_node(x.to(torch.bfloat16))
+    for value, kind, text in (
+        (x.to_sparse(), "type", "layout torch.sparse_coo"),
+        (x.to_sparse_csr(), "type", "layout torch.sparse_csr"),
+        (x.to_mkldnn(), "type", "layout torch._mkldnn"),
+        (torch.nested.nested_tensor([x[0], x[1]]), "type", "layout nested"),
+        (x.to(torch.complex64), "dtype", "torch.complex64"),
+        (torch.quantize_per_tensor(x, 0.1, 0, torch.qint8), "dtype", "torch.qint8"),
+        (x.to(torch.uint16), "dtype", "torch.uint16"),
+    ):
+        node, leaves = facts.describe(value)
+        assert leaves == [], text  # nothing exported
+        mismatch = _core.compare_structure(expected, node)
+        assert mismatch is not None and mismatch.kind == kind, text
+        assert text in mismatch.message, mismatch.message
+    # A strided tensor of a problem's dtype is still a leaf.
+    assert len(facts.describe(x)[1]) == 1
+
+
 def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
     """config pin_cpu: the host and the worker it forks (every thread of both) run on that CPU,
     and the template that forked the host keeps every CPU; a CPU the judge may not use is an

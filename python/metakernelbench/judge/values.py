@@ -163,6 +163,9 @@ class TensorFacts:
         self._stride = base.stride
         self._dtype = base.__dict__["dtype"].__get__
         self._device = base.__dict__["device"].__get__
+        self._layout = base.__dict__["layout"].__get__
+        self._is_nested = base.__dict__["is_nested"].__get__
+        self._strided = torch.strided
         self._detach = base.detach
         self._no_torch_function = torch._C.DisableTorchFunction
         self._type = type
@@ -207,8 +210,18 @@ class TensorFacts:
     def _node(self, value, leaves: list[OutputLeaf], depth: int) -> dict:
         kind = self._type(value)
         if kind is self._tensor_type:
+            layout = self._layout(value)
+            if layout is not self._strided or self._is_nested(value):
+                # Sparse, MKL-DNN, nested: no strides, nothing the wire format can carry. Named,
+                # never read further (the comparison reports it as not a plain tensor).
+                what = "nested" if self._is_nested(value) else self._str(layout)
+                name = f"torch.Tensor with layout {what} (only strided tensors are compared)"
+                return {"kind": "tensor", "type_name": name, "tensor": {"meta": {"plain": False}}}
             handle = {"meta": self._meta(value)}
-            leaves.append(OutputLeaf(self._detach(value), self._device(value).type, handle))
+            if self._dtype(value) in NAMES:
+                leaves.append(OutputLeaf(self._detach(value), self._device(value).type, handle))
+            # else a dtype no problem returns (complex, quantized, uint16, ...): described by its
+            # torch dtype, never exported; the comparison reports the wrong dtype.
             return {"kind": "tensor", "type_name": "Tensor", "tensor": handle}
         if (kind is tuple or kind is list) and depth < self.MAX_DEPTH:
             items = [self._node(v, leaves, depth + 1) for v in value]

@@ -347,6 +347,13 @@ class Worker:
                 reply = {"ok": True, "seconds": 0.0}
             else:
                 reply = self._export(out, returned, seconds, keep, race)
+        except Exception as error:  # copying what solve returned failed (e.g. a view too large)
+            return {
+                "ok": False,
+                "error_type": type(error).__name__,
+                "error": f"its outputs could not be copied for the judge: {self._format(error)}",
+                **({"launches": launches} if launches is not None else {}),
+            }
         finally:
             # The snapshot is taken: collections again (the kernel thread held them off from
             # solve's return, so that no finaliser of the kernel's ran before the snapshot).
