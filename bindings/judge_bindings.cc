@@ -95,7 +95,8 @@ void RegisterJudge(py::module_& m) {
       [](std::vector<int> keep_fds, int64_t address_space_bytes, int64_t cpu_seconds,
          bool isolate_network, std::string view_root, std::vector<std::string> read_only_paths,
          std::vector<std::string> writable_paths, std::vector<std::string> hidden_paths,
-         std::vector<std::string> device_paths, int64_t tmp_bytes, int uid, int gid, bool seccomp) {
+         std::vector<std::string> device_paths, int64_t tmp_bytes, int64_t writable_bytes, int uid,
+         int gid, bool seccomp) {
         SandboxOptions options;
         options.keep_fds = std::move(keep_fds);
         options.address_space_bytes = address_space_bytes;
@@ -107,6 +108,7 @@ void RegisterJudge(py::module_& m) {
         options.hidden_paths = std::move(hidden_paths);
         options.device_paths = std::move(device_paths);
         if (tmp_bytes > 0) options.tmp_bytes = tmp_bytes;
+        if (writable_bytes >= 0) options.writable_bytes = writable_bytes;
         options.uid = static_cast<uid_t>(uid);
         options.gid = static_cast<gid_t>(gid);
         options.seccomp = seccomp;
@@ -132,8 +134,10 @@ void RegisterJudge(py::module_& m) {
       py::arg("writable_paths") = std::vector<std::string>{},
       py::arg("hidden_paths") = std::vector<std::string>{},
       py::arg("device_paths") = std::vector<std::string>{}, py::arg("tmp_bytes") = 0,
-      py::arg("uid") = 65534, py::arg("gid") = 65534, py::arg("seccomp") = true,
-      "Worker side, first thing after fork: namespaces, the filesystem view, a second fork (the "
+      py::arg("writable_bytes") = -1, py::arg("uid") = 65534, py::arg("gid") = 65534,
+      py::arg("seccomp") = true,
+      "Worker side, first thing after fork: namespaces, the filesystem view (writable directories "
+      "as tmpfs copies of writable_bytes; -1: the default, 0: binds), a second fork (the "
       "caller continues as PID 1 of its own PID namespace; the intermediate keeper never "
       "returns), an unprivileged user without capabilities, no_new_privs, the syscall filter. "
       "Raises when the worker cannot be isolated.");

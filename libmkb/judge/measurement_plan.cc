@@ -56,6 +56,7 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
   if (out.timing_budget_s() <= 0) out.set_timing_budget_s(60);
   if (out.library_share_limit() <= 0) out.set_library_share_limit(0.5);
   if (out.worker_uid() <= 0) out.set_worker_uid(65534);
+  if (out.workspace_bytes() <= 0) out.set_workspace_bytes(int64_t{1} << 30);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/match.h"
@@ -148,6 +149,36 @@ bool Below(const std::string& path, const std::string& root) {
   return path == root || absl::StartsWith(path, root == "/" ? "/" : absl::StrCat(root, "/"));
 }
 
+// A writable directory of the view as a tmpfs of options.writable_bytes holding a copy of
+// `source` (the workspace: kernel.py and whatever the host put there). The copies and the tmpfs's
+// root belong to the worker's user when the keeper is root (the worker switches to it); in a
+// user namespace the keeper already is that user.
+absl::Status MountWritableCopy(const SandboxOptions& options, const std::string& source,
+                               const std::string& target) {
+  const bool root = ::geteuid() == 0;
+  std::string mount_options = absl::StrCat("size=", options.writable_bytes, ",mode=0700");
+  if (root) absl::StrAppend(&mount_options, ",uid=", options.uid, ",gid=", options.gid);
+  if (::mount("mkb-work", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, mount_options.c_str()) !=
+      0) {
+    return Errno(absl::StrCat("mount the writable copy of ", source));
+  }
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::copy(source, target, fs::copy_options::recursive | fs::copy_options::copy_symlinks, error);
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("copy ", source, " into the worker's view: ", error.message()));
+  }
+  if (root) {
+    for (auto it = fs::recursive_directory_iterator(target, error);
+         !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+      ::lchown(it->path().c_str(), options.uid, options.gid);
+    }
+    if (error) return absl::InternalError(absl::StrCat("chown in ", target, ": ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
 // Builds the worker's filesystem under options.view_root (already a private mount namespace):
 // everything but /proc, which the worker mounts once it is in its PID namespace.
 absl::Status BuildView(const SandboxOptions& options) {
@@ -198,6 +229,10 @@ absl::Status BuildView(const SandboxOptions& options) {
     if (bind.path == "/" || Below(bind.path, "/proc") || Below(bind.path, "/dev")) continue;
     const std::string target = root + bind.path;
     if (auto s = MakeMountPoint(bind.path, target); !s.ok()) return s;
+    if (bind.writable && options.writable_bytes > 0 && IsDirectory(bind.path)) {
+      if (auto s = MountWritableCopy(options, bind.path, target); !s.ok()) return s;
+      continue;
+    }
     const bool recursive = bind.path != "/sys";  // sysfs: its own tree, not cgroupfs & co.
     if (::mount(bind.path.c_str(), target.c_str(), nullptr, MS_BIND | (recursive ? MS_REC : 0),
                 nullptr) != 0) {

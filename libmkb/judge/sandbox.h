@@ -41,6 +41,11 @@ struct SandboxOptions {
   std::vector<std::string> hidden_paths;
   std::vector<std::string> device_paths;
   int64_t tmp_bytes = int64_t{256} << 20;  // size of the private /tmp
+  // Each writable directory (the workspace) is, in the view, a tmpfs of this size holding a copy
+  // of what it held at entry, not a bind of the host's directory: what the worker writes never
+  // reaches the host's disk (a kernel writing file after file of RLIMIT_FSIZE filled it) and
+  // goes with the worker. 0: a writable bind, as other writable paths.
+  int64_t writable_bytes = int64_t{1} << 30;
 
   // Who the worker runs as when the judge is root (nobody by default). Not root, ever: a root
   // judge that cannot switch users fails the sandbox. A non-root judge's worker keeps its uid,

@@ -15,6 +15,7 @@ TEST_CASE(
   CHECK(c.recheck_draws() == 3);
   CHECK(c.calibration_calls() == 30);
   CHECK(c.worker_uid() == 65534);
+  CHECK(c.workspace_bytes() == int64_t{1} << 30);
 
   auto gpu = mkb::MeasurementPlan::Create({}, /*gpu=*/true);
   REQUIRE(gpu.ok());

@@ -140,3 +140,54 @@ TEST_CASE("the keeper dies of the worker's signal") {
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGSEGV);
 }
+
+TEST_CASE(
+    "the worker's workspace is a bounded copy: what it writes never reaches the host's disk") {
+  if (::geteuid() != 0) SKIP("needs root to create the worker's namespaces here");
+  Tree tree;
+  std::ofstream(tree.root / "work" / "kernel.py") << "def solve(): pass\n";
+  ::chown((tree.root / "work" / "kernel.py").c_str(), 65534, 65534);
+  const fs::path work = tree.root / "work";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    mkb::SandboxOptions options;
+    options.view_root = (tree.root / "view").string();
+    options.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc"};
+    options.writable_paths = {work.string()};
+    options.writable_bytes = int64_t{1} << 20;
+    if (!mkb::EnterSandbox(options).ok()) ::_exit(100);
+    int bits = 0;
+    std::string text;
+    std::getline(std::ifstream(work / "kernel.py"), text);
+    if (text == "def solve(): pass") bits |= 1;  // the host's file, copied
+    {
+      std::ofstream small(work / "note.txt");
+      small << "written";
+      if (small.flush().good()) bits |= 2;  // writable by the worker
+    }
+    // More than the workspace holds: the write fails (ENOSPC), whatever RLIMIT_FSIZE allows.
+    const int fd = ::open((work / "fill.bin").c_str(), O_WRONLY | O_CREAT, 0600);
+    std::string block(64 << 10, 'x');
+    int64_t written = 0;
+    for (int i = 0; i < 64 && fd >= 0; ++i) {
+      const ssize_t n = ::write(fd, block.data(), block.size());
+      if (n <= 0) break;
+      written += n;
+    }
+    if (fd >= 0 && written < (int64_t{2} << 20)) bits |= 4;
+    ::_exit(bits);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  const int bits = WEXITSTATUS(status);
+  REQUIRE(bits != 100);
+  CHECK((bits & 1) != 0);
+  CHECK((bits & 2) != 0);
+  CHECK((bits & 4) != 0);
+  // Nothing the worker wrote is in the host's directory.
+  CHECK_FALSE(fs::exists(work / "note.txt"));
+  CHECK_FALSE(fs::exists(work / "fill.bin"));
+  CHECK(fs::exists(work / "kernel.py"));
+}

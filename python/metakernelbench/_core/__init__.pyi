@@ -475,9 +475,9 @@ def draw_seeds(count: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
     """
     count secret 63-bit seeds from the OS entropy source.
     """
-def enter_sandbox(keep_fds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], address_space_bytes: typing.SupportsInt | typing.SupportsIndex = 0, cpu_seconds: typing.SupportsInt | typing.SupportsIndex = 0, isolate_network: bool = True, view_root: str = '', read_only_paths: collections.abc.Sequence[str] = [], writable_paths: collections.abc.Sequence[str] = [], hidden_paths: collections.abc.Sequence[str] = [], device_paths: collections.abc.Sequence[str] = [], tmp_bytes: typing.SupportsInt | typing.SupportsIndex = 0, uid: typing.SupportsInt | typing.SupportsIndex = 65534, gid: typing.SupportsInt | typing.SupportsIndex = 65534, seccomp: bool = True) -> dict:
+def enter_sandbox(keep_fds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], address_space_bytes: typing.SupportsInt | typing.SupportsIndex = 0, cpu_seconds: typing.SupportsInt | typing.SupportsIndex = 0, isolate_network: bool = True, view_root: str = '', read_only_paths: collections.abc.Sequence[str] = [], writable_paths: collections.abc.Sequence[str] = [], hidden_paths: collections.abc.Sequence[str] = [], device_paths: collections.abc.Sequence[str] = [], tmp_bytes: typing.SupportsInt | typing.SupportsIndex = 0, writable_bytes: typing.SupportsInt | typing.SupportsIndex = -1, uid: typing.SupportsInt | typing.SupportsIndex = 65534, gid: typing.SupportsInt | typing.SupportsIndex = 65534, seccomp: bool = True) -> dict:
     """
-    Worker side, first thing after fork: namespaces, the filesystem view, a second fork (the caller continues as PID 1 of its own PID namespace; the intermediate keeper never returns), an unprivileged user without capabilities, no_new_privs, the syscall filter. Raises when the worker cannot be isolated.
+    Worker side, first thing after fork: namespaces, the filesystem view (writable directories as tmpfs copies of writable_bytes; -1: the default, 0: binds), a second fork (the caller continues as PID 1 of its own PID namespace; the intermediate keeper never returns), an unprivileged user without capabilities, no_new_privs, the syscall filter. Raises when the worker cannot be isolated.
     """
 def families() -> list:
     """

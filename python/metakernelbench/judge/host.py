@@ -253,6 +253,7 @@ class Evaluation:
             "address_space_bytes": config.memory_limit_bytes if self.device == "cpu" else 0,
             "isolate_network": True,
             "uid": uid,
+            "workspace_bytes": int(config.workspace_bytes),
         }
         pid, channel, out_r, err_r = fork_worker(options)
         supervisor = _core.ProcessSupervisor(pid, out_r, err_r, config.memory_limit_bytes, config.tail_bytes)

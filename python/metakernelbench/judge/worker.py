@@ -703,6 +703,7 @@ def run(channel_fd: int, stdout_fd: int, stderr_fd: int, options: dict) -> None:
             writable_paths=view["writable"],
             hidden_paths=view["hidden"],
             device_paths=view["devices"],
+            writable_bytes=options.get("workspace_bytes", -1),
             uid=options.get("uid", 65534),
             gid=options.get("uid", 65534),
         )
