@@ -148,6 +148,15 @@ class KernelThread {
       if (py::hasattr(clock, "read")) clock_read_ = clock.attr("read");
     }
     std::thread([this] { Loop(); }).detach();  // lives as long as the process
+    // Returns once the thread has its Python thread state. Made while this thread walks the
+    // interpreter's thread states (the watch's switch, GIL held), CPython 3.11 links a new thread
+    // state before it initialises it, and the walk crashed the worker (SIGSEGV in
+    // _PyThreadState_UpdateTracingState, about 1 CPU evaluation in 400, the CPU judge's
+    // prepare switching the watch on right after making this thread). The thread needs the GIL
+    // to make its state: released while waiting.
+    py::gil_scoped_release release;
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return ready_; });
   }
 
   // fn(*args) on the kernel's thread: ("ok", seconds, value) or TakeRaised()'s tuple. Timed:
@@ -194,6 +203,11 @@ class KernelThread {
       thread_id_ = std::this_thread::get_id();
     }
     PyThreadState* state = PyEval_SaveThread();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_ = true;
+    }
+    changed_.notify_all();
     for (;;) {
       Job job;
       {
@@ -521,6 +535,7 @@ class KernelThread {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::thread::id thread_id_;
+  bool ready_ = false;  // the thread has its Python thread state
   bool busy_ = false;
   bool has_job_ = false;
   bool done_ = false;

@@ -328,3 +328,28 @@ os._exit(0)
     for name in ("forge_now", "shadow_float", "swap_module_class"):
         status, seconds, found, _, _ = rows[(False, name)]
         assert status == "ok" and seconds < 0.01 and found == [], (name, rows[(False, name)])
+
+
+def test_a_new_kernel_thread_has_its_thread_state_before_the_watch_walks_them(tmp_path):
+    """The CPU judge's prepare makes the kernel's thread and switches the watch on right after,
+    walking every thread state: on CPython 3.11 a thread state being made is linked before it is
+    initialised, and the walk crashed the worker (about 1 evaluation in 400; this loop crashed 2
+    runs of 3 before the constructor waited for the thread's state)."""
+    script = tmp_path / "race.py"
+    script.write_text(
+        "import sys, sysconfig\n"
+        "from metakernelbench import _core\n"
+        "config = {'kernel_path': sys.argv[1], 'dsl': 'cutedsl',\n"
+        "          'stdlib_roots': [sysconfig.get_paths()['stdlib']]}\n"
+        "_core.install_runtime_audit(config, enforce=False)\n"
+        "threads = []\n"
+        "for _ in range(300):\n"
+        "    threads.append(_core.KernelThread())\n"
+        "    _core.watch_kernel_code(True)\n"
+        "    _core.watch_kernel_code(False)\n"
+        "print('survived')\n"
+    )
+    for _ in range(3):
+        command = [sys.executable, str(script), str(tmp_path / "kernel.py")]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and proc.stdout.strip() == "survived", proc.stderr[-2000:]
