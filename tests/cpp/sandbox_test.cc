@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "libmkb/judge/detail/seccomp_filter.h"
 
 namespace fs = std::filesystem;
 
@@ -190,4 +193,31 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(work / "note.txt"));
   CHECK_FALSE(fs::exists(work / "fill.bin"));
   CHECK(fs::exists(work / "kernel.py"));
+}
+
+TEST_CASE("the syscall filter refuses ptrace and leaves the worker's speculation as the kernel's") {
+  // A filter installed without SECCOMP_FILTER_FLAG_SPEC_ALLOW forces Speculative Store Bypass
+  // Disable on the worker where the kernel's mitigations default to "seccomp" (before Linux
+  // 5.16): every host-bound call of the kernel under test would then run slower than in the
+  // published method's plain process. Where the default is "prctl" both forms read the same.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(100);
+    if (!mkb::detail::InstallWorkerSeccompFilter().ok()) ::_exit(101);
+    if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0) ::_exit(102);
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("Speculation_Store_Bypass:", 0) == 0 &&
+          line.find("force mitigated") != std::string::npos) {
+        ::_exit(103);
+      }
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // 101: not installed, 102: ptrace allowed, 103: SSBD forced
 }

@@ -133,7 +133,8 @@ class Worker:
         notes = [
             f"worker uid {s.get('uid')}, PID namespace {s.get('own_pid_namespace')}, "
             f"filesystem view {s.get('filesystem_view')}, network isolated "
-            f"{s.get('network_isolated')}, syscall filter {s.get('syscall_filter')}"
+            f"{s.get('network_isolated')}, syscall filter {s.get('syscall_filter')}, speculative "
+            f"store bypass {_speculation_status()}"
         ]
         notes += list(s.get("notes", []))
         return [{"code": "sandbox.note", "severity": "info", "phase": "startup", "message": m} for m in notes]
@@ -578,6 +579,21 @@ def _differs(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.numel() == 0:
         return False
     return not torch.equal(a.view(-1).view(torch.uint8), b.view(-1).view(torch.uint8))
+
+
+def _speculation_status() -> str:
+    """The worker's Speculation_Store_Bypass line of /proc/self/status ("thread vulnerable",
+    "thread force mitigated", ...): forced mitigations slow the kernel's host-bound calls against
+    the published method's plain process (the syscall filter is installed so as not to force
+    them: seccomp_filter.cc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Speculation_Store_Bypass:"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
 
 
 def _poison(on: bool) -> None:
