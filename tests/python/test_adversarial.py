@@ -1,6 +1,12 @@
-"""The adversarial suite (tests/adversarial/cases.toml) through `mkb eval`: every cheating or
-broken kernel gets one of the verdicts it may get, honest kernels pass, and the judge itself
-never fails (exit status 2).
+"""The adversarial suite (tests/adversarial/cases.toml): every cheating or broken kernel gets one
+of the verdicts it may get, honest kernels pass, and the judge itself never fails.
+
+Most cases go through `mkb.evaluate` in this process, with the configuration `mkb eval` builds
+from the same options (`_eval_options`, `_config`): one judge for the whole run, each
+evaluation's host forked from its warm host template, as an experiment judges attempt after
+attempt. A case that sets environment variables, or one of `CLI_CASES`, goes through the `mkb
+eval` command itself in a fresh process (exit status 2 there: the judge failed). A fresh
+process per case spent most of its ~10 s starting its host template on a 2-core machine.
 
 MKB_ADVERSARIAL_RECORD=FILE appends one JSON line per case judged (name, device, expected and
 got, message, speedup, violation codes, wall time): the results file of a GPU run
@@ -82,9 +88,68 @@ def _record(case, verdict, wall_s: float) -> None:
         out.write(json.dumps(row) + "\n")
 
 
-@pytest.mark.parametrize("case", _params())
-def test_adversarial_case(case, tmp_path):
+# Cases judged through the `mkb eval` command (besides every case with `env`): one per option the
+# command turns into configuration, an honest kernel, a strict and a permissive cheat, TIRx.
+CLI_CASES = {
+    "honest_rmsnorm",
+    "forge_verdict",
+    "patch_judge_permissive",
+    "infinite_loop",
+    "allocate_until_oom",
+    "reach_worker_through_tvm_permissive",
+}
+
+
+def _eval_options(case) -> list[str]:
+    """The `mkb eval` options of a case (after the kernel and --problem)."""
     device = case.get("device", "cpu")
+    options = [
+        "--dsl",
+        case.get("dsl", "cutedsl"),
+        "--device",
+        device,
+        "--timing-draws",
+        "10" if device == "cuda" else "8",
+        "--warmup",
+        "3" if device == "cuda" else "2",
+    ]
+    if case.get("mode") == "permissive":
+        options.append("--permissive")
+    if case.get("dsl_rule") is False:
+        options.append("--no-dsl-rule")
+    for code in case.get("allow", []):
+        options += ["--allow", code]
+    if "call_timeout" in case:
+        options += ["--call-timeout", str(case["call_timeout"])]
+    if "memory_limit" in case:
+        options += ["--memory-limit", case["memory_limit"]]
+    return options
+
+
+def _config(case) -> dict:
+    """The JudgeConfig `mkb eval` builds from `_eval_options(case)` (cli/eval.py)."""
+    from metakernelbench.cli.eval import _parse_bytes
+
+    device = case.get("device", "cpu")
+    config: dict = {
+        "timing_draws": 10 if device == "cuda" else 8,
+        "warmup_calls": 3 if device == "cuda" else 2,
+    }
+    if "call_timeout" in case:
+        config["call_timeout_s"] = float(case["call_timeout"])
+    permissive = case.get("mode") == "permissive"
+    allow = list(case.get("allow", []))
+    no_dsl_rule = case.get("dsl_rule") is False
+    if permissive or allow or no_dsl_rule:
+        config["policy"] = {"permissive": permissive, "allow": allow}
+    if no_dsl_rule:
+        config["policy"]["require_dsl"] = False
+    if "memory_limit" in case:
+        config["memory_limit_bytes"] = _parse_bytes(case["memory_limit"])
+    return config
+
+
+def _judge_by_command(case, tmp_path) -> dict:
     command = [
         sys.executable,
         "-m",
@@ -94,35 +159,73 @@ def test_adversarial_case(case, tmp_path):
         str(_kernel_path(case, tmp_path)),
         "--problem",
         case["problem"],
-        "--dsl",
-        case.get("dsl", "cutedsl"),
-        "--device",
-        device,
         "--json",
-        "--timing-draws",
-        "10" if device == "cuda" else "8",
-        "--warmup",
-        "3" if device == "cuda" else "2",
+        *_eval_options(case),
     ]
-    if case.get("mode") == "permissive":
-        command.append("--permissive")
-    if case.get("dsl_rule") is False:
-        command.append("--no-dsl-rule")
-    for code in case.get("allow", []):
-        command += ["--allow", code]
-    if "call_timeout" in case:
-        command += ["--call-timeout", str(case["call_timeout"])]
-    if "memory_limit" in case:
-        command += ["--memory-limit", case["memory_limit"]]
     env = {**os.environ, **case.get("env", {})}
-    started = time.monotonic()
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode in (0, 1), f"the judge failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     verdict = json.loads(proc.stdout)
+    assert (proc.returncode == 0) == (verdict["status"] == "passed")
+    return verdict
+
+
+def _judge_in_process(case, tmp_path, monkeypatch) -> dict:
+    import metakernelbench as mkb
+    from metakernelbench.cli._state import strict
+
+    # mkb.evaluate keeps one judge (and its warm host templates) per environment; pytest names
+    # the running test in the environment, which would make every case start a judge of its own.
+    monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
+
+    suite = _suite_with_roofline(case, tmp_path)
+    verdict = mkb.evaluate(
+        case["problem"],
+        case.get("dsl", "cutedsl"),
+        path=_kernel_path(case, tmp_path),
+        device=case.get("device", "cpu"),
+        config=_config(case),
+        suite_root=suite[1] if suite else None,
+    )
+    # As `mkb eval --json` prints it.
+    return json.loads(json.dumps(strict(verdict.to_dict()), allow_nan=False, default=str))
+
+
+def test_config_is_what_mkb_eval_builds(monkeypatch):
+    """The in-process cases are judged with the configuration the command would give them."""
+    from metakernelbench.cli import app
+    from typer.testing import CliRunner
+
+    seen = []
+
+    def fake_evaluate(problem, dsl, path=None, device=None, workload=None, config=None):
+        seen.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("metakernelbench.evaluate", fake_evaluate)
+    for case in CASES:
+        if "env" in case or case["kernel"].startswith("<generated"):
+            continue
+        seen.clear()
+        kernel = str(_kernel_path(case, None))
+        CliRunner().invoke(app, ["eval", kernel, "--problem", case["problem"], *_eval_options(case)])
+        assert seen == [_config(case)], case["name"]
+
+
+@pytest.mark.parametrize("case", _params())
+def test_adversarial_case(case, tmp_path, monkeypatch):
+    started = time.monotonic()
+    if "env" in case or case["name"] in CLI_CASES:
+        verdict = _judge_by_command(case, tmp_path)
+    else:
+        verdict = _judge_in_process(case, tmp_path, monkeypatch)
     _record(case, verdict, time.monotonic() - started)
     summary = f"{verdict['status']}: {verdict['message']}"
+    if verdict["status"] == "infra_error":  # the judge's failure: what its worker left
+        process = verdict.get("process") or {}
+        keys = ("exit_code", "signal_name", "timed_out", "out_of_memory", "stderr_tail")
+        summary += f"\nworker: {json.dumps({k: process.get(k) for k in keys})}"
     assert verdict["status"] in case["expect"], f"{case['why']}; got {summary}"
-    assert (proc.returncode == 0) == (verdict["status"] == "passed")
     if verdict["status"] != "passed":
         assert not verdict["passed"] and verdict["speedup_vs_eager"] is None
     if "mismatch_kind" in case:
@@ -135,3 +238,8 @@ def test_adversarial_case(case, tmp_path):
     # The agent-facing report never carries the judge's internals.
     text = json.dumps(verdict)
     assert "metakernelbench/judge" not in text and "mkb-eval-" not in text, summary
+
+
+def test_cli_cases_exist():
+    names = {case["name"] for case in CASES}
+    assert CLI_CASES <= names, sorted(CLI_CASES - names)
