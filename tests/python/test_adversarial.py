@@ -100,53 +100,46 @@ CLI_CASES = {
 }
 
 
-def _eval_options(case) -> list[str]:
-    """The `mkb eval` options of a case (after the kernel and --problem)."""
+def _options(case) -> dict:
+    """The `mkb eval` options a case is judged with, by their names in cli/eval.py."""
     device = case.get("device", "cpu")
-    options = [
-        "--dsl",
-        case.get("dsl", "cutedsl"),
-        "--device",
-        device,
-        "--timing-draws",
-        "10" if device == "cuda" else "8",
-        "--warmup",
-        "3" if device == "cuda" else "2",
-    ]
-    if case.get("mode") == "permissive":
-        options.append("--permissive")
-    if case.get("dsl_rule") is False:
-        options.append("--no-dsl-rule")
-    for code in case.get("allow", []):
-        options += ["--allow", code]
+    options: dict = {
+        "timing_draws": 10 if device == "cuda" else 8,
+        "warmup": 3 if device == "cuda" else 2,
+        "permissive": case.get("mode") == "permissive",
+        "no_dsl_rule": case.get("dsl_rule") is False,
+        "allow": list(case.get("allow", [])),
+    }
     if "call_timeout" in case:
-        options += ["--call-timeout", str(case["call_timeout"])]
+        options["call_timeout"] = float(case["call_timeout"])
     if "memory_limit" in case:
-        options += ["--memory-limit", case["memory_limit"]]
+        options["memory_limit"] = case["memory_limit"]
     return options
 
 
-def _config(case) -> dict:
-    """The JudgeConfig `mkb eval` builds from `_eval_options(case)` (cli/eval.py)."""
-    from metakernelbench.cli.eval import _parse_bytes
+def _eval_options(case) -> list[str]:
+    """The case's options as `mkb eval` arguments (after the kernel and --problem)."""
+    o = _options(case)
+    args = ["--dsl", case.get("dsl", "cutedsl"), "--device", case.get("device", "cpu")]
+    args += ["--timing-draws", str(o["timing_draws"]), "--warmup", str(o["warmup"])]
+    if o["permissive"]:
+        args.append("--permissive")
+    if o["no_dsl_rule"]:
+        args.append("--no-dsl-rule")
+    for code in o["allow"]:
+        args += ["--allow", code]
+    if "call_timeout" in o:
+        args += ["--call-timeout", str(o["call_timeout"])]
+    if "memory_limit" in o:
+        args += ["--memory-limit", o["memory_limit"]]
+    return args
 
-    device = case.get("device", "cpu")
-    config: dict = {
-        "timing_draws": 10 if device == "cuda" else 8,
-        "warmup_calls": 3 if device == "cuda" else 2,
-    }
-    if "call_timeout" in case:
-        config["call_timeout_s"] = float(case["call_timeout"])
-    permissive = case.get("mode") == "permissive"
-    allow = list(case.get("allow", []))
-    no_dsl_rule = case.get("dsl_rule") is False
-    if permissive or allow or no_dsl_rule:
-        config["policy"] = {"permissive": permissive, "allow": allow}
-    if no_dsl_rule:
-        config["policy"]["require_dsl"] = False
-    if "memory_limit" in case:
-        config["memory_limit_bytes"] = _parse_bytes(case["memory_limit"])
-    return config
+
+def _config(case) -> dict:
+    """The JudgeConfig `mkb eval` builds from the case's options (cli/eval.py's own builder)."""
+    from metakernelbench.cli.eval import judge_config
+
+    return judge_config(**_options(case))
 
 
 def _judge_by_command(case, tmp_path) -> dict:

@@ -20,6 +20,40 @@ def _parse_bytes(text: str) -> int:
         raise typer.BadParameter(f"'{text}' is not a size (e.g. 8GiB, 512M, 1000000)") from None
 
 
+def judge_config(
+    draws: int | None = None,
+    timing_draws: int | None = None,
+    warmup: int | None = None,
+    no_timing: bool = False,
+    permissive: bool = False,
+    call_timeout: float | None = None,
+    memory_limit: str | None = None,
+    allow: list[str] | None = None,
+    no_dsl_rule: bool = False,
+    pin_cpu: int | None = None,
+) -> dict:
+    """The JudgeConfig (as a dict for mkb.evaluate) that `mkb eval`'s options give."""
+    config: dict = {}
+    for key, value in (
+        ("correctness_draws", draws),
+        ("timing_draws", timing_draws),
+        ("warmup_calls", warmup),
+        ("call_timeout_s", call_timeout),
+        ("pin_cpu", pin_cpu),
+    ):
+        if value is not None:
+            config[key] = value
+    if no_timing:
+        config["skip_timing"] = True
+    if permissive or allow or no_dsl_rule:
+        config["policy"] = {"permissive": permissive, "allow": list(allow or [])}
+    if no_dsl_rule:
+        config["policy"]["require_dsl"] = False
+    if memory_limit is not None:
+        config["memory_limit_bytes"] = _parse_bytes(memory_limit)
+    return config
+
+
 def eval_kernel(
     kernel: Path = typer.Argument(
         ..., exists=True, dir_okay=False, readable=True, help="The kernel.py to judge."
@@ -62,24 +96,18 @@ def eval_kernel(
 
     if dsl not in ("cutedsl", "tirx"):
         raise typer.BadParameter(f"'{dsl}' is not one of cutedsl, tirx", param_hint="--dsl")
-    config: dict = {}
-    for key, value in (
-        ("correctness_draws", draws),
-        ("timing_draws", timing_draws),
-        ("warmup_calls", warmup),
-        ("call_timeout_s", call_timeout),
-        ("pin_cpu", pin_cpu),
-    ):
-        if value is not None:
-            config[key] = value
-    if no_timing:
-        config["skip_timing"] = True
-    if permissive or allow or no_dsl_rule:
-        config["policy"] = {"permissive": permissive, "allow": list(allow or [])}
-    if no_dsl_rule:
-        config["policy"]["require_dsl"] = False
-    if memory_limit is not None:
-        config["memory_limit_bytes"] = _parse_bytes(memory_limit)
+    config = judge_config(
+        draws=draws,
+        timing_draws=timing_draws,
+        warmup=warmup,
+        no_timing=no_timing,
+        permissive=permissive,
+        call_timeout=call_timeout,
+        memory_limit=memory_limit,
+        allow=allow,
+        no_dsl_rule=no_dsl_rule,
+        pin_cpu=pin_cpu,
+    )
     suite = _state.load_suite()
     verdict = evaluate(suite.find(problem), dsl, path=kernel, device=device, workload=workload, config=config)
     if as_json:
