@@ -14,7 +14,7 @@ an L2 flush, a C++ thread, drawn first, the collector off) and in a child proces
 call as the judge's worker is, free, on the parent's CPU or on another.
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
-        [--problems 28 36] [--judge-pin-cpu 2] [--diagnose]
+        [--problems 28 36] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
     python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
 """
@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import random
+import select
 import statistics
 import subprocess
 import sys
@@ -53,7 +54,11 @@ def _rows(args) -> list[dict]:
     for problem in suite:
         for dsl in ("cutedsl", "tirx"):
             path = Path(problem.directory) / "solutions" / f"{dsl}.py"
-            if path.is_file() and (not args.problems or problem.number in args.problems):
+            if (
+                path.is_file()
+                and not args.eager_rows_only
+                and (not args.problems or problem.number in args.problems)
+            ):
                 rows.append(
                     {
                         "problem": problem.number,
@@ -300,14 +305,18 @@ def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
     as the judge's worker makes it: the child draws the inputs, waits on a pipe while this process
     does a draw of its own (the host's make_inputs), and is woken to time the call. Against the
     child timing right after its own draw ("hot", the published method in another process),
-    woken with both processes free, on one CPU, and on two different CPUs (medians, ms): whether
-    the wake-up across processes, and where the processes run, moves a launch-bound call. One
+    woken with both processes free, on one CPU, on two different CPUs, and free with the child
+    polling instead of sleeping (medians, ms): whether the wake-up across processes, and where
+    the processes run, moves a launch-bound call. One
     child per row (its start is the cost: torch, CUDA, the DSL), re-pinned between placements."""
     out: dict = {}
     cpus = sorted(os.sched_getaffinity(0))
     placements = [("", None, None)]
     if len(cpus) >= 2:
         placements += [("_same_cpu", cpus[0], cpus[0]), ("_other_cpu", cpus[0], cpus[1])]
+    # Both free, the child polling its pipe without sleeping while it waits (its CPU never idles,
+    # as the published method's one process never waits for another).
+    placements.append(("_spinning", None, None))
     mine = set(cpus)
     host_draw = _settled_draw(row, "_wake_parent_ref")
     child = subprocess.Popen(
@@ -334,6 +343,7 @@ def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
             try:
                 os.sched_setaffinity(0, mine if parent_cpu is None else {parent_cpu})
                 ask(f"pin {-1 if child_cpu is None else child_cpu}")
+                ask(f"spin {int(suffix == '_spinning')}")
                 times = []
                 for s in timing:
                     ask(f"prep {s}")
@@ -361,7 +371,8 @@ def _wakeup_diagnostics(row: dict, timing: list[int]) -> dict:
 def _wakeup_child(row_json: str) -> int:
     """`--wakeup-child ROW` (internal): times the row's kernel by the published method on
     request, one line per request: `warm S` (untimed), `hot S` (draw, then time), `prep S`
-    (draw only), `go` (time the prepared call), `pin CPU` (-1: every CPU), `quit`."""
+    (draw only), `go` (time the prepared call), `pin CPU` (-1: every CPU), `spin 1|0` (wait for
+    the next request polling, never sleeping, or blocked), `quit`."""
     row = json.loads(row_json)
     every_cpu = os.sched_getaffinity(0)
     device = row.get("device", "cuda")
@@ -384,7 +395,14 @@ def _wakeup_child(row_json: str) -> int:
         return (time.perf_counter() - t) * 1e3
 
     prepared = None
-    for line in sys.stdin:
+    spin = False
+    while True:
+        if spin:  # poll without sleeping until the next request is there
+            while not select.select([sys.stdin], [], [], 0)[0]:
+                pass
+        line = sys.stdin.readline()
+        if not line:
+            break
         op, _, arg = line.strip().partition(" ")
         try:
             if op == "quit":
@@ -399,6 +417,9 @@ def _wakeup_child(row_json: str) -> int:
                 answer = "ok"
             elif op == "go":
                 answer = repr(timed(prepared))
+            elif op == "spin":
+                spin = arg == "1"
+                answer = "ok"
             elif op == "pin":
                 os.sched_setaffinity(0, every_cpu if int(arg) < 0 else {int(arg)})
                 answer = "ok"
@@ -581,6 +602,7 @@ def main() -> int:
     parser.add_argument("--judge-runs", type=int, default=3)
     parser.add_argument("--problems", type=int, nargs="*", default=[])
     parser.add_argument("--no-eager-rows", action="store_true")
+    parser.add_argument("--eager-rows-only", action="store_true", help="no solution rows")
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
     parser.add_argument("--wakeup-child", metavar="ROW")
     parser.add_argument("--seed", type=int, default=0)
