@@ -2,7 +2,8 @@
 honest eager kernel) judged with the default protocol, the first evaluation of the process cold
 (the DSL's host template starts and imports torch and the DSL) and the next ones warm (a host
 forked from that template), split into waiting for the host, worker start and prepare, the eager
-baseline, the channel's calibration, import, correctness (with the knockout draw) and timing.
+baseline, the channel's calibration, import, correctness (with the knockout draw) and timing;
+then a host template's imports timed one by one in a fresh process (`template_imports`).
 
     python benchmarks/judge_evaluation/run.py --out results.json [--device cuda] [--repeats 3] [--pin-cpu N]
 """
@@ -31,6 +32,46 @@ def _shown(path: Path) -> str:
         except ValueError:
             continue
     return str(path)
+
+
+# What a cold evaluation's host template spends its start on, in a fresh process: the imports a
+# template makes (torch, the judge's modules, then worker.preimport's lazy modules one by one).
+_IMPORT_SPLIT = r"""
+import importlib, json, sys, time
+t = [time.perf_counter()]
+from metakernelbench import toolchains
+toolchains.activate(toolchains.site_dirs(sys.argv[1]))
+t.append(time.perf_counter())
+import torch
+t.append(time.perf_counter())
+import metakernelbench.judge.host
+from metakernelbench.judge import worker
+t.append(time.perf_counter())
+lazy = {}
+for name in (*worker._TORCH_LAZY_IMPORTS, *worker._DSL_LAZY_IMPORTS.get(sys.argv[1], ())):
+    a = time.perf_counter()
+    try:
+        importlib.import_module(name)
+    except Exception as e:
+        lazy[name + " (failed)"] = str(e)[:100]
+    lazy[name] = time.perf_counter() - a
+print(json.dumps({"activate_s": t[1] - t[0], "torch_s": t[2] - t[1], "judge_modules_s": t[3] - t[2],
+                  "lazy_s": lazy}))
+"""
+
+
+def _template_import_split(dsl: str) -> dict:
+    """The template's imports timed in a fresh interpreter (its start and exit included in
+    process_s): where a cold evaluation's wait for its host goes."""
+    import subprocess
+    import sys
+
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _IMPORT_SPLIT, dsl], capture_output=True, text=True)
+    process = time.perf_counter() - start
+    if done.returncode != 0:
+        return {"error": done.stderr[-500:], "process_s": process}
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": process}
 
 
 def main() -> int:
@@ -83,6 +124,8 @@ def main() -> int:
         )
         steps = phases.get("steps", {})
         print("  steps: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(steps.items())))
+    split = _template_import_split("cutedsl")
+    print("template imports, fresh process: " + json.dumps(split))
     env = verdict.environment.to_dict()
     result = {
         "benchmark": "judge_evaluation",
@@ -97,6 +140,7 @@ def main() -> int:
         "host_template": True,
         **({"pin_cpu": args.pin_cpu} if args.pin_cpu is not None else {}),
         "rows": rows,
+        "template_imports": split,
     }
     args.out.write_text(json.dumps(result, indent=2))
     return 0 if all(r["status"] == "passed" for r in rows) else 1
