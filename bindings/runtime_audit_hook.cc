@@ -498,6 +498,21 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "[(file, line, function)] of a traceback, innermost last, without reading its frames "
       "from Python.");
   m.def(
+      "refusing_function",
+      [](std::string code, std::string what) {
+        return py::cpp_function([code, what](const py::args&, const py::kwargs&) -> py::object {
+          RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what),
+                                 absl::StrCat(what, " called"));
+          PyErr_SetString(PyExc_PermissionError,
+                          absl::StrCat("blocked by the judge: ", what).c_str());
+          throw py::error_already_set();
+        });
+      },
+      py::arg("code"), py::arg("what"),
+      "A callable that records a runtime violation `code` (\"the worker refused <what>\") and "
+      "raises PermissionError, for the judge to put in place of a library function kernel.py "
+      "must not reach (a C++ function: no __globals__ to lead kernel.py to the worker).");
+  m.def(
       "constant_function",
       [](py::object value) {
         return py::cpp_function([value](const py::args&, const py::kwargs&) { return value; });

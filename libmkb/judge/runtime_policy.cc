@@ -439,7 +439,8 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
       {"runtime.dynamic_code",
        "ran code made at run time (exec, compile, code objects, unpickling) other than the "
        "DSL compiler's or installed packages'"},
-      {"runtime.native_code", "used ctypes / mmap outside the DSL runtime"},
+      {"runtime.native_code",
+       "used ctypes / mmap or torch's raw-pointer constructors outside the DSL runtime"},
       {"runtime.forbidden_import",
        "imported the judge, the reference, the other DSL, or a "
        "forbidden module from its own code"},

@@ -192,6 +192,14 @@ constexpr Rule kAttributeRules[] = {
     {"torch._subclasses", kIntrospection, "fake tensors and dispatch are off limits"},
     {"torch._lazy", kCall, "lazy tensors are forbidden"},
     {"torch._utils_internal", kIntrospection, "torch internals are off limits"},
+    // _import_dotted_name resolves a dotted name given as text (torch._C's raw-pointer
+    // constructors, say) where no rule reads it.
+    {"torch._utils", kIntrospection,
+     "torch internals are off limits (torch._utils resolves dotted names given as text)"},
+    {"torch.set_num_threads", kModulePatch,
+     "the eager baseline runs with the judge's thread count; changing it changes the comparison"},
+    {"torch.set_num_interop_threads", kModulePatch,
+     "the eager baseline runs with the judge's thread count; changing it changes the comparison"},
     {"torch.cuda.CUDAGraph", kCall, kNoGraphs},
     {"torch.cuda.graph*", kCall, kNoGraphs},
     {"torch.cuda.make_graphed_callables", kCall, kNoGraphs},
@@ -288,6 +296,8 @@ constexpr Rule kAttributeRules[] = {
     {"codecs.open", kCall, kNoFiles},
     {"logging.FileHandler", kCall, kNoFiles},
     {"logging.handlers", kCall, "log handlers write files and sockets"},
+    {"logging.config", kDynamicImport,
+     "it imports and resolves names given as text (ext://, (), class names)"},
     {"operator.attrgetter", kDynamicAttribute, "attribute access by computed name"},
     {"operator.methodcaller", kDynamicAttribute, "attribute access by computed name"},
     // Formatter.get_field walks a dotted path of attributes given as text and hands back the

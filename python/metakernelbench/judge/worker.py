@@ -195,6 +195,7 @@ class Worker:
         # points: the wrapper's frames are named by the file its code objects were made from.
         audit = dict(self.options["audit"], dsl_entry_file=dsl_entry.wrapper.__code__.co_filename)
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
+        _refuse_raw_pointers()
         # From now on kernel.py's code may run only while it is imported or solve is called:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
         # runtime.outside_call violation. On already for the calibration, so that it measures
@@ -641,6 +642,35 @@ def pin_tvm_cuda_toolkit() -> None:
         # A C++ function: a Python one of this module's would hand kernel.py (which can reach
         # tvm's modules) the worker's globals.
         nvcc.get_cuda_version = _core.constant_function(version)
+
+
+# torch's constructors of a storage or tensor at a raw address (or of an object at one): no audit
+# event marks them, and through one kernel.py reads and writes any of the worker's memory (its
+# clock, its reports; a red-team kernel of 2026-12-05 reported 50 us for every call so). Neither
+# the judge nor the DSLs use them.
+_RAW_POINTER_CONSTRUCTORS = (
+    ("torch._C", "_construct_storage_from_data_pointer"),
+    ("torch._C", "_construct_CUDA_Tensor_From_Storage_And_Metadata"),
+    ("torch.UntypedStorage", "_new_with_weak_ptr"),
+    ("torch.TypedStorage", "_new_with_weak_ptr"),
+)
+
+
+def _refuse_raw_pointers() -> None:
+    """Each raw-pointer constructor replaced by a C++ callable that records runtime.native_code
+    and raises PermissionError (after the runtime audit is installed: it records there)."""
+    owners = {
+        "torch._C": torch._C,
+        "torch.UntypedStorage": torch.UntypedStorage,
+        "torch.TypedStorage": torch.TypedStorage,
+    }
+    for owner, name in _RAW_POINTER_CONSTRUCTORS:
+        if hasattr(owners[owner], name):
+            setattr(
+                owners[owner],
+                name,
+                _core.refusing_function("runtime.native_code", f"{owner}.{name} (a tensor at a raw address)"),
+            )
 
 
 def _preload_nvrtc() -> None:
