@@ -240,6 +240,43 @@ def test_returned_tensors_the_wire_cannot_carry_are_named_and_never_exported():
     assert len(facts.describe(x)[1]) == 1
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to narrow")
+def test_cpu_judge_runs_its_worker_on_one_cpu(suite):
+    """The CPU judge's worker (every thread) runs on one CPU, as the eager baseline runs on one
+    thread: a kernel that raised its thread count gained 1.21x against an honest 0.84x on the
+    2-core machine (red team, 2026-12-05). Without the pinning no descendant is on one CPU."""
+    import threading
+
+    seen: dict[int, str] = {}
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            for pid in descendants(os.getpid()):
+                allowed = allowed_cpus(pid)
+                if allowed is not None:
+                    seen[pid] = allowed
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        verdict = mkb.evaluate(
+            suite.find(28),
+            "cutedsl",
+            path=KERNELS / "honest_rmsnorm.py",
+            device="cpu",
+            config={**QUICK, "timing_draws": 20},
+        )
+    finally:
+        done.set()
+        watcher.join()
+    assert verdict.status == "passed", verdict.message
+    single = [pid for pid, allowed in seen.items() if allowed.isdigit()]
+    assert single, seen  # the worker, every thread of it
+    assert any(not allowed.isdigit() for allowed in seen.values()), seen  # the host is not
+
+
 def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
     """config pin_cpu: the host and the worker it forks (every thread of both) run on that CPU,
     and the template that forked the host keeps every CPU; a CPU the judge may not use is an

@@ -68,6 +68,7 @@ class Worker:
             # One intra-op thread on the CPU judge (as in the host's eager baseline): its timings
             # serve tests, and idle OpenMP threads competing with a loaded machine cost ms.
             torch.set_num_threads(1)
+            _one_cpu()
         # Bound before kernel.py is imported: the harness's own operations.
         self._sync = _core.cuda.device_synchronize if device == "cuda" else _no_sync
         self._perf = time.perf_counter
@@ -671,6 +672,25 @@ def _refuse_raw_pointers() -> None:
                 name,
                 _core.refusing_function("runtime.native_code", f"{owner}.{name} (a tensor at a raw address)"),
             )
+
+
+def _one_cpu() -> None:
+    """The CPU judge's worker on one CPU, every thread of it (and so every thread it starts, a
+    BLAS or OpenMP pool included): the eager baseline runs on one thread, so the kernel gets one
+    CPU's worth too. The CPU it is on now (concurrent evaluations spread as the scheduler put
+    them), or the first it may use."""
+    allowed = sorted(os.sched_getaffinity(0))
+    try:
+        with open("/proc/self/stat") as f:
+            current = int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        current = allowed[0]
+    cpu = current if current in allowed else allowed[0]
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {cpu})
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _preload_nvrtc() -> None:
