@@ -79,6 +79,14 @@ def _upcast(inputs):
 def test_full_workload_runs_on_the_gpu_within_its_memory_estimate(problem):
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info()
+    if problem.workload("full").peak_memory_bytes > free:
+        # 45's full workload (81.7 GiB) on an 80 GB H100: an out-of-memory error here held its
+        # tensors in the traceback and failed the next three problems too (2026-12-05).
+        pytest.skip(
+            f"the full workload needs {problem.workload('full').peak_memory_bytes / 2**30:.1f} GiB; "
+            f"{free / 2**30:.1f} GiB free on this GPU"
+        )
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     inputs = problem.make_inputs("full", device="cuda", seed=11)
