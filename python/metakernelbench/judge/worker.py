@@ -196,7 +196,7 @@ class Worker:
         # points: the wrapper's frames are named by the file its code objects were made from.
         audit = dict(self.options["audit"], dsl_entry_file=dsl_entry.wrapper.__code__.co_filename)
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
-        _refuse_raw_pointers()
+        _refuse_unaudited_reach()
         # From now on kernel.py's code may run only while it is imported or solve is called:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
         # runtime.outside_call violation. On already for the calibration, so that it measures
@@ -645,33 +645,62 @@ def pin_tvm_cuda_toolkit() -> None:
         nvcc.get_cuda_version = _core.constant_function(version)
 
 
-# torch's constructors of a storage or tensor at a raw address (or of an object at one): no audit
-# event marks them, and through one kernel.py reads and writes any of the worker's memory (its
-# clock, its reports; a red-team kernel of 2026-12-05 reported 50 us for every call so). Neither
-# the judge nor the DSLs use them.
-_RAW_POINTER_CONSTRUCTORS = (
-    ("torch._C", "_construct_storage_from_data_pointer"),
-    ("torch._C", "_construct_CUDA_Tensor_From_Storage_And_Metadata"),
-    ("torch.UntypedStorage", "_new_with_weak_ptr"),
-    ("torch.TypedStorage", "_new_with_weak_ptr"),
+# What the runtime audit cannot see, so the worker takes it away before kernel.py is imported,
+# each replaced by a C++ callable that records the code and raises PermissionError. Neither the
+# judge nor the DSLs use them.
+#  * torch's constructors of a storage or tensor at a raw address (or of an object at one): no
+#    audit event marks them, and through one kernel.py reads and writes any of the worker's
+#    memory (its clock, its reports; a red-team kernel of 2026-12-05 reported 50 us for every
+#    call so).
+#  * TorchScript's compilers, loaders and fork: they compile code from text or from a function's
+#    source with no `compile` event when its names resolve to C callables, and a fork's Python
+#    op runs kernel.py's code on a native thread the watch never saw (red team, 2026-12-05: after
+#    solve returned). torch.jit.is_scripting and the annotations torch itself uses stay.
+_UNAUDITED_REACH = (
+    ("torch._C", "_construct_storage_from_data_pointer", "runtime.native_code", "a tensor at a raw address"),
+    (
+        "torch._C",
+        "_construct_CUDA_Tensor_From_Storage_And_Metadata",
+        "runtime.native_code",
+        "a tensor at a raw address",
+    ),
+    ("torch.UntypedStorage", "_new_with_weak_ptr", "runtime.native_code", "a storage at a raw address"),
+    ("torch.TypedStorage", "_new_with_weak_ptr", "runtime.native_code", "a storage at a raw address"),
+    *(
+        (owner, name, "runtime.dynamic_code", "TorchScript compiles code the audits never read")
+        for owner, names in (
+            ("torch.jit", ("script", "trace", "trace_module", "CompilationUnit", "fork", "_fork", "load")),
+            (
+                "torch._C",
+                (
+                    "CompilationUnit",
+                    "_jit_script_compile",
+                    "_jit_script_class_compile",
+                    "_jit_script_interface_compile",
+                    "_create_function_from_trace",
+                    "fork",
+                    "import_ir_module",
+                    "import_ir_module_from_buffer",
+                ),
+            ),
+        )
+        for name in names
+    ),
 )
 
 
-def _refuse_raw_pointers() -> None:
-    """Each raw-pointer constructor replaced by a C++ callable that records runtime.native_code
-    and raises PermissionError (after the runtime audit is installed: it records there)."""
+def _refuse_unaudited_reach() -> None:
+    """Each entry of _UNAUDITED_REACH replaced (after the runtime audit is installed: the
+    callables record their violation there)."""
     owners = {
         "torch._C": torch._C,
+        "torch.jit": torch.jit,
         "torch.UntypedStorage": torch.UntypedStorage,
         "torch.TypedStorage": torch.TypedStorage,
     }
-    for owner, name in _RAW_POINTER_CONSTRUCTORS:
+    for owner, name, code, why in _UNAUDITED_REACH:
         if hasattr(owners[owner], name):
-            setattr(
-                owners[owner],
-                name,
-                _core.refusing_function("runtime.native_code", f"{owner}.{name} (a tensor at a raw address)"),
-            )
+            setattr(owners[owner], name, _core.refusing_function(code, f"{owner}.{name} ({why})"))
 
 
 def _one_cpu() -> None:
