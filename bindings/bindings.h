@@ -30,6 +30,18 @@ void SetKernelWatch(bool on);
 void RecordRuntimeViolation(const std::string& code, const std::string& message,
                             const std::string& evidence);
 
+// Whether a thread state in an interpreter's list may be read (its id, frame, links). CPython
+// 3.11 links a thread state being made by a native thread (PyGILState_Ensure needs no GIL) before
+// it initialises it; 3.12 initialises first. With the GIL held.
+inline bool ThreadStateInitialised(PyThreadState* t) {
+#if PY_VERSION_HEX < 0x030C0000
+  return t->_initialized != 0;
+#else
+  (void)t;
+  return true;
+#endif
+}
+
 // A traceback's (file, line, function) entries, innermost last, read in C (kernel_thread.cc).
 std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* traceback);
 

@@ -101,13 +101,19 @@ py::tuple TakeRaised() {
 // interpreter). With the GIL held.
 using ThreadKey = std::pair<int64_t, uint64_t>;
 
-// Every thread state of every interpreter in the process (a subinterpreter's threads too).
+// Every thread state of every interpreter in the process (a subinterpreter's threads too) that
+// is initialised. On CPython 3.11 a native thread entering Python (PyGILState_Ensure, which
+// needs no GIL) links its new thread state into the list before initialising it: its id and
+// frame are not to be read then (the census read one and the worker died of SIGSEGV: a
+// red-team kernel's TorchScript fork, 2026-12-05). It is seen by the next walk. CPython 3.12
+// initialises a thread state before it links it.
 template <typename Visit>
 void ForEachThreadState(Visit visit) {
   for (PyInterpreterState* i = PyInterpreterState_Head(); i != nullptr;
        i = PyInterpreterState_Next(i)) {
     for (PyThreadState* t = PyInterpreterState_ThreadHead(i); t != nullptr;
          t = PyThreadState_Next(t)) {
+      if (!ThreadStateInitialised(t)) continue;
       visit(ThreadKey{PyInterpreterState_GetID(i), PyThreadState_GetID(t)}, t);
     }
   }

@@ -370,6 +370,7 @@ void SetWatchProfile(bool on) {
   PyInterpreterState* interpreter = PyThreadState_GetInterpreter(PyThreadState_Get());
   for (PyThreadState* t = PyInterpreterState_ThreadHead(interpreter); t != nullptr && !failed;
        t = PyThreadState_Next(t)) {
+    if (!ThreadStateInitialised(t)) continue;  // one being made (bindings.h)
     failed = _PyEval_SetProfile(t, on ? &WatchProfile : nullptr, nullptr) != 0;
   }
 #endif

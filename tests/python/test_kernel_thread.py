@@ -353,3 +353,52 @@ def test_a_new_kernel_thread_has_its_thread_state_before_the_watch_walks_them(tm
         command = [sys.executable, str(script), str(tmp_path / "kernel.py")]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0 and proc.stdout.strip() == "survived", proc.stderr[-2000:]
+
+
+def test_the_census_skips_a_thread_state_a_native_thread_is_still_making(tmp_path):
+    """A native thread entering Python (a ctypes callback on a pthread here; a TorchScript fork's
+    Python op in the red team's kernel of 2026-12-05) makes its thread state without the GIL, and
+    CPython 3.11 links it before initialising it: the census at each call's return read its frame
+    and the worker died of SIGSEGV. Without the check of ThreadStateInitialised this loop crashed
+    3 runs of 3 at 3000 calls."""
+    script = tmp_path / "census.py"
+    script.write_text(
+        "import ctypes, sys, sysconfig, threading\n"
+        "from metakernelbench import _core\n"
+        "config = {'kernel_path': sys.argv[1], 'dsl': 'cutedsl',\n"
+        "          'stdlib_roots': [sysconfig.get_paths()['stdlib']]}\n"
+        "_core.install_runtime_audit(config, enforce=False)\n"
+        "libc = ctypes.CDLL(None)\n"
+        "CB = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)\n"
+        "callback = CB(lambda _: None)\n"
+        "libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, CB,\n"
+        "                                ctypes.c_void_p]\n"
+        "libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.c_void_p]\n"
+        "thread = _core.KernelThread()\n"
+        "thread.mark_threads()\n"
+        "stop = []\n"
+        "def spawner():\n"
+        "    while not stop:\n"
+        "        tids = []\n"
+        "        for _ in range(8):\n"
+        "            tid = ctypes.c_ulong()\n"
+        "            libc.pthread_create(ctypes.byref(tid), None, callback, None)\n"
+        "            tids.append(tid.value)\n"
+        "        for t in tids:\n"
+        "            libc.pthread_join(t, None)\n"
+        "threading.Thread(target=spawner, daemon=True).start()\n"
+        "for _ in range(3000):\n"
+        "    thread.call(int)\n"
+        "    thread.release_collector()\n"
+        "    _core.watch_kernel_code(True)\n"
+        "    _core.watch_kernel_code(False)\n"
+        "stop.append(1)\n"
+        "print('survived')\n"
+    )
+    for _ in range(3):
+        command = [sys.executable, str(script), str(tmp_path / "kernel.py")]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and proc.stdout.strip() == "survived", (
+            proc.returncode,
+            proc.stderr[-2000:],
+        )
