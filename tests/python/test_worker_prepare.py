@@ -100,3 +100,32 @@ def test_a_warm_host_preimports_what_prepare_would_import():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("enforce", [True, False])
+def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(enforce, tmp_path):
+    """_core.refusing_function, what the worker puts in place of torch's raw-pointer
+    constructors and TorchScript's compilers: a call records the violation and raises
+    PermissionError; in the audit's record mode it records and the original runs. In a process of
+    its own (the runtime audit is installed once per process)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from metakernelbench import _core\n"
+        f"_core.install_runtime_audit({{'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}}, enforce={enforce})\n"
+        "f = _core.refusing_function('runtime.native_code', 'x.y (why)', len)\n"
+        "try:\n"
+        "    print('returned', f([1, 2, 3]))\n"
+        "except PermissionError as e:\n"
+        "    print('raised', e)\n"
+        "found = [x['code'] for x in _core.take_runtime_findings()] + list(_core.runtime_audit_recorded())\n"
+        "print('recorded', any('runtime.native_code' in str(x) for x in found))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    if enforce:
+        assert "raised blocked by the judge: x.y (why)" in done.stdout, done.stdout
+    else:
+        assert "returned 3" in done.stdout, done.stdout
+    assert "recorded True" in done.stdout, done.stdout

@@ -555,9 +555,9 @@ def refuse_before_judging(problem: typing.Any, dsl: str, source: bytes, workload
     without evaluating it -- empty, oversized, not UTF-8, NUL bytes -- or None when it must
     be judged (libmkb/agent/submission_check.h). Parsing is the judge's.
     """
-def refusing_function(code: str, what: str) -> collections.abc.Callable:
+def refusing_function(code: str, what: str, original: typing.Any = None) -> collections.abc.Callable:
     """
-    A callable that records a runtime violation `code` ("the worker refused <what>") and raises PermissionError, for the judge to put in place of a library function kernel.py must not reach (a C++ function: no __globals__ to lead kernel.py to the worker).
+    A callable that records a runtime violation `code` ("the worker refused <what>") and raises PermissionError (in the audit's record mode, records it and calls `original`), for the judge to put in place of a library function kernel.py must not reach (a C++ function: no __globals__ or closure to lead kernel.py to the worker or the original).
     """
 def render_received_skill(text: str) -> str:
     """

@@ -699,8 +699,9 @@ def _refuse_unaudited_reach() -> None:
         "torch.TypedStorage": torch.TypedStorage,
     }
     for owner, name, code, why in _UNAUDITED_REACH:
-        if hasattr(owners[owner], name):
-            setattr(owners[owner], name, _core.refusing_function(code, f"{owner}.{name} ({why})"))
+        original = getattr(owners[owner], name, None)
+        if original is not None:
+            setattr(owners[owner], name, _core.refusing_function(code, f"{owner}.{name} ({why})", original))
 
 
 def _one_cpu() -> None:
