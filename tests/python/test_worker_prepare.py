@@ -113,7 +113,8 @@ def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(en
 
     code = (
         "from metakernelbench import _core\n"
-        f"_core.install_runtime_audit({{'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}}, enforce={enforce})\n"
+        "config = {'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}\n"
+        f"_core.install_runtime_audit(config, enforce={enforce})\n"
         "f = _core.refusing_function('runtime.native_code', 'x.y (why)', len)\n"
         "try:\n"
         "    print('returned', f([1, 2, 3]))\n"
