@@ -501,18 +501,18 @@ void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(
       "refusing_function",
       [](std::string code, std::string what, py::object original) {
-        return py::cpp_function([code, what, original](const py::args& args,
-                                                       const py::kwargs& kwargs) -> py::object {
-          RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what),
-                                 absl::StrCat(what, " called"));
-          // Record mode refuses nothing: the original runs (it is held here, where no Python
-          // code can reach it).
-          if (g_state != nullptr && !g_state->enforce && !original.is_none())
-            return original(*args, **kwargs);
-          PyErr_SetString(PyExc_PermissionError,
-                          absl::StrCat("blocked by the judge: ", what).c_str());
-          throw py::error_already_set();
-        });
+        return py::cpp_function(
+            [code, what, original](const py::args& args, const py::kwargs& kwargs) -> py::object {
+              RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what),
+                                     absl::StrCat(what, " called"));
+              // Record mode refuses nothing: the original runs (it is held here, where no Python
+              // code can reach it).
+              if (g_state != nullptr && !g_state->enforce && !original.is_none())
+                return original(*args, **kwargs);
+              PyErr_SetString(PyExc_PermissionError,
+                              absl::StrCat("blocked by the judge: ", what).c_str());
+              throw py::error_already_set();
+            });
       },
       py::arg("code"), py::arg("what"), py::arg("original") = py::none(),
       "A callable that records a runtime violation `code` (\"the worker refused <what>\") and "
