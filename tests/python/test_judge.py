@@ -240,11 +240,9 @@ def test_returned_tensors_the_wire_cannot_carry_are_named_and_never_exported():
     assert len(facts.describe(x)[1]) == 1
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to narrow")
-def test_cpu_judge_runs_its_worker_on_one_cpu(suite):
-    """The CPU judge's worker (every thread) runs on one CPU, as the eager baseline runs on one
-    thread: a kernel that raised its thread count gained 1.21x against an honest 0.84x on the
-    2-core machine (red team, 2026-12-05). Without the pinning no descendant is on one CPU."""
+def _cpus_while_judging(suite, config: dict):
+    """(verdict, {pid: CPUs its threads may run on}) of every descendant of this process seen
+    while the CPU judge judges an honest kernel of 28 with `config`."""
     import threading
 
     seen: dict[int, str] = {}
@@ -266,11 +264,20 @@ def test_cpu_judge_runs_its_worker_on_one_cpu(suite):
             "cutedsl",
             path=KERNELS / "honest_rmsnorm.py",
             device="cpu",
-            config={**QUICK, "timing_draws": 20},
+            config={**QUICK, "timing_draws": 20, **config},
         )
     finally:
         done.set()
         watcher.join()
+    return verdict, seen
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to narrow")
+def test_cpu_judge_runs_its_worker_on_one_cpu(suite):
+    """The CPU judge's worker (every thread) runs on one CPU, as the eager baseline runs on one
+    thread: a kernel that raised its thread count gained 1.21x against an honest 0.84x on the
+    2-core machine (red team, 2026-12-05). Without the pinning no descendant is on one CPU."""
+    verdict, seen = _cpus_while_judging(suite, {})
     assert verdict.status == "passed", verdict.message
     single = [pid for pid, allowed in seen.items() if allowed.isdigit()]
     assert single, seen  # the worker, every thread of it
@@ -281,33 +288,8 @@ def test_pin_cpu_runs_the_host_and_its_worker_on_that_cpu(suite):
     """config pin_cpu: the host and the worker it forks (every thread of both) run on that CPU,
     and the template that forked the host keeps every CPU; a CPU the judge may not use is an
     error naming the field."""
-    import threading
-
     cpu = max(os.sched_getaffinity(0))
-    seen: dict[int, str] = {}
-    done = threading.Event()
-
-    def watch():
-        while not done.is_set():
-            for pid in descendants(os.getpid()):
-                allowed = allowed_cpus(pid)
-                if allowed is not None:
-                    seen[pid] = allowed
-            time.sleep(0.002)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        verdict = mkb.evaluate(
-            suite.find(28),
-            "cutedsl",
-            path=KERNELS / "honest_rmsnorm.py",
-            device="cpu",
-            config={**QUICK, "timing_draws": 20, "pin_cpu": cpu},
-        )
-    finally:
-        done.set()
-        watcher.join()
+    verdict, seen = _cpus_while_judging(suite, {"pin_cpu": cpu})
     assert verdict.status == "passed", verdict.message
     pinned = [pid for pid, allowed in seen.items() if allowed == str(cpu)]
     assert len(pinned) >= 2, seen  # the host and its worker, every thread of each

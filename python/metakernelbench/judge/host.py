@@ -34,7 +34,7 @@ from ..suite import correctness_reference_of  # noqa: E402
 from . import values  # noqa: E402
 from .reference_numerics import StrictNumerics  # noqa: E402
 from .session import ChannelForged, Session, WorkerLost, read_frame, write_frame  # noqa: E402
-from .worker_setup import audit_config, fork_worker, realpaths, worker_view  # noqa: E402
+from .worker_setup import audit_config, fork_worker, pin_every_thread, realpaths, worker_view  # noqa: E402
 
 
 def _cuda_visible() -> bool:
@@ -217,11 +217,7 @@ class Evaluation:
         if config.has("pin_cpu"):
             # Every thread of this process, and so of the worker it forks and of the threads
             # either starts (mkb::Judge checked the CPU).
-            for tid in os.listdir("/proc/self/task"):
-                try:
-                    os.sched_setaffinity(int(tid), {config.pin_cpu})
-                except ProcessLookupError:  # a thread that ended since the listing
-                    pass
+            pin_every_thread(config.pin_cpu)
         workdir = tempfile.mkdtemp(prefix="mkb-eval-")
         os.chmod(workdir, 0o711)
         work = os.path.join(workdir, "work")

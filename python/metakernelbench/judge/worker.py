@@ -21,6 +21,7 @@ import torch
 
 from .. import _core, toolchains
 from . import dsl_entry, values
+from .worker_setup import pin_every_thread
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -715,12 +716,7 @@ def _one_cpu() -> None:
             current = int(f.read().rsplit(")", 1)[1].split()[36])
     except (OSError, ValueError, IndexError):
         current = allowed[0]
-    cpu = current if current in allowed else allowed[0]
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            os.sched_setaffinity(int(tid), {cpu})
-        except (ProcessLookupError, PermissionError):
-            pass
+    pin_every_thread(current if current in allowed else allowed[0])
 
 
 def _preload_nvrtc() -> None:

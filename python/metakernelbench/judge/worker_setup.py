@@ -35,6 +35,15 @@ def fork_worker(options: dict):
     return pid, host_end, out_r, err_r
 
 
+def pin_every_thread(cpu: int) -> None:
+    """Every thread of this process on `cpu`, and so every thread and process it starts later."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {cpu})
+        except (ProcessLookupError, PermissionError):  # a thread that ended since the listing
+            pass
+
+
 def realpaths(paths) -> list[str]:
     """The absolute and the resolved form of each existing path, once each."""
     out = []
