@@ -130,3 +130,37 @@ def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(en
     else:
         assert "returned 3" in done.stdout, done.stdout
     assert "recorded True" in done.stdout, done.stdout
+
+
+def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path):
+    """The worker replaces torch's raw-pointer constructors and TorchScript's compilers in every
+    module that holds them, not only where they are defined: `torch.CompilationUnit` and
+    `torch.fork` (re-exports of torch._C's) passed both audits before (2026-12-05). In a process
+    of its own with torch's compiler stack imported, as in the worker; fails when torch re-exports
+    one somewhere the worker's table does not name."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import torch, torch._dynamo  # noqa: F401\n"
+        "from metakernelbench import _core\n"
+        "from metakernelbench.judge import worker\n"
+        "import types\n"
+        "owners = {o: sys.modules.get(o) or getattr(torch, o.rsplit('.', 1)[1])\n"
+        "          for o, _, _, _ in worker._UNAUDITED_REACH}\n"
+        "# Module-level objects only: a class's bound method is made anew at each lookup.\n"
+        "originals = [getattr(owners[o], n) for o, n, _, _ in worker._UNAUDITED_REACH\n"
+        "             if hasattr(owners[o], n)]\n"
+        "originals = [f for f in originals if not isinstance(f, types.MethodType)]\n"
+        "config = {'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}\n"
+        "_core.install_runtime_audit(config, enforce=True)\n"
+        "worker._refuse_unaudited_reach()\n"
+        "left = sorted(f'{name}.{k}' for name, m in list(sys.modules.items())\n"
+        "              for k, v in list(getattr(m, '__dict__', {}).items())\n"
+        "              if any(v is f for f in originals))\n"
+        "print(left)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout

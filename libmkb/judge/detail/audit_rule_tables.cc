@@ -151,6 +151,11 @@ constexpr Rule kAttributeRules[] = {
     {"torch.compile", kCall, "torch.compile is forbidden"},
     {"torch.compiler", kCall, kNoCompile},
     {"torch.jit", kCall, "torch.jit is forbidden"},
+    // TorchScript's entry points re-exported at torch's top level.
+    {"torch.CompilationUnit", kCall, "TorchScript is forbidden (it compiles code from text)"},
+    {"torch.fork", kCall, "TorchScript's fork is forbidden (its tasks run on native threads)"},
+    {"torch.wait", kCall, "TorchScript's fork is forbidden (its tasks run on native threads)"},
+    {"torch.import_ir_module*", kCall, "TorchScript is forbidden (it loads compiled code)"},
     {"torch._dynamo", kCall, kNoCompile},
     {"torch._inductor", kCall, kNoCompile},
     {"torch.export", kCall, kNoCompile},

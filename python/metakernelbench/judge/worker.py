@@ -671,6 +671,11 @@ _UNAUDITED_REACH = (
         (owner, name, "runtime.dynamic_code", "TorchScript compiles code the audits never read")
         for owner, names in (
             ("torch.jit", ("script", "trace", "trace_module", "CompilationUnit", "fork", "_fork", "load")),
+            ("torch.jit._script", ("CompilationUnit", "script")),
+            ("torch.jit._trace", ("script", "trace", "trace_module")),
+            ("torch.jit._async", ("fork",)),
+            ("torch.jit._serialization", ("load",)),
+            ("torch", ("CompilationUnit", "fork", "import_ir_module", "import_ir_module_from_buffer")),
             (
                 "torch._C",
                 (
@@ -694,8 +699,13 @@ def _refuse_unaudited_reach() -> None:
     """Each entry of _UNAUDITED_REACH replaced (after the runtime audit is installed: the
     callables record their violation there)."""
     owners = {
+        "torch": torch,
         "torch._C": torch._C,
         "torch.jit": torch.jit,
+        "torch.jit._script": torch.jit._script,
+        "torch.jit._trace": torch.jit._trace,
+        "torch.jit._async": torch.jit._async,
+        "torch.jit._serialization": torch.jit._serialization,
         "torch.UntypedStorage": torch.UntypedStorage,
         "torch.TypedStorage": torch.TypedStorage,
     }
