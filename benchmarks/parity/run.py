@@ -12,9 +12,14 @@ It reports each method's median speedup with its run-to-run spread, and judge / 
 `--diagnose` adds, per row, the published process's own calls timed other ways (the judge's clock,
 an L2 flush, a C++ thread, drawn first, the collector off) and in a child process woken for each
 call as the judge's worker is, free, on the parent's CPU or on another.
+With `--published-checkout DIR` (a checkout of github.com/YIGE24/MetaKernelBench), it also runs the
+published grader itself, unchanged (its template/grader.py and contract.py beside the published
+problem file as task.py, the solution at the /app/kernel.py it reads, its reward at
+/logs/verifier), `--grader-runs` times per row whose problem is one of the checkout's .py files.
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
         [--problems 28 36] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
+        [--published-checkout DIR [--grader-runs 1]]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
     python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
 """
@@ -27,6 +32,7 @@ import json
 import os
 import random
 import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -478,6 +484,145 @@ def _key(row: dict) -> tuple:
     return (row["problem"], row["dsl"], row["workload"], os.path.basename(row["kernel"]))
 
 
+# --- the published grader itself ------------------------------------------------------------
+
+# The paths the published grader reads and writes, fixed in its code (its task container's).
+GRADER_KERNEL = Path("/app/kernel.py")
+GRADER_REWARDS = Path("/logs/verifier")
+
+
+class GraderUnavailable(Exception):
+    """The published grader cannot run here (named checkout file missing, /app not writable)."""
+
+
+def _checkout_commit(checkout: Path) -> dict:
+    """Where the grader came from: the checkout's path and commit (a COMMIT file's first line, or
+    git's HEAD), so that a result names the grader it ran."""
+    marker = checkout / "COMMIT"
+    if marker.is_file():
+        words = marker.read_text().split()
+        commit = words[0] if words else None
+    else:
+        git = ["git", "-C", str(checkout), "rev-parse", "HEAD"]
+        commit = subprocess.run(git, capture_output=True, text=True).stdout.strip() or None
+    return {"path": str(checkout), "commit": commit}
+
+
+def _published_problem(checkout: Path, number: int) -> Path | None:
+    """The checkout's problem file for `number` (problems/<family>/NN_<slug>.py), or None (the
+    problem is one of its JSON definitions, or absent)."""
+    found = sorted(checkout.glob(f"problems/*/{number:02d}_*.py"))
+    return found[0] if found else None
+
+
+def _grader_files(checkout: Path) -> tuple[Path, Path]:
+    template = checkout / "metakernelbench" / "template"
+    grader, contract = template / "grader.py", template / "contract.py"
+    for path in (grader, contract):
+        if not path.is_file():
+            raise GraderUnavailable(
+                f"--published-checkout {checkout}: {path.relative_to(checkout)} is missing (a checkout "
+                "of github.com/YIGE24/MetaKernelBench holds metakernelbench/template/grader.py and "
+                "contract.py)"
+            )
+    return grader, contract
+
+
+def _claim_grader_paths() -> None:
+    """The grader reads /app/kernel.py and writes /logs/verifier: make them ours, or say why not
+    (an existing /app/kernel.py is someone else's and is never overwritten)."""
+    if GRADER_KERNEL.exists() and not GRADER_KERNEL.is_symlink():
+        raise GraderUnavailable(f"{GRADER_KERNEL} exists and is not this benchmark's link; not touching it")
+    try:
+        GRADER_KERNEL.parent.mkdir(parents=True, exist_ok=True)
+        GRADER_REWARDS.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GraderUnavailable(
+            f"the published grader reads {GRADER_KERNEL} and writes {GRADER_REWARDS}, fixed in its "
+            f"code, and they cannot be made here: {exc}"
+        ) from exc
+
+
+def published_grader_run(row: dict, checkout: Path, work: Path) -> dict:
+    """One evaluation of `row`'s solution by the published grader, unchanged: its grader.py and
+    contract.py with the published problem file as task.py in `work`, the solution linked at
+    /app/kernel.py, the variant's DSL on PYTHONPATH; its reward files read back."""
+    from metakernelbench import toolchains
+
+    problem = _published_problem(checkout, row["problem"])
+    if problem is None:
+        return {"error": "no published .py problem file (a JSON definition, built by its sol_execbench.py)"}
+    grader, contract = _grader_files(checkout)
+    work.mkdir(parents=True, exist_ok=True)
+    for source, name in ((grader, "grader.py"), (contract, "contract.py"), (problem, "task.py")):
+        shutil.copyfile(source, work / name)
+    if GRADER_KERNEL.is_symlink():
+        GRADER_KERNEL.unlink()
+    GRADER_KERNEL.symlink_to(Path(row["kernel"]).resolve())
+    for name in ("reward.json", "reward-details.json"):
+        (GRADER_REWARDS / name).unlink(missing_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        toolchains.python_path(row["dsl"]) + [p for p in [env.get("PYTHONPATH")] if p]
+    )
+    t = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(work / "grader.py")],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": "the published grader ran past 900 s", "wall_s": time.perf_counter() - t}
+    finally:
+        GRADER_KERNEL.unlink(missing_ok=True)
+    wall = time.perf_counter() - t
+    try:
+        rewards = json.loads((GRADER_REWARDS / "reward.json").read_text())
+        details = json.loads((GRADER_REWARDS / "reward-details.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        return {
+            "error": f"the grader left no readable reward ({exc}); exit {done.returncode}",
+            "stderr_tail": done.stderr[-2000:],
+            "wall_s": wall,
+        }
+    entry = {
+        "passed": bool(rewards.get("passed")),
+        "speedup": rewards.get("speedup_vs_eager") if rewards.get("passed") else None,
+        "median_ms": details.get("median_ms"),
+        "n_correct_draws": details.get("n_correct_draws"),
+        "error": details.get("error"),
+        "mismatch": details.get("mismatch"),
+        "wall_s": wall,
+        "task_file": str(problem.relative_to(checkout)),
+    }
+    return entry
+
+
+def _grader_runs(rows: list[dict], checkout: Path, run: int, tmp: Path) -> dict[tuple, list[dict]]:
+    """Run `run` of the published grader over the solution rows."""
+    results: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if not row["require_dsl"]:
+            continue  # eager-only rows break the published DSL rule: not the grader's to judge
+        entry = published_grader_run(row, checkout, tmp / f"grader-{row['problem']}-{row['dsl']}")
+        results.setdefault(_key(row), []).append(entry)
+        shown = (
+            f"{entry['speedup']:.3f}x"
+            if entry.get("speedup")
+            else f"no speedup: {str(entry.get('error') or entry.get('mismatch'))[:300]}"
+        )
+        print(
+            f"  published grader run {run}: {row['slug'][:40]} {row['dsl']}: {shown} "
+            f"({entry.get('wall_s', 0):.1f} s)",
+            flush=True,
+        )
+    return results
+
+
 # --- the judge ----------------------------------------------------------------------------------
 
 
@@ -530,7 +675,13 @@ def _spread(values: list[float]) -> dict:
     }
 
 
-def _table(rows: list[dict], published: dict, judged: dict, pinned: dict | None = None) -> list[dict]:
+def _table(
+    rows: list[dict],
+    published: dict,
+    judged: dict,
+    pinned: dict | None = None,
+    graded: dict | None = None,
+) -> list[dict]:
     table = []
     for row in rows:
         key = _key(row)
@@ -548,6 +699,16 @@ def _table(rows: list[dict], published: dict, judged: dict, pinned: dict | None 
                 if pin["median"] and pub["median"]
                 else None,
             }
+        if graded is not None and key in graded:  # --published-checkout: the grader itself
+            grade = _spread([g["speedup"] for g in graded[key] if g.get("speedup")])
+            extra["published_grader"] = grade
+            extra["published_grader_runs"] = graded[key]
+            extra["published_grader_over_published"] = (
+                grade["median"] / pub["median"] if grade["median"] and pub["median"] else None
+            )
+            extra["judge_over_published_grader"] = (
+                jud["median"] / grade["median"] if jud["median"] and grade["median"] else None
+            )
         table.append(
             {
                 "problem": row["problem"],
@@ -570,10 +731,16 @@ def _table(rows: list[dict], published: dict, judged: dict, pinned: dict | None 
 
 
 def _write(
-    args, rows: list[dict], published: dict, judged: dict, complete: bool, pinned: dict | None = None
+    args,
+    rows: list[dict],
+    published: dict,
+    judged: dict,
+    complete: bool,
+    pinned: dict | None = None,
+    graded: dict | None = None,
 ) -> list[dict]:
     """Writes the table as it stands (after every run: a killed benchmark keeps what it measured)."""
-    table = _table(rows, published, judged, pinned)
+    table = _table(rows, published, judged, pinned, graded)
     result = {
         "benchmark": "parity",
         "date": date.today().isoformat(),
@@ -581,6 +748,11 @@ def _write(
         "judge_runs": args.judge_runs,
         "complete": complete,
         **({"judge_pin_cpu": args.judge_pin_cpu} if args.judge_pin_cpu is not None else {}),
+        **(
+            {"grader_runs": args.grader_runs, "published_checkout": _checkout_commit(args.published_checkout)}
+            if args.published_checkout
+            else {}
+        ),
         "rows": table,
     }
     try:
@@ -606,6 +778,13 @@ def main() -> int:
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
     parser.add_argument("--wakeup-child", metavar="ROW")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--published-checkout",
+        type=Path,
+        help="a checkout of github.com/YIGE24/MetaKernelBench: also run its grader, unchanged, on "
+        "every solution row whose problem is one of its .py files (the rows' published_grader)",
+    )
+    parser.add_argument("--grader-runs", type=int, default=3, help="published grader runs per row")
     parser.add_argument(
         "--judge-pin-cpu",
         type=int,
@@ -637,6 +816,20 @@ def main() -> int:
             for key, values in _published_runs(rows, run, Path(tmp)).items():
                 published.setdefault(key, []).extend(values)
             _write(args, rows, published, judged, complete=False)
+    graded: dict[tuple, list[dict]] | None = None
+    if args.published_checkout:
+        graded = {}
+        try:
+            _grader_files(args.published_checkout)
+            _claim_grader_paths()
+        except GraderUnavailable as exc:
+            print(f"parity: {exc}", file=sys.stderr)
+            return 2
+        with tempfile.TemporaryDirectory() as tmp:
+            for run in range(args.grader_runs):
+                for key, entries in _grader_runs(rows, args.published_checkout, run, Path(tmp)).items():
+                    graded.setdefault(key, []).extend(entries)
+                _write(args, rows, published, judged, complete=False, graded=graded)
     pinned: dict[tuple, list[dict]] | None = None if args.judge_pin_cpu is None else {}
     for run in range(args.judge_runs):
         for key, entries in _judge_runs(rows, run).items():
@@ -644,8 +837,8 @@ def main() -> int:
         if pinned is not None:
             for key, entries in _judge_runs(rows, run, args.judge_pin_cpu).items():
                 pinned.setdefault(key, []).extend(entries)
-        _write(args, rows, published, judged, complete=False, pinned=pinned)
-    table = _write(args, rows, published, judged, complete=True, pinned=pinned)
+        _write(args, rows, published, judged, complete=False, pinned=pinned, graded=graded)
+    table = _write(args, rows, published, judged, complete=True, pinned=pinned, graded=graded)
     for row in table:
         pub, jud, ratio = row["published"], row["judge"], row["judge_over_published"]
         print(
@@ -656,6 +849,11 @@ def main() -> int:
             f"judge {jud['median'] and round(jud['median'], 3)} "
             f"(±{jud['relative_spread'] and round(100 * jud['relative_spread'], 1)}%) "
             f"ratio {ratio and round(ratio, 3)}"
+            + (
+                f" grader {row['published_grader']['median'] and round(row['published_grader']['median'], 3)}"
+                if "published_grader" in row
+                else ""
+            )
             + (
                 f" pinned {row['judge_pinned']['median'] and round(row['judge_pinned']['median'], 3)} "
                 f"ratio {row['judge_pinned_over_published'] and round(row['judge_pinned_over_published'], 3)}"
