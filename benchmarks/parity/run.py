@@ -602,14 +602,15 @@ def published_grader_run(row: dict, checkout: Path, work: Path) -> dict:
     return entry
 
 
-def _grader_runs(rows: list[dict], checkout: Path, run: int, tmp: Path) -> dict[tuple, list[dict]]:
-    """Run `run` of the published grader over the solution rows."""
-    results: dict[tuple, list[dict]] = {}
+def _grader_runs(rows: list[dict], checkout: Path, run: int, tmp: Path, graded: dict, written) -> None:
+    """Run `run` of the published grader over the solution rows, each entry added to `graded` and
+    `written()` called after it (an evaluation takes 10-20 s: a killed run keeps its rows)."""
     for row in rows:
         if not row["require_dsl"]:
             continue  # eager-only rows break the published DSL rule: not the grader's to judge
         entry = published_grader_run(row, checkout, tmp / f"grader-{row['problem']}-{row['dsl']}")
-        results.setdefault(_key(row), []).append(entry)
+        graded.setdefault(_key(row), []).append(entry)
+        written()
         shown = (
             f"{entry['speedup']:.3f}x"
             if entry.get("speedup")
@@ -620,7 +621,6 @@ def _grader_runs(rows: list[dict], checkout: Path, run: int, tmp: Path) -> dict[
             f"({entry.get('wall_s', 0):.1f} s)",
             flush=True,
         )
-    return results
 
 
 # --- the judge ----------------------------------------------------------------------------------
@@ -827,9 +827,14 @@ def main() -> int:
             return 2
         with tempfile.TemporaryDirectory() as tmp:
             for run in range(args.grader_runs):
-                for key, entries in _grader_runs(rows, args.published_checkout, run, Path(tmp)).items():
-                    graded.setdefault(key, []).extend(entries)
-                _write(args, rows, published, judged, complete=False, graded=graded)
+                _grader_runs(
+                    rows,
+                    args.published_checkout,
+                    run,
+                    Path(tmp),
+                    graded,
+                    lambda: _write(args, rows, published, judged, complete=False, graded=graded),
+                )
     pinned: dict[tuple, list[dict]] | None = None if args.judge_pin_cpu is None else {}
     for run in range(args.judge_runs):
         for key, entries in _judge_runs(rows, run).items():
