@@ -12,6 +12,9 @@ It reports each method's median speedup with its run-to-run spread, and judge / 
 `--diagnose` adds, per row, the published process's own calls timed other ways (the judge's clock,
 an L2 flush, a C++ thread, drawn first, the collector off) and in a child process woken for each
 call as the judge's worker is, free, on the parent's CPU or on another.
+`--diagnose-inputs` adds, per row, the published call with its inputs copied into a cudaMalloc
+buffer of the process and into one of another process mapped by CUDA IPC (the judge's worker
+reads its inputs from such a mapping).
 With `--published-checkout DIR` (a checkout of github.com/YIGE24/MetaKernelBench), it also runs the
 published grader itself, unchanged (its template/grader.py and contract.py beside the published
 problem file as task.py, the solution at the /app/kernel.py it reads, its reward at
@@ -19,7 +22,7 @@ problem file as task.py, the solution at the /app/kernel.py it reads, its reward
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
         [--problems 28 36] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
-        [--published-checkout DIR [--grader-runs 1]]
+        [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
     python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
 """
@@ -197,6 +200,9 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
         flush=True,
     )
     out = {**row, "kernel_ms": kernel_ms, "eager_ms": eager_ms, "speedup": eager_ms / kernel_ms}
+    if row.get("diagnose_inputs"):
+        out["input_memory"] = _input_memory_diagnostics(kernel.solve, draw, timing)
+        print(f"  input memory: {row['slug'][:40]} {row['dsl']}: {out['input_memory']}", flush=True)
     if row.get("diagnose"):
         out["diagnostics"] = _diagnostics(kernel.solve, draw, timing)
         if row.get("diagnose_wakeup"):  # the first published run only: a child per row is slow
@@ -281,6 +287,99 @@ def _diagnostics(solve, draw, timing) -> dict:
     finally:
         gc.enable()
     return out
+
+
+def _packed(inputs: list, raw) -> list:
+    """`inputs` copied into the uint8 device tensor `raw`, packed as the judge's CudaArena packs a
+    call's inputs (64-byte aligned, in order); scalars as they are. Synchronised."""
+    import torch
+    from metakernelbench import _core
+
+    out, offset = [], 0
+    for x in inputs:
+        if not isinstance(x, torch.Tensor):
+            out.append(x)
+            continue
+        offset = _core.align_tensor_offset(offset)
+        nbytes = x.numel() * x.element_size()
+        view = raw[offset : offset + nbytes]
+        view.copy_(x.detach().contiguous().view(-1).view(torch.uint8))
+        out.append(view.view(x.dtype).view(x.shape))
+        offset += nbytes
+    torch.cuda.synchronize()
+    return out
+
+
+def _input_memory_diagnostics(solve, draw, timing) -> dict:
+    """Where the kernel's inputs live (`--diagnose-inputs`): the published method's call (its
+    events, the same draws) on the inputs as drawn (torch's caching allocator); copied into one
+    cudaMalloc buffer of this process, packed as the judge's CudaArena packs them; and copied
+    into such a buffer allocated by another process and mapped here by its CUDA IPC handle, as
+    the judge's worker sees its inputs. The copies are made before each call, untimed."""
+    import torch
+    from metakernelbench import _core
+
+    device = torch.cuda.current_device()
+    total = 0
+    for x in draw(timing[0]):
+        if isinstance(x, torch.Tensor):
+            total = _core.align_tensor_offset(total) + x.numel() * x.element_size()
+    total = max(total, 1)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def median_on(place) -> float:
+        times = []
+        for s in timing:
+            inputs = place(draw(s))
+            torch.cuda.synchronize()
+            times.append(_events_ms(solve, inputs, start, end))
+        return statistics.median(times)
+
+    out = {"input_bytes": total, "as_drawn_kernel_ms": median_on(lambda inputs: inputs)}
+    try:
+        local = _core.cuda.DeviceBuffer(total, device)
+        raw = torch.from_dlpack(local.capsule())
+        out["local_buffer_kernel_ms"] = median_on(lambda inputs, raw=raw: _packed(inputs, raw))
+        del raw, local
+        torch.cuda.empty_cache()
+        owner = subprocess.Popen(
+            [sys.executable, __file__, "--ipc-buffer", str(total), str(device)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            line = owner.stdout.readline().strip()
+            if not line:
+                raise RuntimeError("the buffer's owner process gave no IPC handle")
+            base = _core.cuda.ipc_open(bytes.fromhex(line), device)
+            try:
+                raw = torch.from_dlpack(_core.cuda.device_capsule(base, total, device))
+                out["ipc_buffer_kernel_ms"] = median_on(lambda inputs, raw=raw: _packed(inputs, raw))
+                del raw
+                torch.cuda.synchronize()
+            finally:
+                _core.cuda.ipc_close(base)
+        finally:
+            owner.stdin.close()
+            owner.wait(timeout=60)
+    except (RuntimeError, _core.Error) as exc:  # out of memory, no IPC: the row keeps the rest
+        out["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    return out
+
+
+def _ipc_buffer_owner(nbytes: int, device: int) -> int:
+    """`--ipc-buffer`: allocate a DeviceBuffer of `nbytes`, print its IPC handle (hex), hold it
+    until stdin closes."""
+    import torch
+    from metakernelbench import _core
+
+    torch.cuda.set_device(device)
+    buffer = _core.cuda.DeviceBuffer(nbytes, device)
+    print(buffer.ipc_handle().hex(), flush=True)
+    sys.stdin.read()
+    del buffer
+    return 0
 
 
 # --- the process boundary: the judge's kernel runs in a worker woken for each call ---------------
@@ -472,6 +571,8 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
                 print(line, flush=True)
         for r in json.loads(lines[-1]):
             results.setdefault(_key(r), []).append(r["speedup"])
+            if "input_memory" in r:
+                DIAGNOSTICS.setdefault(_key(r), []).append({"input_memory": r["input_memory"]})
             if "diagnostics" in r:
                 DIAGNOSTICS.setdefault(_key(r), []).append({"kernel_ms": r["kernel_ms"], **r["diagnostics"]})
     return results
@@ -626,11 +727,12 @@ def _grader_runs(rows: list[dict], checkout: Path, run: int, tmp: Path, graded: 
 # --- the judge ----------------------------------------------------------------------------------
 
 
-def _judge_runs(rows: list[dict], run: int, pin_cpu: int | None = None) -> dict[tuple, list[dict]]:
-    """Run `run` of the judge over every row (with `pin_cpu`: the judge's config pin_cpu)."""
+def _judge_runs(rows: list[dict], run: int, results: dict, written, pin_cpu: int | None = None) -> None:
+    """Run `run` of the judge over every row (with `pin_cpu`: the judge's config pin_cpu), each
+    entry added to `results` and `written()` called after it (a row takes up to 20 s: a call's
+    deadline keeps the rows judged so far)."""
     import metakernelbench as mkb
 
-    results: dict[tuple, list[dict]] = {}
     for row in rows:
         config: dict = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
         if pin_cpu is not None:
@@ -659,7 +761,7 @@ def _judge_runs(rows: list[dict], run: int, pin_cpu: int | None = None) -> dict[
             f"{row['dsl']} {row['workload']}: {verdict.status} {verdict.speedup_vs_eager}",
             flush=True,
         )
-    return results
+        written()
 
 
 def _spread(values: list[float]) -> dict:
@@ -777,6 +879,14 @@ def main() -> int:
     parser.add_argument("--eager-rows-only", action="store_true", help="no solution rows")
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
     parser.add_argument("--wakeup-child", metavar="ROW")
+    parser.add_argument("--ipc-buffer", nargs=2, type=int, metavar=("BYTES", "DEVICE"))
+    parser.add_argument(
+        "--diagnose-inputs",
+        action="store_true",
+        help="also time each published call with its inputs copied into a cudaMalloc buffer of "
+        "the process and into one of another process mapped by CUDA IPC, as the judge's worker "
+        "sees them (the rows' 'diagnostics', input_memory)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--published-checkout",
@@ -804,11 +914,15 @@ def main() -> int:
         return _child(args.child[0], args.child[1], args.seed)
     if args.wakeup_child:
         return _wakeup_child(args.wakeup_child)
+    if args.ipc_buffer:
+        return _ipc_buffer_owner(*args.ipc_buffer)
     import tempfile
 
     rows = _rows(args)
     if args.diagnose:
         rows = [{**r, "diagnose": True} for r in rows]
+    if args.diagnose_inputs:
+        rows = [{**r, "diagnose_inputs": True} for r in rows]
     published: dict[tuple, list[float]] = {}
     judged: dict[tuple, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -836,13 +950,14 @@ def main() -> int:
                     lambda: _write(args, rows, published, judged, complete=False, graded=graded),
                 )
     pinned: dict[tuple, list[dict]] | None = None if args.judge_pin_cpu is None else {}
-    for run in range(args.judge_runs):
-        for key, entries in _judge_runs(rows, run).items():
-            judged.setdefault(key, []).extend(entries)
-        if pinned is not None:
-            for key, entries in _judge_runs(rows, run, args.judge_pin_cpu).items():
-                pinned.setdefault(key, []).extend(entries)
+
+    def written() -> None:
         _write(args, rows, published, judged, complete=False, pinned=pinned, graded=graded)
+
+    for run in range(args.judge_runs):
+        _judge_runs(rows, run, judged, written)
+        if pinned is not None:
+            _judge_runs(rows, run, pinned, written, args.judge_pin_cpu)
     table = _write(args, rows, published, judged, complete=True, pinned=pinned, graded=graded)
     for row in table:
         pub, jud, ratio = row["published"], row["judge"], row["judge_over_published"]
