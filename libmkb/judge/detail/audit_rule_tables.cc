@@ -243,6 +243,13 @@ constexpr Rule kAttributeRules[] = {
     {"torch.set_default_device", kModulePatch, "changes the judge's allocations"},
     {"torch.overrides", kIntrospection, "torch function overrides are forbidden"},
     {"torch._C", kIntrospection, "torch internals are off limits"},
+    // torch._C under other names (red team, 2026-12-05 evening: torch._python_dispatcher.C and
+    // torch._tensor._C reached _dispatch_library and set_num_threads past the rule above): any
+    // module's _C inside a chain, and the modules of torch that import it as another name (the
+    // third, torch.utils.benchmark, is forbidden above).
+    {"_C", kIntrospection, "torch internals are off limits (torch._C under another module)"},
+    {"torch._python_dispatcher", kIntrospection, "torch internals are off limits"},
+    {"torch._C_for_compiled_check", kIntrospection, "torch internals are off limits"},
     {"numpy.ctypeslib", kCall, "raw memory access is forbidden"},
     // Raw memory with no ctypes and no audit event: a strided view is not bounded by its buffer.
     {"numpy.lib.stride_tricks.as_strided", kCall,

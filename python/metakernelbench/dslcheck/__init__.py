@@ -114,8 +114,11 @@ def submission_diagnostic(data: bytes, dsl: str, problem, filename: str = "kerne
         return Diagnostic(
             "invalid_submission", builder.finish().message, error.lineno, (error.text or "").rstrip()
         )
-    except ValueError as error:
+    except (ValueError, TypeError) as error:
         builder.set_unparseable(0, str(error))
+        return Diagnostic("invalid_submission", builder.finish().message, None)
+    except (RecursionError, MemoryError) as error:  # nesting deeper than Python compiles
+        builder.set_unparseable(0, f"Python cannot compile it: {type(error).__name__}: {error}")
         return Diagnostic("invalid_submission", builder.finish().message, None)
     return None
 

@@ -24,6 +24,8 @@ def syntax_diagnostic(source: str, path: str) -> dict | None:
             "line": error.lineno,
             "detail": (error.text or "").rstrip(),
         }
+    except (ValueError, TypeError, RecursionError, MemoryError) as error:  # NUL bytes, deep nesting
+        return {"kind": "syntax", "message": f"{type(error).__name__}: {error}", "line": None, "detail": ""}
     return None
 
 

@@ -193,6 +193,11 @@ class Evaluation:
             except (ValueError, TypeError) as error:
                 b.set_unparseable(0, str(error))
                 return b.finish()
+            except (RecursionError, MemoryError) as error:
+                # Nesting deeper than Python's compiler goes (1+1+... 5000 times, `not` 10000
+                # deep): the kernel's, not a host failure to be retried (red team, 2026-12-05).
+                b.set_unparseable(0, f"Python cannot compile it: {type(error).__name__}: {error}")
+                return b.finish()
             self.plan = _core.MeasurementPlan(self.config, self.device == "cuda")
             self.policy = self.config.policy
             self.require_dsl = self.plan.require_dsl
