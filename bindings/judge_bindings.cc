@@ -144,6 +144,10 @@ void RegisterJudge(py::module_& m) {
   m.def("seccomp_denied_syscalls", &SeccompDeniedSyscalls,
         "The system calls the worker's filter refuses.");
   m.def(
+      "seal_cpu_affinity", [] { ThrowIfError(SealCpuAffinity()); },
+      "Worker side, once pinned: sched_setaffinity refused (EPERM) to every thread of this "
+      "process, now and later. Raises when the filter cannot be installed.");
+  m.def(
       "protect_host", [] { ThrowIfError(ProtectHost()); },
       "Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user "
       "processes).");

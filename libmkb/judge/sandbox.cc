@@ -428,4 +428,6 @@ absl::Status ProtectHost() {
 
 std::vector<std::string> SeccompDeniedSyscalls() { return detail::WorkerSeccompDeniedNames(); }
 
+absl::Status SealCpuAffinity() { return detail::SealCpuAffinity(); }
+
 }  // namespace mkb

@@ -84,6 +84,11 @@ absl::Status ProtectHost();
 // back to clone, whose namespace flags the filter can see), by name, for docs and tests.
 std::vector<std::string> SeccompDeniedSyscalls();
 
+// Worker side, after it pinned itself to one CPU: refuses sched_setaffinity to every thread of
+// the process from now on (a further seccomp filter), so that kernel.py cannot widen its share
+// of the CPU beyond the eager baseline's.
+absl::Status SealCpuAffinity();
+
 }  // namespace mkb
 
 #endif  // LIBMKB_JUDGE_SANDBOX_H_

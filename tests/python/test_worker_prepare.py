@@ -4,6 +4,7 @@ ran made torch dlopen NVML under the audit, which refused it: every solution tha
 device's capability failed with runtime.native_code.)"""
 
 import gc
+import os
 import threading
 from types import SimpleNamespace
 
@@ -164,3 +165,54 @@ def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", done.stdout
+
+
+_SEAL = """
+import os, sys, threading
+from metakernelbench import _core
+from metakernelbench.judge.worker_setup import pin_every_thread
+cpus = sorted(os.sched_getaffinity(0))
+before = threading.Event(); go = threading.Event(); results = {}
+def early():  # a thread that exists before the seal (a BLAS or OpenMP pool's)
+    before.set(); go.wait()
+    try:
+        os.sched_setaffinity(0, cpus); results['early'] = 'widened'
+    except PermissionError:
+        results['early'] = 'refused'
+t = threading.Thread(target=early); t.start(); before.wait()
+pin_every_thread(cpus[0])
+if sys.argv[1] == 'seal':
+    _core.seal_cpu_affinity()
+go.set(); t.join()
+def late():
+    try:
+        os.sched_setaffinity(0, cpus); results['late'] = 'widened'
+    except PermissionError:
+        results['late'] = 'refused'
+u = threading.Thread(target=late); u.start(); u.join()
+try:
+    os.sched_setaffinity(0, cpus); results['main'] = 'widened'
+except PermissionError:
+    results['main'] = 'refused'
+results['cpus_now'] = len(os.sched_getaffinity(0))
+print(sorted(results.items()))
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to widen a pin to")
+def test_the_cpu_workers_pin_is_sealed_for_every_thread():
+    """The CPU judge's worker pins itself to one CPU, then refuses sched_setaffinity to every
+    thread (one that existed before, one started after, the main one): a red team undid the pin
+    through psutil's C extension. Without the seal each thread widens its own affinity."""
+    import subprocess
+    import sys
+
+    def run(mode):
+        done = subprocess.run([sys.executable, "-c", _SEAL, mode], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    threads = ("early", "late", "main")
+    assert run("seal") == str([("cpus_now", 1), *((t, "refused") for t in threads)])
+    cpus = len(os.sched_getaffinity(0))
+    assert run("none") == str([("cpus_now", cpus), *((t, "widened") for t in threads)])

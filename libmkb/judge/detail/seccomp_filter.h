@@ -18,6 +18,12 @@ namespace mkb::detail {
 // (x32, 32-bit) kill the process.
 absl::Status InstallWorkerSeccompFilter();
 
+// Refuses sched_setaffinity (EPERM) to every thread of the calling process, now and later
+// (seccomp's TSYNC; sets no_new_privs): the CPU judge's worker, once pinned to one CPU, stays
+// there whatever kernel.py calls (a red team widened it through psutil's C extension, which
+// raises no audit event).
+absl::Status SealCpuAffinity();
+
 // The refused system calls by name.
 std::vector<std::string> WorkerSeccompDeniedNames();
 

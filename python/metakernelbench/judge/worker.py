@@ -70,6 +70,10 @@ class Worker:
             # serve tests, and idle OpenMP threads competing with a loaded machine cost ms.
             torch.set_num_threads(1)
             _one_cpu()
+            # And it stays there: sched_setaffinity is refused from now on (a red team widened
+            # it through psutil's C extension, which raises no audit event: 1.54x against an
+            # honest 1.02x on 28's full workload).
+            _core.seal_cpu_affinity()
         # Bound before kernel.py is imported: the harness's own operations.
         self._sync = _core.cuda.device_synchronize if device == "cuda" else _no_sync
         self._perf = time.perf_counter
