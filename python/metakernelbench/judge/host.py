@@ -275,6 +275,8 @@ class Evaluation:
         else:
             transport = values.CpuTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
+        session.deadline = start + config.total_timeout_s
+        session.total_timeout_s = config.total_timeout_s
         phase, index = "startup", 0
         try:
             t = self._step("startup.fork", t)

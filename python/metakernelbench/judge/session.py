@@ -32,6 +32,11 @@ class Session:
         self.transport = transport  # opens what the worker exports
         self.inputs = transport  # packs what the worker gets (CUDA: an arena of its own)
         self.call_timeout_s = call_timeout_s
+        # The evaluation's end (time.perf_counter), set by the host from total_timeout_s: no
+        # request waits past it, so that a kernel slow on every call (each well inside
+        # call_timeout_s) gets its timeout verdict instead of a host its caller must kill.
+        self.deadline: float | None = None
+        self.total_timeout_s = 0.0
         self._next_id = 1
 
     def request(self, op: str, inputs=(), timeout_s: float | None = None, **fields):
@@ -47,15 +52,23 @@ class Session:
             self.channel.send(data, fds)
         except _core.UnavailableError as gone:
             raise WorkerLost("the worker closed its channel") from gone
-        reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s)
+        reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s, bounded=op != "shutdown")
         return reply, reply_fds, holder, time.perf_counter() - start
 
-    def wait(self, request_id: int, timeout_s: float):
+    def wait(self, request_id: int, timeout_s: float, bounded: bool = True):
+        """The reply to `request_id`, within `timeout_s` and (when `bounded`) the evaluation's
+        deadline."""
+        why = f"no answer within {timeout_s:g} s"
+        if bounded and self.deadline is not None:
+            left = self.deadline - time.perf_counter()
+            if left < timeout_s:
+                timeout_s = max(left, 0.001)
+                why = f"the evaluation's total time (total_timeout_s = {self.total_timeout_s:g} s) ran out"
         try:
             data, fds = self.channel.receive(timeout_s)
         except _core.DeadlineExceededError:
             self.supervisor.kill(timed_out=True)
-            raise WorkerLost(f"no answer within {timeout_s:g} s") from None
+            raise WorkerLost(why) from None
         except _core.UnavailableError:
             raise WorkerLost("the worker died") from None
         except _core.PermissionDeniedError:
