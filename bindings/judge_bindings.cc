@@ -271,11 +271,13 @@ void RegisterJudge(py::module_& m) {
   m.def(
       "static_audit",
       [](const std::string& source, const std::string& dsl, bool require_dsl, py::object policy,
-         const std::string& filename, const std::string& parser) {
+         const std::string& filename, const std::string& parser,
+         std::vector<std::pair<std::string, std::string>> module_aliases) {
         StaticAuditOptions options;
         options.dsl = dsl.empty() ? v1::DSL_UNSPECIFIED : ValueOrThrow(ParseDsl(dsl));
         options.require_dsl = require_dsl;
         options.filename = filename;
+        options.module_aliases = std::move(module_aliases);
         std::vector<v1::AuditFinding> findings;
         if (parser == "cpython") {
           // The interpreter's own parse; source it refuses goes to the C++ parser, which
@@ -297,7 +299,10 @@ void RegisterJudge(py::module_& m) {
       py::arg("source"), py::arg("dsl") = "", py::arg("require_dsl") = true,
       py::arg("policy") = py::none(), py::arg("filename") = "kernel.py",
       py::arg("parser") = "cpython",
-      "The static audit of a kernel source: a list of AuditFinding. parser 'cpython' reads the "
+      py::arg("module_aliases") = std::vector<std::pair<std::string, std::string>>{},
+      "The static audit of a kernel source: a list of AuditFinding. module_aliases: (alias, "
+      "module) pairs, attribute paths that hold a module under another name (a path through one "
+      "is checked as the module's own too). parser 'cpython' reads the "
       "source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ "
       "parser (what C++ callers of mkb::StaticAudit get).");
   m.def(

@@ -469,8 +469,9 @@ class KernelThread {
     PyErr_Fetch(&type, &value, &tb);
     RecordRuntimeViolation(
         "runtime.clock_tampered",
-        "a name the judge's clock looks up when it runs was changed by kernel.py (the clock would "
-        "run the kernel's code or read its time): the call is not timed by it",
+        "a name the judge's clock or its handling of the outputs looks up when it runs was "
+        "changed by kernel.py (the judge would run the kernel's code after the clock stopped, or "
+        "read a forged time): the call is not timed by that clock",
         what);
     PyErr_Restore(type, value, tb);
     return true;

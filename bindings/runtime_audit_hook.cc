@@ -500,25 +500,31 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "from Python.");
   m.def(
       "refusing_function",
-      [](std::string code, std::string what, py::object original) {
-        return py::cpp_function(
-            [code, what, original](const py::args& args, const py::kwargs& kwargs) -> py::object {
-              RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what),
-                                     absl::StrCat(what, " called"));
-              // Record mode refuses nothing: the original runs (it is held here, where no Python
-              // code can reach it).
-              if (g_state != nullptr && !g_state->enforce && !original.is_none())
-                return original(*args, **kwargs);
-              PyErr_SetString(PyExc_PermissionError,
-                              absl::StrCat("blocked by the judge: ", what).c_str());
-              throw py::error_already_set();
-            });
+      [](std::string code, std::string what, py::object original, bool between_calls) {
+        return py::cpp_function([code, what, original, between_calls](
+                                    const py::args& args, const py::kwargs& kwargs) -> py::object {
+          // between_calls: refused only while no call of solve (or kernel.py's import) is
+          // under way, i.e. while the watch on kernel code is on; otherwise the original.
+          if (between_calls && !g_watch.on) return original(*args, **kwargs);
+          RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what),
+                                 absl::StrCat(what, " called"));
+          // Record mode refuses nothing: the original runs (it is held here, where no Python
+          // code can reach it).
+          if (g_state != nullptr && !g_state->enforce && !original.is_none())
+            return original(*args, **kwargs);
+          PyErr_SetString(PyExc_PermissionError,
+                          absl::StrCat("blocked by the judge: ", what).c_str());
+          throw py::error_already_set();
+        });
       },
       py::arg("code"), py::arg("what"), py::arg("original") = py::none(),
+      py::arg("between_calls") = false,
       "A callable that records a runtime violation `code` (\"the worker refused <what>\") and "
       "raises PermissionError (in the audit's record mode, records it and calls `original`), "
       "for the judge to put in place of a library function kernel.py must not reach (a C++ "
-      "function: no __globals__ or closure to lead kernel.py to the worker or the original).");
+      "function: no __globals__ or closure to lead kernel.py to the worker or the original). "
+      "between_calls: refused only while no call of solve is under way (the watch on kernel code "
+      "on); during a call the original runs.");
   m.def(
       "constant_function",
       [](py::object value) {

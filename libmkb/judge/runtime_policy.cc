@@ -454,9 +454,10 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
        "callable) alive when solve returned or its import ended; such a thread can work after "
        "the clock stops"},
       {"runtime.clock_tampered",
-       "changed a name the judge's clock looks up when it runs (torch's synchronise, its "
-       "current stream, a torch class's methods, a module's class, a shadowing builtin), seen "
-       "before the timed window closes"},
+       "changed a name the judge's clock or its handling of the outputs looks up when it runs "
+       "(torch's synchronise, its current stream, torch.Tensor's methods, torch's functions, a "
+       "module's class, a shadowing builtin), seen when the call returns, before the timed "
+       "window closes"},
       {"runtime.outside_call",
        "ran its code while no call of solve was under way (a torch mode, library override, "
        "finaliser or thread it installed), i.e. outside the timed call"},

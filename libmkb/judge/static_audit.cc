@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -171,7 +172,17 @@ bool LiteralNames(const PyNode* node, const Scopes& scopes) {
 class Auditor {
  public:
   Auditor(absl::string_view source, const PyNode& module, const StaticAuditOptions& options)
-      : source_(source), module_(module), options_(options) {}
+      : source_(source), module_(module), options_(options) {
+    for (const auto& [alias, target] : options.module_aliases) {
+      const Parts parts = SplitPath(target);
+      if (parts.empty() || alias.empty()) continue;
+      const audit_detail::Rule* rule = audit_detail::BestRule(parts, 0, parts.size(), false);
+      if ((rule != nullptr && rule->code != nullptr) ||
+          audit_detail::IsRuleStem(parts, 0, parts.size())) {
+        aliases_.emplace(alias, target);
+      }
+    }
+  }
 
   std::vector<v1::AuditFinding> Run() {
     CheckEncoding();
@@ -226,8 +237,20 @@ class Auditor {
 
   // Matches the rules against every run of components of `path` (a path the kernel reaches)
   // and reports each forbidden one. `what` is how the kernel wrote it.
-  void CheckPath(const std::string& path, int line, const std::string& what) {
+  void CheckPath(const std::string& path, int line, const std::string& what, int depth = 0) {
     const Parts parts = SplitPath(path);
+    // A module held under another name (enum.bltns is builtins): the path through it is also
+    // the module's own path, checked as such (twice at most: an alias inside an alias's module).
+    if (depth < 2 && !aliases_.empty() && !IsUnknownRooted(path)) {
+      std::string prefix;
+      for (size_t k = 0; k < parts.size() && parts[k] != kGap; ++k) {
+        prefix = k == 0 ? parts[0] : absl::StrCat(prefix, ".", parts[k]);
+        auto it = aliases_.find(prefix);
+        if (it == aliases_.end()) continue;
+        CheckPath(absl::StrCat(it->second, path.substr(prefix.size())), line,
+                  what.empty() ? path : what, depth + 1);
+      }
+    }
     for (size_t begin = 0; begin < parts.size(); ++begin) {
       if (parts[begin] == kGap || parts[begin] == kUnknown) continue;
       size_t end = begin;
@@ -812,6 +835,7 @@ class Auditor {
   const Scopes* scopes_ = nullptr;
   Values* values_ = nullptr;
   std::vector<std::string> relevant_escapes_;
+  absl::flat_hash_map<std::string, std::string> aliases_;  // alias path -> module (kept ones)
   std::set<std::string> imported_;
   std::set<const PyNode*> allowed_type_values_;
   std::set<const PyNode*> allowed_type_of_;  // type(x) calls standing where MarkTypeOfUses allows

@@ -36,6 +36,12 @@ struct StaticAuditOptions {
   v1::Dsl dsl = v1::DSL_UNSPECIFIED;
   bool require_dsl = true;  // the source must import the variant's DSL
   std::string filename = "kernel.py";
+  // Attribute paths of installed modules that hold a module under another name, as
+  // (alias, module): ("enum.bltns", "builtins"), ("torch._python_dispatcher.C", "torch._C").
+  // A path the kernel reaches through an alias is also checked as the module's own path. The
+  // judge host lists them from the modules it has loaded (judge/module_aliases.py); only those
+  // whose module a rule forbids, or leads to one, are kept.
+  std::vector<std::pair<std::string, std::string>> module_aliases;
 };
 
 // Findings with their default severities: VIOLATION for what SPEC §2 forbids, WARNING for what

@@ -510,3 +510,20 @@ TEST_CASE("raw memory without ctypes: strided views and array interfaces") {
                    "t = x.as_strided((2, 2), (1, 2))\n")
             .empty());
 }
+
+TEST_CASE("a module held under another name is checked as that module (module_aliases)") {
+  const std::string source =
+      "import enum\nimport torch._tensor as tt\n"
+      "def solve(x):\n    enum.bltns.exec('1')\n    return x\n";
+  mkb::StaticAuditOptions options;
+  // Without the list, no rule names enum.bltns.exec.
+  CHECK_FALSE(AnyViolation(mkb::StaticAudit(source, options)));
+  options.module_aliases = {{"enum.bltns", "builtins"}, {"json.decoder", "json.decoder"}};
+  CHECK(Has(mkb::StaticAudit(source, options), "static.introspection"));
+  // An alias of a module no rule touches changes nothing.
+  options.module_aliases = {{"enum.bltns", "json"}};
+  CHECK_FALSE(AnyViolation(mkb::StaticAudit(source, options)));
+  // Any module's _C is torch._C (the red team's torch._tensor._C), alias list or not.
+  CHECK(Has(Audit("import torch._tensor as tt\ntt._C._dispatch_library('IMPL', 'aten', 'CPU')\n"),
+            "static.introspection"));
+}

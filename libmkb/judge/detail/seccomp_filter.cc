@@ -151,17 +151,16 @@ absl::Status SealCpuAffinity() {
   sock_fprog fprog = {static_cast<unsigned short>(program.size()), program.data()};
   // TSYNC: every thread of the process at once (a BLAS or OpenMP pool already started included);
   // threads started later inherit it. SPEC_ALLOW as for the worker's filter.
-  long installed =
-      ::syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-                SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &fprog);
+  long installed = ::syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+                             SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &fprog);
   if (installed != 0 && errno == EINVAL) {
     installed = ::syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog);
   }
   if (installed != 0) {
-    return absl::InternalError(absl::StrCat(
-        "sealing the CPU affinity: ",
-        installed > 0 ? absl::StrCat("thread ", installed, " cannot take the filter")
-                      : std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("sealing the CPU affinity: ",
+                     installed > 0 ? absl::StrCat("thread ", installed, " cannot take the filter")
+                                   : std::strerror(errno)));
   }
   return absl::OkStatus();
 }

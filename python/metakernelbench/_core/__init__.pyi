@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refusing_function', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refusing_function', 'render_received_skill', 'render_report', 'render_task', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -555,9 +555,9 @@ def refuse_before_judging(problem: typing.Any, dsl: str, source: bytes, workload
     without evaluating it -- empty, oversized, not UTF-8, NUL bytes -- or None when it must
     be judged (libmkb/agent/submission_check.h). Parsing is the judge's.
     """
-def refusing_function(code: str, what: str, original: typing.Any = None) -> collections.abc.Callable:
+def refusing_function(code: str, what: str, original: typing.Any = None, between_calls: bool = False) -> collections.abc.Callable:
     """
-    A callable that records a runtime violation `code` ("the worker refused <what>") and raises PermissionError (in the audit's record mode, records it and calls `original`), for the judge to put in place of a library function kernel.py must not reach (a C++ function: no __globals__ or closure to lead kernel.py to the worker or the original).
+    A callable that records a runtime violation `code` ("the worker refused <what>") and raises PermissionError (in the audit's record mode, records it and calls `original`), for the judge to put in place of a library function kernel.py must not reach (a C++ function: no __globals__ or closure to lead kernel.py to the worker or the original). between_calls: refused only while no call of solve is under way (the watch on kernel code on); during a call the original runs.
     """
 def render_received_skill(text: str) -> str:
     """
@@ -587,6 +587,10 @@ def same_contents(a: typing.Any, a_dtype: str, b: typing.Any, b_dtype: str) -> b
     """
     Bitwise equality of two capsules' tensors.
     """
+def seal_cpu_affinity() -> None:
+    """
+    Worker side, once pinned: sched_setaffinity refused (EPERM) to every thread of this process, now and later. Raises when the filter cannot be installed.
+    """
 def seccomp_denied_syscalls() -> list[str]:
     """
     The system calls the worker's filter refuses.
@@ -603,9 +607,9 @@ def standard_arms() -> list:
     """
     The four arms of the published protocol.
     """
-def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython') -> list:
+def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython', module_aliases: collections.abc.Sequence[tuple[str, str]] = []) -> list:
     """
-    The static audit of a kernel source: a list of AuditFinding. parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
+    The static audit of a kernel source: a list of AuditFinding. module_aliases: (alias, module) pairs, attribute paths that hold a module under another name (a path through one is checked as the module's own too). parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
     """
 def static_audit_codes() -> list[tuple[str, str]]:
     ...

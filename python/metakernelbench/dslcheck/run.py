@@ -39,8 +39,9 @@ def main() -> None:
     import re
 
     from .. import _core
+    from ..judge.module_aliases import module_aliases
 
-    for finding in _core.static_audit(source, args.dsl, True, None):
+    for finding in _core.static_audit(source, args.dsl, True, None, module_aliases=module_aliases()):
         if finding.severity == "violation":
             m = re.match(r"kernel\.py:(\d+):", finding.evidence)
             diagnostics.append(

@@ -32,6 +32,7 @@ import torch  # noqa: E402
 from .. import _core, toolchains  # noqa: E402
 from ..suite import correctness_reference_of  # noqa: E402
 from . import values  # noqa: E402
+from .module_aliases import module_aliases  # noqa: E402
 from .reference_numerics import StrictNumerics  # noqa: E402
 from .session import ChannelForged, Session, WorkerLost, read_frame, write_frame  # noqa: E402
 from .worker_setup import audit_config, fork_worker, pin_every_thread, realpaths, worker_view  # noqa: E402
@@ -201,7 +202,11 @@ class Evaluation:
             self.plan = _core.MeasurementPlan(self.config, self.device == "cuda")
             self.policy = self.config.policy
             self.require_dsl = self.plan.require_dsl
-            b.add_findings(_core.static_audit(text, self.request.dsl, self.require_dsl, self.policy))
+            b.add_findings(
+                _core.static_audit(
+                    text, self.request.dsl, self.require_dsl, self.policy, module_aliases=module_aliases()
+                )
+            )
             if b.has_violation():
                 return b.finish()
             self._evaluate(text, start)
@@ -903,6 +908,7 @@ def main(argv: list[str] | None = None) -> int:
         from .worker import preimport
 
         preimport(args.dsl)
+        module_aliases()  # listed once here, before any host is forked
     if args.template_fd is not None:
         from .template import serve
 

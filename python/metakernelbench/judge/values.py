@@ -7,6 +7,7 @@ the same Python type; returned values are tensors only, so a scalar handle among
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -579,6 +580,32 @@ class PublishedClock:
 
 
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python (its attributes can be set)
+
+
+def harness_reach() -> list[tuple[object, str, bool, object]]:
+    """What the worker's own code looks up by name once solve returned (describing, snapshotting
+    and exporting the outputs, on the main thread, after the clock stopped), for
+    KernelThread.guard_clock: every name torch.Tensor answers, its own or inherited (absent from
+    its namespace: one set there would shadow the method the judge calls), and every function,
+    class, module and dtype of the torch, torch.cuda and builtins namespaces (their plain data,
+    torch's own flags among it, is not guarded). A red team replaced torch.Tensor.detach with a
+    chain of C callables (functools.partial over map objects) that computed the answer when the
+    export called it: passed at 4.2x with no finding (2026-12-05 evening). Now such a change is
+    seen when the call returns: runtime.clock_tampered."""
+    import builtins
+
+    def guarded(value) -> bool:
+        return callable(value) or isinstance(value, (types.ModuleType, torch.dtype))
+
+    entries: list[tuple[object, str, bool, object]] = []
+    own = torch.Tensor.__dict__
+    for name in dir(torch.Tensor):
+        entries.append((torch.Tensor, name, name in own, own.get(name)))
+    for module in (torch, torch.cuda, builtins):
+        for name, value in list(vars(module).items()):
+            if guarded(value):
+                entries.append((module, name, True, value))
+    return entries
 
 
 def clock_reach(clock) -> list[tuple[object, str, bool, object]]:

@@ -202,6 +202,11 @@ class Worker:
         audit = dict(self.options["audit"], dsl_entry_file=dsl_entry.wrapper.__code__.co_filename)
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _refuse_unaudited_reach()
+        # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
+        # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
+        # changed by kernel.py is seen when its call returns (runtime.clock_tampered), before the
+        # export could run it. Taken after the worker's own replacements above.
+        self._thread.guard_clock(values.harness_reach())
         # From now on kernel.py's code may run only while it is imported or solve is called:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
         # runtime.outside_call violation. On already for the calibration, so that it measures
@@ -734,9 +739,30 @@ _UNAUDITED_REACH = (
 )
 
 
+# Refused only while no call of solve is under way (the watch on kernel code on): Python's thread
+# starts. CPython 3.11 raises no audit event for them, and a thread made after the watch was
+# switched on has no profile function, so kernel.py's code on it ran unseen; started from a hook
+# the judge's own export ran after the clock stopped and joined before the next call, the census
+# never saw it either (red team, 2026-12-05 evening: passed at 4.6-7.1x). During a call the
+# original runs (a thread still alive at the return is runtime.thread).
+_BETWEEN_CALLS_REACH = tuple(
+    (owner, name, "runtime.thread", "a thread started while no call of solve is under way")
+    for owner, name in (
+        ("_thread", "start_new_thread"),
+        ("_thread", "start_joinable_thread"),  # Python 3.13
+        ("threading", "_start_new_thread"),
+        ("threading", "_start_joinable_thread"),
+    )
+)
+
+
 def _refuse_unaudited_reach() -> None:
     """Each entry of _UNAUDITED_REACH replaced (after the runtime audit is installed: the
-    callables record their violation there)."""
+    callables record their violation there), and each of _BETWEEN_CALLS_REACH by one that refuses
+    only between calls."""
+    import _thread
+    import threading
+
     owners = {
         "torch": torch,
         "torch._C": torch._C,
@@ -752,6 +778,12 @@ def _refuse_unaudited_reach() -> None:
         original = getattr(owners[owner], name, None)
         if original is not None:
             setattr(owners[owner], name, _core.refusing_function(code, f"{owner}.{name} ({why})", original))
+    owners.update({"_thread": _thread, "threading": threading})
+    for owner, name, code, why in _BETWEEN_CALLS_REACH:
+        original = getattr(owners[owner], name, None)
+        if original is not None:
+            what = f"{owner}.{name} ({why})"
+            setattr(owners[owner], name, _core.refusing_function(code, what, original, between_calls=True))
 
 
 def _one_cpu() -> None:
