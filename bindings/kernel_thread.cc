@@ -427,6 +427,11 @@ class KernelThread {
     dict_versions_.clear();  // noted afresh at the next check that finds every entry as it was
   }
   size_t guarded() const { return guarded_.size(); }
+  // With the GIL held (the worker's main thread, after it exported a call's outputs): whether a
+  // guarded name changed since the last check (reported once, as at a call's return). A change
+  // made while the export ran (a callback the kernel left that fires on a reference the export
+  // drops) is seen here, after the fact: the verdict is not final yet.
+  bool CheckGuard() { return !guarded_.empty() && ClockTampered(); }
 
  private:
   struct Guarded {
@@ -609,6 +614,9 @@ void RegisterKernelThread(py::module_& m) {
            "monotonic clock. Called before kernel.py is imported.")
       .def_property_readonly("guarded", &KernelThread::guarded,
                              "How many names guard_clock guards.")
+      .def("check_guard", &KernelThread::CheckGuard,
+           "Whether a name guard_clock guards changed (a runtime.clock_tampered violation, "
+           "reported once): the worker checks again after each export of a call's outputs.")
       .def("release_collector", &KernelThread::ReleaseCollector,
            "The cyclic collector back as it was, once the worker has taken its snapshot of what "
            "the last call returned.");

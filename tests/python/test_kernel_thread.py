@@ -405,3 +405,30 @@ def _survives_three_runs(script, tmp_path) -> None:
             proc.returncode,
             proc.stderr[-2000:],
         )
+
+
+def test_a_guarded_name_changed_outside_any_call_is_seen_by_check_guard(tmp_path):
+    """The worker checks the guarded names again after each export of a call's outputs: a change
+    made there (a callback of the kernel's that fires on a reference the export drops) is no
+    call's return, and only check_guard sees it. Unchanged, it reports nothing."""
+    import subprocess
+    import sys
+
+    code = """
+import torch
+from metakernelbench import _core
+from metakernelbench.judge import values
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+thread = _core.KernelThread()
+thread.guard_clock(values.harness_reach())
+before = thread.check_guard()
+original = torch.Tensor.contiguous
+torch.Tensor.contiguous = lambda self, *a, **k: self
+after = thread.check_guard()
+torch.Tensor.contiguous = original
+found = [line.split(" | ")[0] for line in _core.runtime_audit_recorded()]
+print(before, after, "runtime.clock_tampered" in found)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True", "True"]

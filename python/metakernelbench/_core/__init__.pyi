@@ -315,6 +315,10 @@ class KernelThread:
         """
         fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there. The cyclic collector is held off from fn's return until release_collector() (or the next call).
         """
+    def check_guard(self) -> bool:
+        """
+        Whether a name guard_clock guards changed (a runtime.clock_tampered violation, reported once): the worker checks again after each export of a call's outputs.
+        """
     def guard_clock(self, entries: list) -> None:
         """
         The names the clock looks up when it runs, [(owner, name, present, value)] (values.clock_reach): each timed call, before the clock's window closes, they must be as they were, else a runtime.clock_tampered violation and the call timed by the monotonic clock. Called before kernel.py is imported.

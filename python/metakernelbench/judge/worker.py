@@ -368,6 +368,10 @@ class Worker:
                 **({"launches": launches} if launches is not None else {}),
             }
         finally:
+            # The guarded names once more, now that the export ran: a callback of the kernel's
+            # that fired on a reference the export dropped and patched what the export looks up
+            # is seen here, after the fact (runtime.clock_tampered; the verdict is not final).
+            self._thread.check_guard()
             # The snapshot is taken: collections again (the kernel thread held them off from
             # solve's return, so that no finaliser of the kernel's ran before the snapshot).
             self._release_collector()
