@@ -309,6 +309,13 @@ constexpr Rule kAttributeRules[] = {
     {"tvm_ffi.register_func", kCall, "overriding the DSL's own functions is forbidden"},
     {"tvm_ffi.register_global_func", kCall, "overriding the DSL's own functions is forbidden"},
     {"weakref.finalize", kCall, "callbacks that run after solve returns are forbidden"},
+    // A weak reference's callback runs when its object dies: after solve returns, when the judge
+    // drops the call's inputs or outputs (red team, 2026-12-05 evening: a callback of C callables
+    // wrote the answer into the exported outputs). Weak references have no use in a kernel.
+    {"weakref.ref", kCall, "weak-reference callbacks run after solve returns"},
+    {"weakref.WeakMethod", kCall, "weak-reference callbacks run after solve returns"},
+    {"weakref.KeyedRef", kCall, "weak-reference callbacks run after solve returns"},
+    {"_weakref", kCall, "weak-reference callbacks run after solve returns"},
     {"codecs.open", kCall, kNoFiles},
     {"logging.FileHandler", kCall, kNoFiles},
     {"logging.handlers", kCall, "log handlers write files and sockets"},

@@ -12,8 +12,16 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import torch
+import torch.utils.dlpack
 
 from .. import _core
+
+# A DLPack capsule to a tensor: torch's C function, bound when this module is imported (before
+# kernel.py is). torch.from_dlpack is Python that looks up its module's global `torch` and then
+# torch._C._from_dlpack each time it runs: a red team replaced that global (a namespace whose
+# _from_dlpack remembered every segment the judge opened or exported) and wrote the answer into
+# the output segment after the export (passed at 11.3x, 2026-12-05 evening).
+_from_dlpack = torch._C._from_dlpack
 
 DTYPES: dict[str, torch.dtype] = {
     "float64": torch.float64,
@@ -314,7 +322,7 @@ class CpuTransport:
         tensors, _ = _split(items)
         offsets, total = self._offsets(tensors)
         segment = _core.SharedSegment.create(max(total, 1))
-        buffer = torch.from_dlpack(segment.capsule())
+        buffer = _from_dlpack(segment.capsule())
         handles = []
         for t, offset in zip(tensors, offsets):
             nbytes = t.numel() * t.element_size()
@@ -355,7 +363,7 @@ class CpuTransport:
                 _close(fd)
             raise _core.InvalidArgumentError(f"expected one shared segment, got {len(fds)}")
         segment = _core.SharedSegment.map(fds[0], writable)
-        buffer = torch.from_dlpack(segment.capsule())
+        buffer = _from_dlpack(segment.capsule())
         out = []
         for h in handles:
             if _is_scalar_handle(h):
@@ -398,7 +406,7 @@ class CudaArena:
             offsets.append(total)
             total += t.numel() * t.element_size()
         buffer = self._buffer(max(total, 1))
-        raw = torch.from_dlpack(buffer.capsule())
+        raw = _from_dlpack(buffer.capsule())
         handle = self._handles[id(buffer)]
         handles, views = [], []
         for t, offset in zip(tensors, offsets):
@@ -505,7 +513,7 @@ class CudaTransport:
             if h.nbytes != expected:
                 raise _core.InvalidArgumentError("a tensor handle's size does not match its shape")
             self._ranges[base] = max(self._ranges.get(base, 0), h.cuda_offset + h.nbytes)
-            raw = torch.from_dlpack(self._cuda.device_capsule(base + h.cuda_offset, h.nbytes, device))
+            raw = _from_dlpack(self._cuda.device_capsule(base + h.cuda_offset, h.nbytes, device))
             out.append(raw.view(dtype).view(list(meta.shape)))
         return out, None
 
@@ -587,11 +595,12 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     and exporting the outputs, on the main thread, after the clock stopped), for
     KernelThread.guard_clock: every name torch.Tensor answers, its own or inherited (absent from
     its namespace: one set there would shadow the method the judge calls), and every function,
-    class, module and dtype of the torch, torch.cuda and builtins namespaces (their plain data,
-    torch's own flags among it, is not guarded). A red team replaced torch.Tensor.detach with a
-    chain of C callables (functools.partial over map objects) that computed the answer when the
-    export called it: passed at 4.2x with no finding (2026-12-05 evening). Now such a change is
-    seen when the call returns: runtime.clock_tampered."""
+    class, module and dtype of the torch, torch._C, torch.cuda, torch.utils.dlpack and builtins
+    namespaces (their plain data, torch's own flags among it, is not guarded). A red team
+    replaced torch.Tensor.detach with a chain of C callables (functools.partial over map objects)
+    that computed the answer when the export called it: passed at 4.2x with no finding
+    (2026-12-05 evening); another replaced torch.utils.dlpack's global `torch` (11.3x). Now such
+    a change is seen when the call returns and again before the reply: runtime.clock_tampered."""
     import builtins
 
     def guarded(value) -> bool:
@@ -601,7 +610,7 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     own = torch.Tensor.__dict__
     for name in dir(torch.Tensor):
         entries.append((torch.Tensor, name, name in own, own.get(name)))
-    for module in (torch, torch.cuda, builtins):
+    for module in (torch, torch._C, torch.cuda, torch.utils.dlpack, builtins):
         for name, value in list(vars(module).items()):
             if guarded(value):
                 entries.append((module, name, True, value))

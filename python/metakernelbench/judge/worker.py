@@ -119,6 +119,11 @@ class Worker:
             except PermissionError as blocked:  # the runtime audit refused something
                 reply = {"ok": False, "error_type": "PermissionError", "error": str(blocked)}
             reply["id"] = request.id
+            if self._thread is not None and op in ("load", "calibrate", "call", "warmup", "time_kernel"):
+                # The guarded names once more, right before the reply: a change made after the
+                # call's return (while the worker exported its outputs) is seen here, after the
+                # fact (runtime.clock_tampered; the verdict is not final).
+                self._thread.check_guard()
             reply.setdefault("findings", []).extend(_core.take_runtime_findings())
             if self.options.get("audit_record_only"):
                 # What the runtime audit would have refused (MKB_AUDIT_RECORD=1), as notes.
@@ -129,6 +134,9 @@ class Worker:
                 )
                 self._recorded = len(recorded)
             self._reply(reply)
+            # The reply is sent: collections again (the kernel thread held them off from solve's
+            # return, so that no finaliser of the kernel's ran before the outputs left).
+            self._release_collector()
 
     def _reply(self, reply: dict) -> None:
         fds = reply.pop("_fds", [])
@@ -280,10 +288,9 @@ class Worker:
             self._monitor.set_enabled(False)  # as in the parity pass it calibrates
         _, seconds, _ = self._on_kernel_thread(_NOTHING, (), True)
         out = [values.empty_like_meta(meta, self.device) for meta in request.output_metas]
-        try:
-            return self._export(out, self._facts.describe(out), seconds, keep, race=False)
-        finally:
-            self._release_collector()  # as after a call (the same steps)
+        reply = self._export(out, self._facts.describe(out), seconds, keep, race=False)
+        self._held = (self._held, inputs, keep)  # as after a call (the same steps; serve releases)
+        return reply
 
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
@@ -368,13 +375,11 @@ class Worker:
                 **({"launches": launches} if launches is not None else {}),
             }
         finally:
-            # The guarded names once more, now that the export ran: a callback of the kernel's
-            # that fired on a reference the export dropped and patched what the export looks up
-            # is seen here, after the fact (runtime.clock_tampered; the verdict is not final).
-            self._thread.check_guard()
-            # The snapshot is taken: collections again (the kernel thread held them off from
-            # solve's return, so that no finaliser of the kernel's ran before the snapshot).
-            self._release_collector()
+            # What the call got and gave stays alive until the next request (serve), and the
+            # collector stays held until the reply is sent: a callback of the kernel's on one of
+            # them (a weakref's, made of C callables) would otherwise run between the export and
+            # the reply and write into the exported outputs (red team, 2026-12-05 evening: 11.3x).
+            self._held = (self._held, inputs, keep)
         if launches is not None:
             reply["launches"] = launches
         if trace is not None:
