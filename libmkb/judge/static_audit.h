@@ -39,8 +39,8 @@ struct StaticAuditOptions {
   // Attribute paths of installed modules that hold a module under another name, as
   // (alias, module): ("enum.bltns", "builtins"), ("torch._python_dispatcher.C", "torch._C").
   // A path the kernel reaches through an alias is also checked as the module's own path. The
-  // judge host lists them from the modules it has loaded (judge/module_aliases.py); only those
-  // whose module a rule forbids, or leads to one, are kept.
+  // judge host lists them from the modules it has loaded (metakernelbench/module_aliases.py); only
+  // those whose module a rule forbids, or leads to one, are kept.
   std::vector<std::pair<std::string, std::string>> module_aliases;
 };
 

@@ -39,7 +39,7 @@ def main() -> None:
     import re
 
     from .. import _core
-    from ..judge.module_aliases import module_aliases
+    from ..module_aliases import module_aliases
 
     for finding in _core.static_audit(source, args.dsl, True, None, module_aliases=module_aliases()):
         if finding.severity == "violation":

@@ -30,9 +30,9 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() wi
 import torch  # noqa: E402
 
 from .. import _core, toolchains  # noqa: E402
+from ..module_aliases import module_aliases  # noqa: E402
 from ..suite import correctness_reference_of  # noqa: E402
 from . import values  # noqa: E402
-from .module_aliases import module_aliases  # noqa: E402
 from .reference_numerics import StrictNumerics  # noqa: E402
 from .session import ChannelForged, Session, WorkerLost, read_frame, write_frame  # noqa: E402
 from .worker_setup import audit_config, fork_worker, pin_every_thread, realpaths, worker_view  # noqa: E402

@@ -5,7 +5,9 @@
 name a rule knows. The static audit (C++ StaticAuditOptions.module_aliases) checks a path through
 an alias as the module's own path too, keeping only the aliases whose module a rule forbids or
 leads to. The list is read from sys.modules by identity (what each attribute holds, not what it
-is called), so it follows the installed versions; a warm host computes it once, before it forks."""
+is called), so it follows the installed versions; a warm host computes it once, before it forks.
+Outside the judge package: `mkb check` in the agent's shell (which sees none of the judge's files)
+lists them too."""
 
 from __future__ import annotations
 
