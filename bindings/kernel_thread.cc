@@ -440,7 +440,8 @@ class KernelThread {
   };
 
   // With the GIL held: whether a guarded name or an owner's type changed; the first change seen
-  // is reported, once. Pointer comparisons and dictionary lookups only: no Python code runs.
+  // is reported, once. Pointer comparisons, dictionary walks and lookups of plain str keys among
+  // plain str keys only: no Python code runs.
   bool ClockTampered() {
     if (tamper_reported_) return true;
     std::string what;
@@ -454,6 +455,25 @@ class KernelThread {
     // so when no owner's tag moved, no entry did. Otherwise every entry is compared (a lazy
     // import adding a submodule to torch moves its tag and changes nothing guarded).
     if (what.empty() && DictsUnchanged()) return false;
+    // Every key of every owner's namespace a plain str before any lookup: a lookup compares keys
+    // whose hashes match, and a key of a str subclass answers that comparison with its own __eq__
+    // (Python code, here, after the CPU clock stopped and before the watch is on: a red team put
+    // one beside "from_dlpack" in torch.utils.dlpack's namespace that computed the answer, and
+    // passed at 14x, 2026-12-05 evening). Walking a dictionary runs no code.
+    for (const auto& [owner, type] : owner_types_) {
+      if (!what.empty()) break;
+      PyObject* dict = DictOf(owner.ptr());
+      if (dict == nullptr) continue;
+      Py_ssize_t pos = 0;
+      PyObject *key = nullptr, *value = nullptr;
+      while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+          what = absl::StrCat("a key that is not a plain str put in ", OwnerName(owner),
+                              "'s namespace (its comparison would run when a name is looked up)");
+          break;
+        }
+      }
+    }
     for (size_t i = 0; what.empty() && i < guarded_.size(); ++i) {
       const Guarded& g = guarded_[i];
       PyObject* dict = DictOf(g.owner.ptr());

@@ -321,6 +321,10 @@ constexpr Rule kAttributeRules[] = {
     {"logging.handlers", kCall, "log handlers write files and sockets"},
     {"logging.config", kDynamicImport,
      "it imports and resolves names given as text (ext://, (), class names)"},
+    // dataclasses' private helpers: _set_new_attribute is a setattr by computed name (a red team
+    // put a str-subclass key into a module's namespace with it, 2026-12-05 evening).
+    {"dataclasses._*", kDynamicAttribute,
+     "dataclasses' private helpers set attributes by computed names"},
     {"operator.attrgetter", kDynamicAttribute, "attribute access by computed name"},
     {"operator.methodcaller", kDynamicAttribute, "attribute access by computed name"},
     // Formatter.get_field walks a dotted path of attributes given as text and hands back the

@@ -614,6 +614,22 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
         for name, value in list(vars(module).items()):
             if guarded(value):
                 entries.append((module, name, True, value))
+    # The modules the worker's own code reads names from (its imports and this module's): each an
+    # owner whose namespace must keep plain str keys (KernelThread's check walks every owner's),
+    # guarded by its __name__.
+    import sys
+
+    judge = [sys.modules.get(__name__), sys.modules.get(__name__.rsplit(".", 1)[0] + ".worker")]
+    seen = {id(torch), id(torch._C), id(torch.cuda), id(torch.utils.dlpack), id(builtins)}
+    for holder in judge:
+        for value in list(vars(holder).values()) if holder is not None else ():
+            if (
+                isinstance(value, types.ModuleType)
+                and id(value) not in seen
+                and not value.__name__.startswith("metakernelbench")
+            ):
+                seen.add(id(value))
+                entries.append((value, "__name__", True, vars(value).get("__name__")))
     return entries
 
 

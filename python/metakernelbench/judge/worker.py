@@ -92,7 +92,7 @@ class Worker:
         self.kernel_path = ""
         self.versions = []
         self._recorded = 0
-        self._held = None  # the last call's outputs, alive until the next request
+        self._held: object = None  # the last call's inputs and outputs, alive until the next request
 
     # --- protocol ------------------------------------------------------------------------------
     def serve(self) -> None:
