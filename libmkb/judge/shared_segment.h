@@ -16,10 +16,12 @@ namespace mkb {
 // closed on destruction.
 class SharedSegment {
  public:
-  // A new zero-filled segment of `bytes` (at least 1 page).
+  // A new zero-filled segment of `bytes` (at least 1 page), its size sealed (no process can
+  // shrink or grow it).
   static absl::StatusOr<SharedSegment> Create(size_t bytes);
-  // Maps a segment received from the other process; takes ownership of `fd`. The size is the
-  // file's size; `writable` maps it read-write, else read-only.
+  // Maps a segment received from the other process; takes ownership of `fd` and closes it once
+  // mapped (fd() is then -1). The size is the file's size, which must be sealed (Create's);
+  // `writable` maps it read-write, else read-only.
   static absl::StatusOr<SharedSegment> Map(int fd, bool writable);
 
   SharedSegment(SharedSegment&& other) noexcept;

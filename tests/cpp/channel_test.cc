@@ -2,10 +2,12 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -37,6 +39,28 @@ TEST_CASE("messages and shared segments cross a channel") {
   auto empty = pair->second.Receive(absl::Now() + absl::Seconds(5));
   REQUIRE(empty.ok());
   CHECK(empty->bytes.empty());
+}
+
+TEST_CASE("a shared segment's size is sealed: the other side cannot shrink it under a mapping") {
+  // A red team's worker truncated the host's input segment through a descriptor it held, and the
+  // host's next read of its mapping died of SIGBUS (a judge failure instead of the verdict).
+  auto segment = mkb::SharedSegment::Create(8192);
+  REQUIRE(segment.ok());
+  const int copy = ::dup(segment->fd());
+  REQUIRE(copy >= 0);
+  CHECK(::ftruncate(copy, 0) != 0);
+  CHECK(errno == EPERM);
+  CHECK(::ftruncate(copy, 1 << 20) != 0);
+  auto mapped = mkb::SharedSegment::Map(copy, /*writable=*/true);
+  REQUIRE(mapped.ok());
+  CHECK(mapped->fd() == -1);    // closed once mapped
+  segment->data()[8191] = 'x';  // every byte still there
+  CHECK(mapped->data()[8191] == 'x');
+  // A segment whose size is not sealed is refused.
+  const int plain = ::memfd_create("plain", MFD_CLOEXEC);
+  REQUIRE(plain >= 0);
+  REQUIRE(::ftruncate(plain, 4096) == 0);
+  CHECK_FALSE(mkb::SharedSegment::Map(plain, /*writable=*/false).ok());
 }
 
 TEST_CASE("receive honours its deadline and reports a closed peer") {

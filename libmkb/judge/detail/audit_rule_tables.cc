@@ -61,6 +61,9 @@ constexpr Rule kModuleRules[] = {
     // (psutil._pslinux.cext.proc_cpu_affinity_set widened the CPU judge's pin; red team,
     // 2026-12-05 evening).
     {"psutil", kImport, "process and CPU management is forbidden"},
+    // The pure-Python twin of io (its FileIO opens and truncates descriptors; a red team truncated
+    // the host's input segment through it, 2026-12-05 evening).
+    {"_pyio", kImport, "the pure-Python io opens files and descriptors"},
     {"_posixsubprocess", kImport, kNoProcesses},
     {"multiprocessing", kImport, kNoProcesses},
     {"_multiprocessing", kImport, kNoProcesses},
