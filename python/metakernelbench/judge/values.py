@@ -246,9 +246,13 @@ class TensorFacts:
 
     def _type_name(self, kind: type) -> str:
         """module.qualname of a type, read by type's own descriptors (a metaclass may define its
-        own); a __module__ that is not a str is left out."""
+        own); a __module__ that is not a plain str is left out, and a __qualname__ that is not one
+        (type accepts a str subclass, whose __format__ would run here, after the clock) is named
+        by its type only."""
         module = self._module(kind)
         qualname = self._qualname(kind)
+        if self._type(qualname) is not str:
+            return "(a type whose __qualname__ is not a str)"
         return f"{module}.{qualname}" if self._type(module) is str else qualname
 
 
