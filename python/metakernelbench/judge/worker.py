@@ -783,16 +783,14 @@ def _refuse_unaudited_reach() -> None:
         "torch.UntypedStorage": torch.UntypedStorage,
         "torch.TypedStorage": torch.TypedStorage,
     }
-    for owner, name, code, why in _UNAUDITED_REACH:
-        original = getattr(owners[owner], name, None)
-        if original is not None:
-            setattr(owners[owner], name, _core.refusing_function(code, f"{owner}.{name} ({why})", original))
     owners.update({"_thread": _thread, "threading": threading})
-    for owner, name, code, why in _BETWEEN_CALLS_REACH:
-        original = getattr(owners[owner], name, None)
-        if original is not None:
-            what = f"{owner}.{name} ({why})"
-            setattr(owners[owner], name, _core.refusing_function(code, what, original, between_calls=True))
+    for between_calls, table in ((False, _UNAUDITED_REACH), (True, _BETWEEN_CALLS_REACH)):
+        for owner, name, code, why in table:
+            original = getattr(owners[owner], name, None)
+            if original is not None:
+                what = f"{owner}.{name} ({why})"
+                refusal = _core.refusing_function(code, what, original, between_calls=between_calls)
+                setattr(owners[owner], name, refusal)
 
 
 def _one_cpu() -> None:
