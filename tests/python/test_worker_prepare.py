@@ -14,6 +14,18 @@ from metakernelbench import _core
 from metakernelbench.judge import values, worker
 
 
+def _python(code: str, *args: str, timeout: float = 120) -> str:
+    """stdout of `code` run by this interpreter in a process of its own (sys.modules, the runtime
+    audit and the CPU affinity are per process); its exit must be 0."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", code, *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 @pytest.fixture
 def calls(monkeypatch):
     seen: list[str] = []
@@ -88,9 +100,6 @@ def test_a_warm_host_preimports_what_prepare_would_import():
     """worker.preimport (run by a warm host before it forks the worker) imports the names
     prepare imports, so that the worker inherits them: torch's compiler stack took some 2 s of
     every worker's start on the CPU judge. In a process of its own (sys.modules is global)."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "from metakernelbench.judge import worker\n"
@@ -98,9 +107,7 @@ def test_a_warm_host_preimports_what_prepare_would_import():
         "worker.preimport('cutedsl')\n"
         "print(all(n in sys.modules for n in worker._TORCH_LAZY_IMPORTS))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "True"
+    assert _python(code, timeout=300).strip() == "True"
 
 
 @pytest.mark.parametrize("enforce", [True, False])
@@ -109,9 +116,6 @@ def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(en
     constructors and TorchScript's compilers: a call records the violation and raises
     PermissionError; in the audit's record mode it records and the original runs. In a process of
     its own (the runtime audit is installed once per process)."""
-    import subprocess
-    import sys
-
     code = (
         "from metakernelbench import _core\n"
         "config = {'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}\n"
@@ -124,13 +128,12 @@ def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(en
         "found = [x['code'] for x in _core.take_runtime_findings()] + list(_core.runtime_audit_recorded())\n"
         "print('recorded', any('runtime.native_code' in str(x) for x in found))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    out = _python(code, timeout=60)
     if enforce:
-        assert "raised blocked by the judge: x.y (why)" in done.stdout, done.stdout
+        assert "raised blocked by the judge: x.y (why)" in out, out
     else:
-        assert "returned 3" in done.stdout, done.stdout
-    assert "recorded True" in done.stdout, done.stdout
+        assert "returned 3" in out, out
+    assert "recorded True" in out, out
 
 
 def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path):
@@ -139,9 +142,6 @@ def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path
     `torch.fork` (re-exports of torch._C's) passed both audits before (2026-12-05). In a process
     of its own with torch's compiler stack imported, as in the worker; fails when torch re-exports
     one somewhere the worker's table does not name."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "import torch, torch._dynamo  # noqa: F401\n"
@@ -163,9 +163,8 @@ def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path
         "              if any(v is f for f in originals))\n"
         "print(left)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]", done.stdout
+    out = _python(code)
+    assert out.strip() == "[]", out
 
 
 _SEAL = """
@@ -205,15 +204,9 @@ def test_the_cpu_workers_pin_is_sealed_for_every_thread():
     """The CPU judge's worker pins itself to one CPU, then refuses sched_setaffinity to every
     thread (one that existed before, one started after, the main one): a red team undid the pin
     through psutil's C extension. Without the seal each thread widens its own affinity."""
-    import subprocess
-    import sys
-
-    def run(mode):
-        done = subprocess.run([sys.executable, "-c", _SEAL, mode], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout.strip()
-
     threads = ("early", "late", "main")
-    assert run("seal") == str([("cpus_now", 1), *((t, "refused") for t in threads)])
+    sealed = _python(_SEAL, "seal", timeout=60).strip()
+    assert sealed == str([("cpus_now", 1), *((t, "refused") for t in threads)])
     cpus = len(os.sched_getaffinity(0))
-    assert run("none") == str([("cpus_now", cpus), *((t, "widened") for t in threads)])
+    unsealed = _python(_SEAL, "none", timeout=60).strip()
+    assert unsealed == str([("cpus_now", cpus), *((t, "widened") for t in threads)])
