@@ -526,6 +526,29 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "between_calls: refused only while no call of solve is under way (the watch on kernel code "
       "on); during a call the original runs.");
   m.def(
+      "replace_type_attribute",
+      [](py::object type, const std::string& name, py::object value) {
+        if (!PyType_Check(type.ptr())) throw py::type_error("replace_type_attribute: not a type");
+        auto* t = reinterpret_cast<PyTypeObject*>(type.ptr());
+#if PY_VERSION_HEX >= 0x030C0000
+        py::object dict = py::reinterpret_steal<py::object>(PyType_GetDict(t));
+#else
+        py::object dict = py::reinterpret_borrow<py::object>(t->tp_dict);
+#endif
+        if (!dict || !PyDict_Check(dict.ptr()))
+          throw py::type_error("replace_type_attribute: no dict");
+        if (PyDict_GetItemString(dict.ptr(), name.c_str()) == nullptr)
+          throw py::key_error(absl::StrCat(t->tp_name, " defines no ", name));
+        if (PyDict_SetItemString(dict.ptr(), name.c_str(), value.ptr()) != 0)
+          throw py::error_already_set();
+        PyType_Modified(t);  // the attribute caches of the type and its subclasses
+      },
+      py::arg("type"), py::arg("name"), py::arg("value"),
+      "Puts `value` in place of the attribute `name` that `type` itself defines, in its own "
+      "dictionary, where setattr cannot: a C extension's immutable type (torch._C.StorageBase) "
+      "holds the methods every alias and subclass reaches (torch._C.StorageBase._set_cdata, "
+      "type(s).__mro__[1]...), so a refusal put on a subclass alone is walked around.");
+  m.def(
       "constant_function",
       [](py::object value) {
         return py::cpp_function([value](const py::args&, const py::kwargs&) { return value; });

@@ -326,14 +326,13 @@ class Auditor {
     }
   }
 
-  // __array_interface__ and its kin, wherever the name appears: an object carrying one hands
-  // numpy, torch or a DSL a raw address to wrap, with no ctypes and no audit event on the way.
+  // __array_interface__ and its kin, torch's raw-address and C++-file members, wherever the
+  // name appears: through any object that has it (an instance, an alias, a subclass), numpy,
+  // torch or a DSL wraps a raw address or opens a file, with no ctypes and no audit event.
   void CheckRawMemoryName(absl::string_view name, int line, const std::string& what) {
-    if (!audit_detail::IsRawMemoryProtocol(name)) return;
-    Add(audit_detail::kCall, v1::SEVERITY_VIOLATION, line,
-        absl::StrCat(name,
-                     ": an array interface describes memory by a raw address (raw memory access "
-                     "is forbidden)"),
+    const char* why = audit_detail::RawNameReason(name);
+    if (why == nullptr) return;
+    Add(audit_detail::kCall, v1::SEVERITY_VIOLATION, line, absl::StrCat(name, ": ", why),
         what.empty() ? std::string(name) : what);
   }
 

@@ -505,6 +505,17 @@ TEST_CASE("raw memory without ctypes: strided views and array interfaces") {
   CHECK(Has(Audit("w.__array_interface__ = d\n"), "static.forbidden_call"));
   CHECK(Has(Audit("W = type('W', (), {'__array_interface__': d})\n"), "static.forbidden_call"));
   CHECK(Has(Audit("W = type('W', (), dict(__array_struct__=c))\n"), "static.forbidden_call"));
+  // torch's raw-address and C++-file members through any object (red team, 2026-12-05 night:
+  // a storage instance's _set_cdata forged the clock; from_file through an instance read a file).
+  CHECK(Has(Audit("import torch\ns = torch.UntypedStorage(0)\ns._set_cdata(p)\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("f = getattr(s, '_set_cdata')\n"), "static.forbidden_call"));
+  CHECK(
+      Has(Audit("s = x.untyped_storage().from_file(path, False, 64)\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("import torch\ns = torch.ByteStorage.from_file(path, False, 64)\n"),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("import torch\nt = torch._C._wrap_tensor_impl(p)\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("c = x.storage()._cdata\n"), "static.forbidden_call"));
   // Bounded numpy views and a torch tensor's own as_strided (checked against its storage) pass.
   CHECK(Violations("import numpy as np\nv = np.lib.stride_tricks.sliding_window_view(a, 3)\n"
                    "t = x.as_strided((2, 2), (1, 2))\n")

@@ -138,8 +138,10 @@ def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(en
 
 def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path):
     """The worker replaces torch's raw-pointer constructors and TorchScript's compilers in every
-    module that holds them, not only where they are defined: `torch.CompilationUnit` and
-    `torch.fork` (re-exports of torch._C's) passed both audits before (2026-12-05). In a process
+    module and module-level class that holds them, not only where they are defined:
+    `torch.CompilationUnit` and `torch.fork` (re-exports of torch._C's) passed both audits before
+    (2026-12-05), and a storage method refused on torch.UntypedStorage alone was still in
+    torch._C.StorageBase's dictionary (passed at 13.7x, 2026-12-05 night). In a process
     of its own with torch's compiler stack imported, as in the worker; fails when torch re-exports
     one somewhere the worker's table does not name."""
     code = (
@@ -149,18 +151,38 @@ def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path
         "from metakernelbench.judge import worker\n"
         "import types, threading, _thread  # noqa: F401\n"
         "table = worker._UNAUDITED_REACH + worker._BETWEEN_CALLS_REACH\n"
-        "owners = {o: sys.modules.get(o) or getattr(torch, o.rsplit('.', 1)[1])\n"
-        "          for o, _, _, _ in table}\n"
-        "# Module-level objects only: a class's bound method is made anew at each lookup.\n"
-        "originals = [getattr(owners[o], n) for o, n, _, _ in table\n"
-        "             if hasattr(owners[o], n)]\n"
-        "originals = [f for f in originals if not isinstance(f, types.MethodType)]\n"
+        "def resolve(path):\n"
+        "    parts = path.split('.')\n"
+        "    for k in range(len(parts), 0, -1):\n"
+        "        if '.'.join(parts[:k]) in sys.modules:\n"
+        "            obj = sys.modules['.'.join(parts[:k])]\n"
+        "            for p in parts[k:]:\n"
+        "                obj = getattr(obj, p)\n"
+        "            return obj\n"
+        "owners = {o: resolve(o) for o, _, _, _ in table}\n"
+        "# What each owner itself holds (a class's entry as its dictionary has it: a bound method is\n"
+        "# made anew at each lookup), and a static method's function.\n"
+        "def held(owner, n):  # a class's entry where its method resolution order finds it\n"
+        "    for c in (owner.__mro__ if isinstance(owner, type) else (owner,)):\n"
+        "        if n in vars(c):\n"
+        "            return vars(c)[n]\n"
+        "originals = [held(owners[o], n) for o, n, _, _ in table]\n"
+        "originals += [f.__func__ for f in originals if isinstance(f, (staticmethod, classmethod))]\n"
+        "originals = [f for f in originals if f is not None]\n"
+        "def holders():\n"
+        "    for name, m in list(sys.modules.items()):\n"
+        "        d = getattr(m, '__dict__', {})\n"
+        "        yield name, d\n"
+        "        for cname, c in list(d.items()):\n"
+        "            if isinstance(c, type):\n"
+        "                yield f'{name}.{cname}', vars(c)\n"
         "config = {'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}\n"
         "_core.install_runtime_audit(config, enforce=True)\n"
         "worker._refuse_unaudited_reach()\n"
-        "left = sorted(f'{name}.{k}' for name, m in list(sys.modules.items())\n"
-        "              for k, v in list(getattr(m, '__dict__', {}).items())\n"
-        "              if any(v is f for f in originals))\n"
+        "left = sorted({f'{name}.{k}' for name, d in holders()\n"
+        "               for k, v in list(d.items())\n"
+        "               if any(v is f or (isinstance(v, (staticmethod, classmethod)) and v.__func__ is f)\n"
+        "                      for f in originals)})\n"
         "print(left)\n"
     )
     out = _python(code)

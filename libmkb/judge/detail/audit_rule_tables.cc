@@ -16,6 +16,12 @@ constexpr char kNoNetwork[] = "network access is forbidden";
 constexpr char kNoSeeds[] = "kernels may not depend on or change seeds";
 constexpr char kNoGraphs[] = "CUDA Graphs are forbidden";
 constexpr char kNoCompile[] = "torch.compile machinery is forbidden";
+constexpr char kArrayInterface[] =
+    "an array interface describes memory by a raw address (raw memory access is forbidden)";
+constexpr char kRawAddress[] =
+    "torch's storage and tensor internals by a raw address (raw memory access is forbidden)";
+constexpr char kNativeFile[] =
+    "torch opens the file or shared memory in C++ (file access is forbidden)";
 constexpr char kNoRawCuda[] =
     "raw CUDA modules, launches and graphs through the driver / runtime API are forbidden";
 constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
@@ -502,11 +508,40 @@ constexpr const char* kIntrospectionAttributes[] = {"__globals__",
                                                     "__torch_function__",
                                                     "__torch_dispatch__"};
 
-// The array-interface protocols: an object that carries one describes memory by a raw address,
-// which numpy, torch and the DSLs wrap unchecked (raw memory with no ctypes and no audit event).
-// Flagged wherever the name appears: attribute, binding, definition, keyword or string.
-constexpr const char* kRawMemoryProtocols[] = {"__array_interface__", "__array_struct__",
-                                               "__cuda_array_interface__"};
+// Names flagged wherever they appear (attribute, binding, definition, keyword or string), with
+// why: each reaches raw memory or a file through any object that has it, where a rule on a
+// dotted path (torch.UntypedStorage.from_file) misses an instance, an alias or a subclass.
+//  * The array-interface protocols: an object that carries one describes memory by a raw
+//    address, which numpy, torch and the DSLs wrap unchecked (no ctypes, no audit event).
+//  * torch's members that adopt or read a raw address (a storage whose StorageImpl is forged in
+//    a tensor's own bytes reads and writes any of the worker's memory), or that open a file or
+//    shared memory in C++ (no audit event). The worker refuses them at run time too.
+constexpr RawName kRawNames[] = {
+    {"__array_interface__", kArrayInterface},
+    {"__array_struct__", kArrayInterface},
+    {"__cuda_array_interface__", kArrayInterface},
+    {"_set_cdata", kRawAddress},
+    {"_cdata", kRawAddress},
+    {"_new_with_weak_ptr", kRawAddress},
+    {"_free_weak_ref", kRawAddress},
+    {"_weak_ref", kRawAddress},
+    {"_expired", kRawAddress},
+    {"_wrap_tensor_impl", kRawAddress},
+    {"_tensor_impl_raw_handle", kRawAddress},
+    {"_construct_storage_from_data_pointer", kRawAddress},
+    {"_construct_CUDA_Tensor_From_Storage_And_Metadata", kRawAddress},
+    {"from_file", kNativeFile},
+    {"_new_with_file", kNativeFile},
+    {"_set_from_file", kNativeFile},
+    {"_new_shared_cuda", kNativeFile},
+    {"_new_using_fd_cpu", kNativeFile},
+    {"_new_shared_fd_cpu", kNativeFile},
+    {"_new_using_filename_cpu", kNativeFile},
+    {"_new_shared_filename_cpu", kNativeFile},
+    {"_load_jit_module_from_file", kNativeFile},
+    {"_load_mobile_module_from_file", kNativeFile},
+    {"PyTorchFileReader", kNativeFile},
+};
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).
 constexpr const char* kLibraryComputeCalls[] = {"torch.matmul",
@@ -560,7 +595,7 @@ absl::Span<const Rule> BuiltinRules() { return kBuiltinRules; }
 absl::Span<const char* const> InterpreterGlobals() { return kInterpreterGlobals; }
 absl::Span<const char* const> AttributeBuiltins() { return kAttributeBuiltins; }
 absl::Span<const char* const> IntrospectionAttributes() { return kIntrospectionAttributes; }
-absl::Span<const char* const> RawMemoryProtocols() { return kRawMemoryProtocols; }
+absl::Span<const RawName> RawNames() { return kRawNames; }
 absl::Span<const char* const> LibraryComputeCalls() { return kLibraryComputeCalls; }
 absl::Span<const char* const> InertBuiltins() { return kInertBuiltins; }
 absl::Span<const char* const> SideStreamPrefixes() { return kSideStreamPrefixes; }

@@ -35,7 +35,13 @@ absl::Span<const char* const> InterpreterGlobals();
 absl::Span<const char* const> AttributeBuiltins();
 // Attributes that reach the interpreter's internals from any object (__globals__, f_back).
 absl::Span<const char* const> IntrospectionAttributes();
-absl::Span<const char* const> RawMemoryProtocols();
+// Names flagged wherever they appear: raw memory or a file through any object (__array_interface__,
+// a storage's _set_cdata, from_file), each with why.
+struct RawName {
+  const char* name;
+  const char* why;
+};
+absl::Span<const RawName> RawNames();
 // Library compute only the runtime audit can weigh: these paths and everything below them.
 absl::Span<const char* const> LibraryComputeCalls();
 // Builtins that only read what is passed to them (print, repr, type, isinstance).

@@ -188,7 +188,12 @@ bool IsIntrospectionAttribute(absl::string_view name) {
   return Contains(IntrospectionAttributes(), name);
 }
 
-bool IsRawMemoryProtocol(absl::string_view name) { return Contains(RawMemoryProtocols(), name); }
+const char* RawNameReason(absl::string_view name) {
+  for (const RawName& raw : RawNames()) {
+    if (name == raw.name) return raw.why;
+  }
+  return nullptr;
+}
 
 bool IsLibraryCompute(absl::string_view path) {
   for (const char* library : LibraryComputeCalls()) {

@@ -33,8 +33,9 @@ bool IsAttributeBuiltin(absl::string_view name);
 bool IsInertBuiltin(absl::string_view name);
 // Attributes that reach the interpreter's internals from any object (__globals__, f_back).
 bool IsIntrospectionAttribute(absl::string_view name);
-// The array-interface protocols (__array_interface__ and its kin): memory by a raw address.
-bool IsRawMemoryProtocol(absl::string_view name);
+// Why `name` is flagged wherever it appears (raw memory or a file through any object: the
+// array-interface protocols, a storage's _set_cdata, from_file), or nullptr.
+const char* RawNameReason(absl::string_view name);
 // Library compute only the runtime audit can weigh (torch.matmul and below).
 bool IsLibraryCompute(absl::string_view path);
 // A path that makes or enters a side stream (torch.cuda.Stream(...), torch.cuda.stream(s)).

@@ -695,8 +695,37 @@ _UNAUDITED_REACH = (
         "runtime.native_code",
         "a tensor at a raw address",
     ),
-    ("torch.UntypedStorage", "_new_with_weak_ptr", "runtime.native_code", "a storage at a raw address"),
-    ("torch.TypedStorage", "_new_with_weak_ptr", "runtime.native_code", "a storage at a raw address"),
+    ("torch._C", "_wrap_tensor_impl", "runtime.native_code", "a tensor at a raw address"),
+    # The storage type's own methods (torch._C.StorageBase, an immutable C type every storage
+    # class inherits from: replaced in its dictionary, so that no alias or subclass walks around
+    # them): a storage adopting a raw address (a red team of 2026-12-05 night forged a StorageImpl
+    # in a tensor's bytes, _set_cdata'd it and rewrote the worker's clock: passed at 12-15x),
+    # reading a raw address, or opening a file or shared memory in C++ (no audit event).
+    *(
+        ("torch._C.StorageBase", name, "runtime.native_code", "a storage at a raw address")
+        for name in ("_set_cdata", "_new_with_weak_ptr", "_free_weak_ref", "_expired")
+    ),
+    *(
+        ("torch._C.StorageBase", name, "runtime.file_access", "a storage of a file torch opens in C++")
+        for name in (
+            "from_file",
+            "_new_with_file",
+            "_set_from_file",
+            "_new_shared_cuda",
+            "_new_using_fd_cpu",
+            "_new_shared_fd_cpu",
+            "_new_using_filename_cpu",
+            "_new_shared_filename_cpu",
+        )
+    ),
+    *(
+        (owner, "from_file", "runtime.file_access", "a tensor of a file torch opens in C++")
+        for owner in ("torch", "torch._C._VariableFunctionsClass")
+    ),
+    *(
+        ("torch._C", name, "runtime.file_access", "a TorchScript module of a file torch opens in C++")
+        for name in ("_load_jit_module_from_file", "_load_mobile_module_from_file")
+    ),
     *(
         (owner, name, "runtime.dynamic_code", "TorchScript compiles code the audits never read")
         for owner, names in (
@@ -780,8 +809,8 @@ def _refuse_unaudited_reach() -> None:
         "torch.jit._trace": torch.jit._trace,
         "torch.jit._async": torch.jit._async,
         "torch.jit._serialization": torch.jit._serialization,
-        "torch.UntypedStorage": torch.UntypedStorage,
-        "torch.TypedStorage": torch.TypedStorage,
+        "torch._C.StorageBase": torch._C.StorageBase,
+        "torch._C._VariableFunctionsClass": torch._C._VariableFunctionsClass,
     }
     owners.update({"_thread": _thread, "threading": threading})
     for between_calls, table in ((False, _UNAUDITED_REACH), (True, _BETWEEN_CALLS_REACH)):
@@ -790,7 +819,14 @@ def _refuse_unaudited_reach() -> None:
             if original is not None:
                 what = f"{owner}.{name} ({why})"
                 refusal = _core.refusing_function(code, what, original, between_calls=between_calls)
-                setattr(owners[owner], name, refusal)
+                if isinstance(owners[owner], type):
+                    # In the type's own dictionary, where its instances and subclasses look.
+                    kind = type(owners[owner].__dict__[name])
+                    if kind in (staticmethod, classmethod):
+                        refusal = staticmethod(refusal)
+                    _core.replace_type_attribute(owners[owner], name, refusal)
+                else:
+                    setattr(owners[owner], name, refusal)
 
 
 def _one_cpu() -> None:
