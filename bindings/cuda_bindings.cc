@@ -54,6 +54,11 @@ void RegisterCuda(py::module_& parent) {
       "Maps another process's allocation; returns its base address.");
   m.def("ipc_close", [](uintptr_t base) { ThrowIfError(cuda::CloseIpc(base)); }, py::arg("base"));
   m.def(
+      "bytes_from", [](uintptr_t ptr) { return ValueOrThrow(cuda::BytesFrom(ptr)); },
+      py::arg("ptr"),
+      "The bytes of the allocation holding device pointer ptr (an IPC mapping's too) from ptr "
+      "to its end: how far a handle may reach, whatever its sender claimed.");
+  m.def(
       "device_capsule",
       [](uintptr_t ptr, int64_t nbytes, int device) {
         return ByteCapsule(reinterpret_cast<void*>(ptr), nbytes, DLDevice{kDLCUDA, device},

@@ -523,6 +523,17 @@ absl::StatusOr<uintptr_t> OpenIpc(const std::string& handle, int device) {
   return reinterpret_cast<uintptr_t>(base);
 }
 
+absl::StatusOr<int64_t> BytesFrom(uintptr_t ptr) {
+  auto range = AddressRangeFunction();
+  if (!range.ok()) return range.status();
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if ((*range)(&base, &size, static_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) {
+    return absl::InvalidArgumentError("not a device pointer mapped in this process");
+  }
+  return static_cast<int64_t>(base + size - static_cast<CUdeviceptr>(ptr));
+}
+
 absl::Status CloseIpc(uintptr_t base) {
   MKB_CUDA_CALL(cudaIpcCloseMemHandle(reinterpret_cast<void*>(base)));
   return absl::OkStatus();

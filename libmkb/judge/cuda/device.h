@@ -29,6 +29,9 @@ absl::StatusOr<IpcExport> ExportIpc(uintptr_t ptr);
 
 // Maps another process's allocation; returns its base address here. Close with CloseIpc.
 absl::StatusOr<uintptr_t> OpenIpc(const std::string& handle, int device);
+// The bytes of the allocation holding device pointer `ptr` from `ptr` to its end (an IPC
+// mapping's too): how far a handle's offset and size may reach, whatever its sender claimed.
+absl::StatusOr<int64_t> BytesFrom(uintptr_t ptr);
 absl::Status CloseIpc(uintptr_t base);
 
 // Device memory in an allocation of its own (cudaMalloc, outside any caching allocator), so

@@ -274,8 +274,9 @@ class Evaluation:
         if self.device == "cuda":
             transport = values.CudaTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
-            session.inputs = values.CudaArena(
-                torch.cuda.current_device() if torch.cuda.is_initialized() else 0
+            session.inputs = values.WorkerInputBuffer(
+                lambda nbytes: self._reserve_inputs(session, nbytes),
+                torch.cuda.current_device() if torch.cuda.is_initialized() else 0,
             )
         else:
             transport = values.CpuTransport()
@@ -374,11 +375,28 @@ class Evaluation:
         finally:
             outcome = supervisor.finish(10.0)
             b.set_process_outcome(outcome)
-            if isinstance(session.inputs, values.CudaArena):
+            if isinstance(session.inputs, values.WorkerInputBuffer):
                 session.inputs.close()
             if isinstance(transport, values.CudaTransport):
                 transport.close()
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def _reserve_inputs(self, session, nbytes: int):
+        """The worker's input buffer of at least `nbytes` (RESERVE_INPUTS), asked for before a
+        request whose inputs outgrow the last one (values.WorkerInputBuffer), outside the
+        request's round trip. A worker that cannot allocate it is out of device memory (the
+        C++ rule decides whose failure that is); any other failure loses the worker."""
+        reply, fds, _, _ = session.request("reserve_inputs", reserve_bytes=nbytes)
+        for fd in fds:
+            os.close(fd)
+        self.builder.add_findings(list(reply.findings))
+        if reply.ok and reply.input_buffer is not None:
+            return reply.input_buffer
+        why = reply.judge_error or reply.error or "no buffer in the reply"
+        if "cudaErrorMemoryAllocation" in why:
+            raise _InputBufferExhausted(why)
+        session.supervisor.kill()
+        raise WorkerLost(f"the worker gave no input buffer: {why}")
 
     def _judge_out_of_memory(self, phase: str, error: Exception, session) -> bool:
         """When `error` is the judge's GPU work running out of device memory, records what the C++
@@ -836,10 +854,14 @@ def _kernels_claim(judge_error: str) -> str:
     )
 
 
+class _InputBufferExhausted(RuntimeError):
+    """The worker could not allocate the judge's input buffer: out of device memory."""
+
+
 def _out_of_memory(error: BaseException) -> bool:
     """A CUDA out-of-memory error: torch's allocator's, or a cudaMalloc of the judge's own buffers
-    (CudaArena) failing with cudaErrorMemoryAllocation."""
-    if isinstance(error, torch.OutOfMemoryError):
+    (the worker's input buffer, CudaArena) failing with cudaErrorMemoryAllocation."""
+    if isinstance(error, (torch.OutOfMemoryError, _InputBufferExhausted)):
         return True
     text = str(error)
     return "cudaErrorMemoryAllocation" in text or "CUDA out of memory" in text

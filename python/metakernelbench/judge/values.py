@@ -404,35 +404,11 @@ class CudaArena:
         """Handles of `items` (tensors packed into the arena, Python scalars by value) in order,
         no descriptors, and the items as the other side will see them (arena views, scalars)."""
         tensors, _ = _split(items)
-        offsets, total = [], 0
-        for t in tensors:
-            total = _core.align_tensor_offset(total)
-            offsets.append(total)
-            total += t.numel() * t.element_size()
+        offsets, total = _packed_offsets(tensors)
         buffer = self._buffer(max(total, 1))
-        raw = _from_dlpack(buffer.capsule())
-        handle = self._handles[id(buffer)]
-        handles, views = [], []
-        for t, offset in zip(tensors, offsets):
-            nbytes = t.numel() * t.element_size()
-            if nbytes:
-                raw[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
-            handles.append(
-                {
-                    "meta": tensor_meta(t),
-                    "cuda_ipc_handle": handle,
-                    "cuda_offset": offset,
-                    "nbytes": nbytes,
-                    "device_index": self._device,
-                }
-            )
-            views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
-        # The other side's stream knows nothing of this one: the copies are done before the
-        # handles leave (and before the host's clock starts on the call).
-        torch.cuda.synchronize(self._device)
-        view_iter = iter(views)
-        worker_view = [next(view_iter) if isinstance(x, torch.Tensor) else x for x in items]
-        return _merge(items, handles), [], worker_view
+        return _pack(
+            items, tensors, offsets, _from_dlpack(buffer.capsule()), self._handles[id(buffer)], self._device
+        )
 
     def _buffer(self, nbytes: int):
         current = self._buffers[-1] if self._buffers else None
@@ -452,8 +428,101 @@ class CudaArena:
         self._handles.clear()
 
 
+def _packed_offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
+    offsets, total = [], 0
+    for t in tensors:
+        total = _core.align_tensor_offset(total)
+        offsets.append(total)
+        total += t.numel() * t.element_size()
+    return offsets, total
+
+
+def _pack(items: list, tensors: list, offsets: list[int], raw, handle: bytes, device: int):
+    """`tensors` copied into `raw` (a uint8 view of the allocation `handle` names) at `offsets`:
+    the handles of `items` in order, no descriptors, and the items as the other side will see
+    them (views of `raw`, scalars)."""
+    handles, views = [], []
+    for t, offset in zip(tensors, offsets):
+        nbytes = t.numel() * t.element_size()
+        if nbytes:
+            raw[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
+        handles.append(
+            {
+                "meta": tensor_meta(t),
+                "cuda_ipc_handle": handle,
+                "cuda_offset": offset,
+                "nbytes": nbytes,
+                "device_index": device,
+            }
+        )
+        views.append(raw[offset : offset + nbytes].view(t.dtype).view(t.shape) if nbytes else t)
+    # The other side's stream knows nothing of this one: the copies are done before the
+    # handles leave (and before the host's clock starts on the call).
+    torch.cuda.synchronize(device)
+    view_iter = iter(views)
+    worker_view = [next(view_iter) if isinstance(x, torch.Tensor) else x for x in items]
+    return _merge(items, handles), [], worker_view
+
+
+class WorkerInputBuffer:
+    """The host's side of the worker's input buffer: device memory the worker allocated in its
+    own process (RESERVE_INPUTS) and exported by one IPC handle, mapped here once; the host packs
+    each call's private copies of the inputs into it, as CudaArena packs them into a buffer of its
+    own. The kernel then reads memory local to its process: read through a CUDA IPC mapping, a
+    random gather of 27,222 pages over 7.7 GB (problem 03) took 32.5 ms against 3.7 ms from a
+    local buffer, in one process on an H100 (benchmarks/parity --diagnose-inputs, 2026-12-05),
+    and the judge read a tenth of the published speedup. The mapping's size is read from the
+    driver, not from the worker's reply; an older buffer stays mapped until close()."""
+
+    device = "cuda"
+
+    def __init__(self, reserve, device_index: int = 0):
+        self._reserve = reserve  # bytes -> the worker's TensorHandle of a buffer that large
+        self._cuda = _core.cuda
+        self._device = device_index
+        self._mapped: list[int] = []  # bases of every buffer mapped here, newest last
+        self._handle = b""
+        self._base = 0
+        self._bytes = 0
+
+    def export(self, items: list) -> tuple[list[dict], list[int], object]:
+        tensors, _ = _split(items)
+        offsets, total = _packed_offsets(tensors)
+        if total > self._bytes or not self._mapped:
+            self._map(self._reserve(max(total, 1)), max(total, 1))
+        raw = _from_dlpack(self._cuda.device_capsule(self._base, self._bytes, self._device))
+        return _pack(items, tensors, offsets, raw, self._handle, self._device)
+
+    def _map(self, handle, wanted: int) -> None:
+        key = bytes(handle.cuda_ipc_handle)
+        base = self._cuda.ipc_open(key, self._device)
+        self._mapped.append(base)
+        size = self._cuda.bytes_from(base)
+        if size < wanted:
+            raise _core.InvalidArgumentError(
+                f"the worker's input buffer has {size} bytes, not the {wanted} reserved"
+            )
+        self._handle, self._base, self._bytes = key, base, size
+
+    @property
+    def nbytes(self) -> int:
+        """The judge's input memory (in the worker's process, counted as the judge's)."""
+        return self._bytes
+
+    def close(self) -> None:
+        for base in self._mapped:
+            try:
+                self._cuda.ipc_close(base)
+            except _core.Error:
+                pass  # the worker, and its allocation, may be gone
+        self._mapped.clear()
+        self._handle, self._base, self._bytes = b"", 0, 0
+
+
 class CudaTransport:
-    """CUDA tensors cross by IPC handle: the receiver maps the sender's allocation, no copy."""
+    """CUDA tensors cross by IPC handle: the receiver maps the sender's allocation, no copy.
+    Handles that name one of this process's own buffers (adopt: the worker's input buffer) are
+    views of it, with no mapping."""
 
     device = "cuda"
 
@@ -463,6 +532,13 @@ class CudaTransport:
         self._cuda = _core.cuda
         self._opened: dict[bytes, int] = {}
         self._ranges: dict[int, int] = {}  # base of an opened allocation -> bytes seen in it
+        self._bounds: dict[int, int] = {}  # base -> the allocation's bytes (the driver's)
+        self._own: dict[bytes, int] = {}  # handle of a buffer of this process's -> its base
+
+    def adopt(self, handle: bytes, base: int, nbytes: int) -> None:
+        """Handles naming `handle` are views of this process's own buffer at `base`."""
+        self._own[bytes(handle)] = base
+        self._bounds[base] = nbytes
 
     def export(self, items: list) -> tuple[list[dict], list[int], object]:
         """Handles of `items` (tensors and Python scalars) in order, no descriptors, and the
@@ -509,14 +585,18 @@ class CudaTransport:
                 out.append(torch.empty(list(meta.shape), dtype=dtype, device=f"cuda:{device}"))
                 continue
             key = bytes(h.cuda_ipc_handle)
-            base = self._opened.get(key)
+            base = self._own.get(key) or self._opened.get(key)
             if base is None:
                 base = self._cuda.ipc_open(key, device)
                 self._opened[key] = base
+                self._bounds[base] = self._cuda.bytes_from(base)
             expected = _numel(meta.shape) * torch.empty((), dtype=dtype).element_size()
             if h.nbytes != expected:
                 raise _core.InvalidArgumentError("a tensor handle's size does not match its shape")
-            self._ranges[base] = max(self._ranges.get(base, 0), h.cuda_offset + h.nbytes)
+            if h.cuda_offset < 0 or h.cuda_offset + h.nbytes > self._bounds[base]:
+                raise _core.InvalidArgumentError("a tensor handle reaches outside its allocation")
+            if key not in self._own:
+                self._ranges[base] = max(self._ranges.get(base, 0), h.cuda_offset + h.nbytes)
             raw = _from_dlpack(self._cuda.device_capsule(base + h.cuda_offset, h.nbytes, device))
             out.append(raw.view(dtype).view(list(meta.shape)))
         return out, None
@@ -529,6 +609,8 @@ class CudaTransport:
             self._cuda.ipc_close(base)
         self._opened.clear()
         self._ranges.clear()
+        self._bounds.clear()
+        self._own.clear()
 
 
 def _numel(shape) -> int:

@@ -88,6 +88,7 @@ class Worker:
         self._monitor = None
         self._tracing = None  # GpuTracing, created at the first strict call
         self._outputs = None  # CudaArena of the outputs' snapshots (CUDA)
+        self._input_buffers: list = []  # RESERVE_INPUTS's device buffers, each kept to the end
         self.solve = None
         self.kernel_path = ""
         self.versions = []
@@ -112,6 +113,8 @@ class Worker:
                     reply = self._load(request)
                 elif op == "calibrate":
                     reply = self._calibrate(request, fds)
+                elif op == "reserve_inputs":
+                    reply = self._reserve_inputs(request)
                 elif op in ("call", "warmup", "time_kernel"):
                     reply = self._call(request, fds)
                 else:
@@ -279,6 +282,32 @@ class Worker:
             if callable(original):
                 run = monitor.entry_runner(original) if monitor is not None else None
                 setattr(owner, path[-1], dsl_entry.wrapper(run, original))
+
+    # --- RESERVE_INPUTS ------------------------------------------------------------------------
+    def _reserve_inputs(self, request) -> dict:
+        """A device buffer of this process's own (cudaMalloc) of at least reserve_bytes, exported
+        for the host to write each call's inputs into (values.WorkerInputBuffer): the kernel
+        reads its inputs from local memory, as the published method's come from its own
+        process's allocator. Handles naming it open as views of it here (transport.adopt).
+        Older buffers are kept: the host may still map them."""
+        wanted = int(request.reserve_bytes)
+        if self.device != "cuda" or wanted <= 0:
+            return {"ok": False, "error_type": "ProtocolError", "error": f"no input buffer of {wanted} bytes"}
+        try:
+            buffer = _core.cuda.DeviceBuffer(wanted, torch.cuda.current_device())
+            handle = buffer.ipc_handle()
+        except _core.Error as error:  # out of memory, most likely: the host's rule decides
+            return {"ok": False, "judge_error": f"the worker's input buffer of {wanted} bytes: {error}"}
+        self._input_buffers.append(buffer)
+        self.transport.adopt(handle, buffer.ptr, buffer.bytes)
+        return {
+            "ok": True,
+            "input_buffer": {
+                "cuda_ipc_handle": handle,
+                "nbytes": buffer.bytes,
+                "device_index": buffer.device,
+            },
+        }
 
     # --- CALIBRATE -----------------------------------------------------------------------------
     def _calibrate(self, request, fds) -> dict:
