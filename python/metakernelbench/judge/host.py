@@ -123,6 +123,7 @@ class Evaluation:
         self.policy = None
         self.require_dsl = True  # the DSL rule (the policy's require_dsl, else on CUDA only)
         self.clocks = None
+        self.timed_structure = None  # the outputs' structure, from the calibration's reference
         self.plan = None
         self.gpu_tools = None
         self._call_clock = None  # PublishedClock.time (CUDA): the worker's clock, for the baseline too
@@ -633,7 +634,7 @@ class Evaluation:
         metas = [values.tensor_meta(t) for t in values.leaves(expected)]
         # Every draw of a workload returns this structure (the problems' invariant, checked for
         # all 74 on their small workloads): each timed draw's reply is held to it before any of
-        # its data is copied.
+        # its data is copied (_kernel_passes).
         self.timed_structure = values.value_node(expected)
         del expected
         self.calibration_gaps = []
