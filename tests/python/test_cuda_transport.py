@@ -121,6 +121,8 @@ def test_a_received_handle_may_not_reach_outside_its_allocation():
         inside = {"meta": meta, "cuda_ipc_handle": owner.handle, "cuda_offset": 0, "nbytes": 4096}
         (t,), _ = transport.open([core.message("TensorHandle", inside)], [], writable=False)
         assert t.numel() == 1024
+        # The driver ranges the IPC mapping (else the bound below would be the sender's claim).
+        assert core.cuda.bytes_from(transport._opened[owner.handle]) >= 4096
         outside = {**inside, "cuda_offset": 2048}
         with pytest.raises(core.InvalidArgumentError, match="outside its allocation"):
             transport.open([core.message("TensorHandle", outside)], [], writable=False)

@@ -428,6 +428,16 @@ class CudaArena:
         self._handles.clear()
 
 
+def _mapped_bytes(base: int, claimed: int) -> int:
+    """The bytes of the allocation mapped at `base`, as the driver knows them; where the driver
+    cannot say (an IPC mapping it does not range), what the sender claimed (test_cuda_transport.py
+    shows which holds on the GPU it runs on)."""
+    try:
+        return _core.cuda.bytes_from(base)
+    except _core.Error:
+        return claimed
+
+
 def _packed_offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
     offsets, total = [], 0
     for t in tensors:
@@ -497,7 +507,7 @@ class WorkerInputBuffer:
         key = bytes(handle.cuda_ipc_handle)
         base = self._cuda.ipc_open(key, self._device)
         self._mapped.append(base)
-        size = self._cuda.bytes_from(base)
+        size = _mapped_bytes(base, int(handle.nbytes))
         if size < wanted:
             raise _core.InvalidArgumentError(
                 f"the worker's input buffer has {size} bytes, not the {wanted} reserved"
@@ -589,7 +599,7 @@ class CudaTransport:
             if base is None:
                 base = self._cuda.ipc_open(key, device)
                 self._opened[key] = base
-                self._bounds[base] = self._cuda.bytes_from(base)
+                self._bounds[base] = _mapped_bytes(base, h.cuda_offset + h.nbytes)
             expected = _numel(meta.shape) * torch.empty((), dtype=dtype).element_size()
             if h.nbytes != expected:
                 raise _core.InvalidArgumentError("a tensor handle's size does not match its shape")
