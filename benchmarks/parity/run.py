@@ -571,6 +571,8 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
                 print(line, flush=True)
         for r in json.loads(lines[-1]):
             results.setdefault(_key(r), []).append(r["speedup"])
+            medians = {"kernel_ms": r["kernel_ms"], "eager_ms": r["eager_ms"]}
+            PUBLISHED_MS.setdefault(_key(r), []).append(medians)
             if "input_memory" in r:
                 DIAGNOSTICS.setdefault(_key(r), []).append({"input_memory": r["input_memory"]})
             if "diagnostics" in r:
@@ -579,6 +581,7 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
 
 
 DIAGNOSTICS: dict[tuple, list[dict]] = {}  # `--diagnose`: per row, one entry per published run
+PUBLISHED_MS: dict[tuple, list[dict]] = {}  # per row, each published run's kernel and eager medians
 
 
 def _key(row: dict) -> tuple:
@@ -821,6 +824,7 @@ def _table(
                 "require_dsl": row["require_dsl"],
                 "published": pub,
                 "published_runs": published.get(key, []),
+                "published_ms_runs": PUBLISHED_MS.get(key, []),
                 "judge": jud,
                 "judge_runs": judged.get(key, []),
                 "judge_over_published": ratio,
