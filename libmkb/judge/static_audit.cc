@@ -190,7 +190,8 @@ class Auditor {
     scopes_ = &scopes;
     Values values(module_, scopes);
     values_ = &values;
-    if (values.too_complex()) {
+    const bool complex_reported = values.too_complex();
+    if (complex_reported) {
       Add(audit_detail::kTooComplex, v1::SEVERITY_VIOLATION, 0,
           "the audit cannot follow the module aliasing in this file (too many paths)", "");
     }
@@ -198,6 +199,10 @@ class Auditor {
     CheckEscapes();
     Check(module_);
     CheckDsl();
+    if (values.too_complex() && !complex_reported) {  // the work bound, reached while checking
+      Add(audit_detail::kTooComplex, v1::SEVERITY_VIOLATION, 0,
+          "the audit cannot follow the module aliasing in this file (too much work)", "");
+    }
     return std::move(findings_);
   }
 

@@ -361,6 +361,25 @@ TEST_CASE("aliasing beyond what the audit follows is not passed") {
   CHECK(Has(Audit(source), "static.too_complex"));
 }
 
+TEST_CASE("the audit's work is linear in a chain's length and bounded in all") {
+  // A chain of 3,000 links on one path: each link's paths are its base's plus one attribute,
+  // taken from the memo (evaluated afresh, the links cost 4.5 million steps, past the bound).
+  std::string chain = "import torch\ndef f():\n    return torch";
+  for (int i = 0; i < 3000; ++i) absl::StrAppend(&chain, ".b");
+  absl::StrAppend(&chain, "\n");
+  CHECK_FALSE(Has(Audit(chain), "static.too_complex"));
+  // One name of 2,000 paths and a chain of 1,200 on it (red team round 7: the same shape, four
+  // times larger, ran the host hours past its deadline): more work than the audit does.
+  std::string bomb = "import torch\ndef f(c):\n";
+  for (int i = 0; i < 2000; ++i) {
+    absl::StrAppend(&bomb, "    if c == ", i, ":\n        m = torch.a", i, "\n");
+  }
+  absl::StrAppend(&bomb, "    return m");
+  for (int i = 0; i < 1200; ++i) absl::StrAppend(&bomb, ".b");
+  absl::StrAppend(&bomb, "\n");
+  CHECK(Has(Audit(bomb), "static.too_complex"));
+}
+
 TEST_CASE("the variant's DSL is required, the other one forbidden") {
   auto missing = Audit("import torch\ndef solve(x): return x\n", mkb::v1::TIRX);
   CHECK(Has(missing, "static.no_dsl_import"));

@@ -22,10 +22,14 @@ inline constexpr char kUnknown[] = "?";
 inline constexpr char kGap[] = "*";
 inline constexpr size_t kHeadParts = 6;
 inline constexpr size_t kTailParts = 3;
-// A name, attribute or escaped set holding more paths than this, or a fixed point that needs
-// more steps than kMaxSteps, is more than the audit follows: static.too_complex.
+// A name, attribute or escaped set holding more paths than this, a fixed point that needs more
+// steps than kMaxSteps, or more work than kMaxWork, is more than the audit follows:
+// static.too_complex.
 inline constexpr size_t kMaxPathsPerSet = 4096;
 inline constexpr size_t kMaxSteps = 2000000;
+// Paths extended by an attribute over the whole audit: past this the file's aliasing is more
+// than the audit follows in bounded time (static.too_complex), however it is arranged.
+inline constexpr size_t kMaxWork = 2000000;
 
 using Paths = std::set<std::string>;
 using Parts = std::vector<std::string>;

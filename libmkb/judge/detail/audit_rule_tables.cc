@@ -22,6 +22,8 @@ constexpr char kRawAddress[] =
     "torch's storage and tensor internals by a raw address (raw memory access is forbidden)";
 constexpr char kNativeFile[] =
     "torch opens the file or shared memory in C++ (file access is forbidden)";
+constexpr char kSparse[] =
+    "sparse tensors: ATen does not bound-check their indices (raw memory access is forbidden)";
 constexpr char kNoRawCuda[] =
     "raw CUDA modules, launches and graphs through the driver / runtime API are forbidden";
 constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
@@ -187,6 +189,7 @@ constexpr Rule kAttributeRules[] = {
     {"torch.classes.load_library", kCall, "loading native libraries is forbidden"},
     {"torch.hub", kCall, "downloading and running code is forbidden"},
     {"torch.package", kCall, "unpickling runs code; loading packages is forbidden"},
+    {"torch.sparse", kCall, kSparse},
     {"torch.load", kCall, "unpickling runs code; a kernel loads no files"},
     {"torch.save", kCall, kNoFiles},
     {"torch.from_file", kCall, kNoFiles},
@@ -541,6 +544,45 @@ constexpr RawName kRawNames[] = {
     {"_load_jit_module_from_file", kNativeFile},
     {"_load_mobile_module_from_file", kNativeFile},
     {"PyTorchFileReader", kNativeFile},
+    // Sparse tensors: ATen's kernels on one do not bound-check its indices (red team round 7: an
+    // index rewritten in place through indices() added to any address). Their constructors,
+    // conversions, resizes, layouts and index accessors (but indices and values themselves,
+    // common names in honest code: the worker refuses those at run time).
+    {"sparse_coo_tensor", kSparse},
+    {"_sparse_coo_tensor_unsafe", kSparse},
+    {"_sparse_coo_tensor_with_dims", kSparse},
+    {"_sparse_coo_tensor_with_dims_and_tensors", kSparse},
+    {"sparse_compressed_tensor", kSparse},
+    {"_sparse_compressed_tensor_unsafe", kSparse},
+    {"sparse_csr_tensor", kSparse},
+    {"_sparse_csr_tensor_unsafe", kSparse},
+    {"sparse_csc_tensor", kSparse},
+    {"_sparse_csc_tensor_unsafe", kSparse},
+    {"sparse_bsr_tensor", kSparse},
+    {"_sparse_bsr_tensor_unsafe", kSparse},
+    {"sparse_bsc_tensor", kSparse},
+    {"_sparse_bsc_tensor_unsafe", kSparse},
+    {"to_sparse", kSparse},
+    {"to_sparse_coo", kSparse},
+    {"to_sparse_csr", kSparse},
+    {"to_sparse_csc", kSparse},
+    {"to_sparse_bsr", kSparse},
+    {"to_sparse_bsc", kSparse},
+    {"_to_sparse", kSparse},
+    {"sparse_resize_", kSparse},
+    {"sparse_resize_and_clear_", kSparse},
+    {"resize_as_sparse_", kSparse},
+    {"sparse_coo", kSparse},
+    {"sparse_csr", kSparse},
+    {"sparse_csc", kSparse},
+    {"sparse_bsr", kSparse},
+    {"sparse_bsc", kSparse},
+    {"_indices", kSparse},
+    {"_values", kSparse},
+    {"crow_indices", kSparse},
+    {"col_indices", kSparse},
+    {"ccol_indices", kSparse},
+    {"row_indices", kSparse},
 };
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).

@@ -6,7 +6,7 @@ import collections.abc
 import metakernelbench._core
 import typing
 import typing_extensions
-__all__: list[str] = ['CallClock', 'DeviceBuffer', 'L2Flusher', 'LaunchMonitor', 'NvmlSampler', 'Tracer', 'copy_bandwidth', 'device_capsule', 'device_count', 'device_synchronize', 'driver_version', 'ipc_close', 'ipc_export', 'ipc_open']
+__all__: list[str] = ['CallClock', 'DeviceBuffer', 'L2Flusher', 'LaunchMonitor', 'NvmlSampler', 'Tracer', 'bytes_from', 'copy_bandwidth', 'device_capsule', 'device_count', 'device_synchronize', 'driver_version', 'ipc_close', 'ipc_export', 'ipc_open']
 class CallClock:
     """
     The published method's clock in the judge's own code (device.h): Python code in the process cannot replace it as it can replace torch.cuda.Event's methods.
@@ -122,6 +122,10 @@ class L2Flusher:
     @property
     def bytes(self) -> int:
         ...
+def bytes_from(ptr: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    The bytes of the allocation holding device pointer ptr (an IPC mapping's too) from ptr to its end: how far a handle may reach, whatever its sender claimed.
+    """
 def copy_bandwidth(device: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
     """
     Device-to-device copy bandwidth, bytes/s (read + written), best of 5 copies of 1 GiB.

@@ -77,6 +77,19 @@ class Session:
                 "a message on the judge's channel was not the worker harness's "
                 "(the kernel wrote to the channel)"
             ) from None
+        except _core.InvalidArgumentError as error:
+            # A message over the channel's limit (the harness never sends one: its replies are
+            # packed in shared memory): written by the kernel, e.g. numpy's tofile on a dup of
+            # the channel's descriptor (red team, 2026-12-05 night: the host died on this error
+            # and the evaluation failed as the judge's).
+            self.supervisor.kill()
+            raise ChannelForged(
+                f"a message on the judge's channel was not the worker harness's ({error}; "
+                "the kernel wrote to the channel)"
+            ) from None
+        except _core.Error as error:  # any other failure to read the worker's end
+            self.supervisor.kill()
+            raise WorkerLost(f"the worker's channel failed: {error}") from None
         try:
             reply = _core.parse_message("WorkerReply", data)
         except _core.Error:

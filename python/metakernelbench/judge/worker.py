@@ -291,7 +291,8 @@ class Worker:
         process's allocator. Handles naming it open as views of it here (transport.adopt).
         Older buffers are kept: the host may still map them."""
         wanted = int(request.reserve_bytes)
-        if self.device != "cuda" or wanted <= 0:
+        transport = self.transport
+        if not isinstance(transport, values.CudaTransport) or wanted <= 0:
             return {"ok": False, "error_type": "ProtocolError", "error": f"no input buffer of {wanted} bytes"}
         try:
             buffer = _core.cuda.DeviceBuffer(wanted, torch.cuda.current_device())
@@ -299,7 +300,7 @@ class Worker:
         except _core.Error as error:  # out of memory, most likely: the host's rule decides
             return {"ok": False, "judge_error": f"the worker's input buffer of {wanted} bytes: {error}"}
         self._input_buffers.append(buffer)
-        self.transport.adopt(handle, buffer.ptr, buffer.bytes)
+        transport.adopt(handle, buffer.ptr, buffer.bytes)
         return {
             "ok": True,
             "input_buffer": {
@@ -806,6 +807,54 @@ _UNAUDITED_REACH = (
 )
 
 
+# Sparse tensors, whole: ATen's kernels on a sparse tensor do not bound-check its indices, so one
+# whose indices are set out of range (a constructor with the checks off, or an index tensor
+# rewritten in place through indices(), an alias) adds to or reads any address (red team round
+# 7, 2026-12-05 night: a bytearray's header rewritten so, then the worker's clock; passed at
+# 10-11.8x under the strict policy). No problem needs one. Refused: every callable of torch, its
+# functions' class and the tensor classes whose name says sparse (reads such as is_sparse and
+# sparse_dim stay), the index and value accessors, and the same operators as torch.ops.aten
+# holds them (a path past torch's Python bindings).
+_SPARSE_ACCESSORS = ("indices", "_indices", "values", "_values", "crow_indices", "col_indices") + (
+    "ccol_indices",
+    "row_indices",
+)
+_SPARSE_READS = ("is_sparse", "is_sparse_csr", "sparse_dim", "_validate_sparse_coo_tensor_args")
+
+
+_VARIABLE_FUNCTIONS: type = type(torch._C._VariableFunctions)  # torch's functions' class
+
+
+def _sparse_reach() -> tuple:
+    why = "a sparse tensor (ATen does not bound-check its indices: raw memory)"
+
+    def refused(name: str) -> bool:
+        return name not in _SPARSE_READS and ("sparse" in name or name in _SPARSE_ACCESSORS)
+
+    entries = []
+    for owner, names in (
+        ("torch", [n for n in dir(torch) if callable(getattr(torch, n, None)) and "sparse" in n]),
+        ("torch._C._VariableFunctionsClass", list(vars(_VARIABLE_FUNCTIONS))),
+        ("torch._C.TensorBase", list(vars(torch._C.TensorBase))),
+        ("torch.Tensor", list(vars(torch.Tensor))),
+        (
+            "torch.ops.aten",
+            sorted(
+                {
+                    op.split("::", 1)[1].split(".", 1)[0]
+                    for op in torch._C._dispatch_get_all_op_names()
+                    if op.startswith("aten::")
+                }
+            ),
+        ),
+    ):
+        entries += [(owner, n, "runtime.native_code", why) for n in names if refused(n)]
+    return tuple(entries)
+
+
+_UNAUDITED_REACH += _sparse_reach()
+
+
 # Refused only while no call of solve is under way (the watch on kernel code on): Python's thread
 # starts. CPython 3.11 raises no audit event for them, and a thread made after the watch was
 # switched on has no profile function, so kernel.py's code on it ran unseen; started from a hook
@@ -839,7 +888,10 @@ def _refuse_unaudited_reach() -> None:
         "torch.jit._async": torch.jit._async,
         "torch.jit._serialization": torch.jit._serialization,
         "torch._C.StorageBase": torch._C.StorageBase,
-        "torch._C._VariableFunctionsClass": torch._C._VariableFunctionsClass,
+        "torch._C._VariableFunctionsClass": _VARIABLE_FUNCTIONS,
+        "torch._C.TensorBase": torch._C.TensorBase,
+        "torch.Tensor": torch.Tensor,
+        "torch.ops.aten": torch.ops.aten,
     }
     owners.update({"_thread": _thread, "threading": threading})
     for between_calls, table in ((False, _UNAUDITED_REACH), (True, _BETWEEN_CALLS_REACH)):
@@ -849,13 +901,27 @@ def _refuse_unaudited_reach() -> None:
                 what = f"{owner}.{name} ({why})"
                 refusal = _core.refusing_function(code, what, original, between_calls=between_calls)
                 if isinstance(owners[owner], type):
-                    # In the type's own dictionary, where its instances and subclasses look.
-                    kind = type(owners[owner].__dict__[name])
-                    if kind in (staticmethod, classmethod):
+                    # In the type's own dictionary, where its instances and subclasses look, and
+                    # in every type that holds a copy of the entry: torch's legacy tensor types
+                    # (torch.FloatTensor, torch.cuda.sparse.LongTensor...) copy TensorBase's
+                    # methods into dictionaries of their own at start-up.
+                    entry = owners[owner].__dict__[name]
+                    if type(entry) in (staticmethod, classmethod):
                         refusal = staticmethod(refusal)
-                    _core.replace_type_attribute(owners[owner], name, refusal)
+                    holders = [
+                        owners[owner],
+                        *(c for c in _entry_copies(owner) if vars(c).get(name) is entry),
+                    ]
+                    for holder in holders:
+                        _core.replace_type_attribute(holder, name, refusal)
                 else:
                     setattr(owners[owner], name, refusal)
+
+
+def _entry_copies(owner: str) -> list:
+    """The types that hold copies of `owner`'s dictionary entries (torch's legacy tensor types
+    copy TensorBase's and torch.Tensor's)."""
+    return sorted(torch._tensor_classes, key=str) if owner in ("torch._C.TensorBase", "torch.Tensor") else []
 
 
 def _one_cpu() -> None:
