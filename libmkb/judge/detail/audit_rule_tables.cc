@@ -22,6 +22,8 @@ constexpr char kRawAddress[] =
     "torch's storage and tensor internals by a raw address (raw memory access is forbidden)";
 constexpr char kNativeFile[] =
     "torch opens the file or shared memory in C++ (file access is forbidden)";
+constexpr char kFreedUnder[] =
+    "memory freed or shrunk under the tensors that view it (raw memory access is forbidden)";
 constexpr char kSparse[] =
     "sparse tensors: ATen does not bound-check their indices (raw memory access is forbidden)";
 constexpr char kNoRawCuda[] =
@@ -190,6 +192,7 @@ constexpr Rule kAttributeRules[] = {
     {"torch.hub", kCall, "downloading and running code is forbidden"},
     {"torch.package", kCall, "unpickling runs code; loading packages is forbidden"},
     {"torch.sparse", kCall, kSparse},
+    {"torch.frombuffer", kCall, kFreedUnder},
     {"torch.load", kCall, "unpickling runs code; a kernel loads no files"},
     {"torch.save", kCall, kNoFiles},
     {"torch.from_file", kCall, kNoFiles},
@@ -583,6 +586,12 @@ constexpr RawName kRawNames[] = {
     {"col_indices", kSparse},
     {"ccol_indices", kSparse},
     {"row_indices", kSparse},
+    // Memory freed or shrunk under a live tensor (red team round 8): a storage's size or
+    // reference count set by hand, an array resized whatever views it.
+    {"resize_storage_bytes_", kFreedUnder},
+    {"_shared_decref", kFreedUnder},
+    {"_shared_incref", kFreedUnder},
+    {"refcheck", kFreedUnder},
 };
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).

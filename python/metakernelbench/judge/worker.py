@@ -752,6 +752,35 @@ _UNAUDITED_REACH = (
         (owner, "from_file", "runtime.file_access", "a tensor of a file torch opens in C++")
         for owner in ("torch", "torch._C._VariableFunctionsClass")
     ),
+    # Memory freed or shrunk under a live tensor, which keeps its sizes: ordinary ops then read
+    # and write past it into the heap (red team round 8, 2026-12-05 night: a storage shrunk by
+    # resize_ or inductor's resize_storage_bytes_, a torch.frombuffer tensor over a bytearray or
+    # array that then reallocated (torch does not hold the buffer), a from_numpy tensor whose
+    # array was resized with refcheck off; each then rewrote the worker's clock, passed at
+    # 11.5-15.1x strict), or a storage's reference count dropped by hand.
+    *(
+        ("torch._C.StorageBase", name, "runtime.native_code", "a storage freed or shrunk under its tensors")
+        for name in ("resize_", "_shared_decref", "_shared_incref")
+    ),
+    (
+        "torch.ops.inductor",
+        "resize_storage_bytes_",
+        "runtime.native_code",
+        "a storage shrunk under its tensors",
+    ),
+    *(
+        (owner, "frombuffer", "runtime.native_code", "a tensor over a buffer torch does not hold")
+        for owner in ("torch", "torch._C._VariableFunctionsClass")
+    ),
+    *(
+        (
+            "numpy.ndarray",
+            name,
+            "runtime.native_code",
+            "an array's memory freed under the tensors that view it",
+        )
+        for name in ("resize", "__setstate__")
+    ),
     *(
         ("torch._C", name, "runtime.file_access", "a TorchScript module of a file torch opens in C++")
         for name in ("_load_jit_module_from_file", "_load_mobile_module_from_file")
@@ -892,10 +921,19 @@ def _refuse_unaudited_reach() -> None:
         "torch._C.TensorBase": torch._C.TensorBase,
         "torch.Tensor": torch.Tensor,
         "torch.ops.aten": torch.ops.aten,
+        "torch.ops.inductor": torch.ops.inductor,
     }
+    try:
+        import numpy
+
+        owners["numpy.ndarray"] = numpy.ndarray
+    except ImportError:  # no numpy: nothing of it to refuse
+        pass
     owners.update({"_thread": _thread, "threading": threading})
     for between_calls, table in ((False, _UNAUDITED_REACH), (True, _BETWEEN_CALLS_REACH)):
         for owner, name, code, why in table:
+            if owner not in owners:
+                continue
             original = getattr(owners[owner], name, None)
             if original is not None:
                 what = f"{owner}.{name} ({why})"
