@@ -110,6 +110,10 @@ def test_the_strict_pass_replays_the_eager_seeds_and_the_kernel_draws_on_while_n
     assert ev.steps["timing.strict_draws"] == 30
     for step in ("timing.warmup", "timing.parity", "timing.strict", "timing.rechecks"):
         assert ev.steps[step] >= 0
+    # The host's clock around the worker's: 10 ms round trips, 9 ms reported, 0.1 ms calibrated.
+    assert abs(ev.steps["timing.clock_gap_ms"] - 1.0) < 1e-9
+    assert abs(ev.steps["timing.clock_gap_calibrated_ms"] - 0.1) < 1e-9
+    assert ev.steps["timing.clock_gap_allowed_ms"] > 1.0
     verdict = b.finish()
     assert verdict.kernel_span.samples == 30 and verdict.eager_span.samples == 10
 

@@ -723,6 +723,13 @@ class Evaluation:
         accepted = _core.accept_reported_times(
             reported, round_trips, self.calibration_gaps, self.config, self.device == "cuda"
         )
+        # What the host's clock saw around the worker's (ms): the median time of a timed call
+        # outside the worker's clock, the calibrated channel cost and the bound between them
+        # (measurement_plan.h), kept in the verdict so that the bound can be set from a suite's
+        # worth of honest calls (docs/judge.md, residual risks).
+        self.steps["timing.clock_gap_ms"] = float(accepted["median_gap_ms"])
+        self.steps["timing.clock_gap_calibrated_ms"] = float(accepted["calibration_gap_ms"])
+        self.steps["timing.clock_gap_allowed_ms"] = float(accepted["allowed_gap_ms"])
         if accepted["finding"] is not None:
             b.add_findings([accepted["finding"]])
         if not b.can_continue():
