@@ -526,6 +526,16 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "between_calls: refused only while no call of solve is under way (the watch on kernel code "
       "on); during a call the original runs.");
   m.def(
+      "instance_method",
+      [](py::object fn) {
+        PyObject* method = PyInstanceMethod_New(fn.ptr());
+        if (method == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(method);
+      },
+      py::arg("fn"),
+      "`fn` as a method: placed in a class's dictionary it is called with the instance first, as "
+      "the method it replaces was (a refusal in record mode then calls that method with it).");
+  m.def(
       "replace_type_attribute",
       [](py::object type, const std::string& name, py::object value) {
         if (!PyType_Check(type.ptr())) throw py::type_error("replace_type_attribute: not a type");

@@ -136,6 +136,30 @@ def test_a_refused_library_function_records_and_raises_or_in_record_mode_runs(en
     assert "recorded True" in out, out
 
 
+@pytest.mark.parametrize("enforce", [True, False])
+def test_a_refused_method_is_refused_on_every_tensor_type_and_called_with_its_instance(enforce):
+    """A refusal put in a type's dictionary (TensorBase.to_sparse) refuses the method through the
+    instance and through a legacy tensor type's copy (torch.FloatTensor.to_sparse); in record
+    mode the original runs, called with the instance (as a method, not a plain function)."""
+    code = (
+        "import torch\n"
+        "from metakernelbench import _core\n"
+        "from metakernelbench.judge import worker\n"
+        "config = {'kernel_path': '/nonexistent/kernel.py', 'dsl': 'cutedsl'}\n"
+        f"_core.install_runtime_audit(config, enforce={enforce})\n"
+        "worker._refuse_unaudited_reach()\n"
+        "t = torch.ones(3)\n"
+        "for call in (lambda: t.to_sparse(), lambda: torch.FloatTensor.to_sparse(t)):\n"
+        "    try:\n"
+        "        print('returned', call().layout)\n"
+        "    except PermissionError as e:\n"
+        "        print('raised', 'to_sparse' in str(e))\n"
+    )
+    out = _python(code, timeout=120).split("\n")
+    want = "raised True" if enforce else "returned torch.sparse_coo"
+    assert [line for line in out if line] == [want, want], out
+
+
 def test_every_module_that_holds_an_unaudited_function_gets_the_refusal(tmp_path):
     """The worker replaces torch's raw-pointer constructors and TorchScript's compilers in every
     module and module-level class that holds them, not only where they are defined:

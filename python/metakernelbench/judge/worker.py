@@ -946,6 +946,8 @@ def _refuse_unaudited_reach() -> None:
                     entry = owners[owner].__dict__[name]
                     if type(entry) in (staticmethod, classmethod):
                         refusal = staticmethod(refusal)
+                    elif isinstance(entry, (types.FunctionType, types.MethodDescriptorType)):
+                        refusal = _core.instance_method(refusal)  # called with the instance
                     holders = [
                         owners[owner],
                         *(c for c in _entry_copies(owner) if vars(c).get(name) is entry),
