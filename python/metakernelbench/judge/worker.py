@@ -862,7 +862,7 @@ def _sparse_reach() -> tuple:
 
     entries = []
     for owner, names in (
-        ("torch", [n for n in dir(torch) if callable(getattr(torch, n, None)) and "sparse" in n]),
+        ("torch", [n for n in dir(torch) if "sparse" in n and callable(getattr(torch, n, None))]),
         ("torch._C._VariableFunctionsClass", list(vars(_VARIABLE_FUNCTIONS))),
         ("torch._C.TensorBase", list(vars(torch._C.TensorBase))),
         ("torch.Tensor", list(vars(torch.Tensor))),
