@@ -304,27 +304,28 @@ def clone(x):
     return x.clone() if isinstance(x, torch.Tensor) else x
 
 
+def _packed_offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
+    """Where each tensor's bytes start in a buffer they are packed into, and the buffer's size:
+    the layout every transport writes and reads back (a CPU segment, a CUDA arena, the worker's
+    input buffer)."""
+    offsets, total = [], 0
+    for t in tensors:
+        total = _core.align_tensor_offset(total)
+        offsets.append(total)
+        total += t.numel() * t.element_size()
+    return offsets, total
+
+
 class CpuTransport:
     """CPU tensors cross in one shared memory segment (memfd) per message."""
 
     device = "cpu"
 
-    @staticmethod
-    def _offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
-        """Where each tensor's bytes start in the segment, and the segment's size: the layout
-        export() writes and views() reads back."""
-        offsets, total = [], 0
-        for t in tensors:
-            total = _core.align_tensor_offset(total)
-            offsets.append(total)
-            total += t.numel() * t.element_size()
-        return offsets, total
-
     def export(self, items: list) -> tuple[list[dict], list[int], object]:
         """Handles of `items` (tensors and Python scalars) in order, the segment's descriptor, and
         what keeps the segment alive."""
         tensors, _ = _split(items)
-        offsets, total = self._offsets(tensors)
+        offsets, total = _packed_offsets(tensors)
         segment = _core.SharedSegment.create(max(total, 1))
         buffer = _from_dlpack(segment.capsule())
         handles = []
@@ -340,7 +341,7 @@ class CpuTransport:
         as views of the segment, scalars as they are."""
         _segment, buffer = holder
         tensors, where = _split(items)
-        offsets, _ = self._offsets(tensors)
+        offsets, _ = _packed_offsets(tensors)
         out = list(items)
         for t, i, offset in zip(tensors, where, offsets):
             nbytes = t.numel() * t.element_size()
@@ -436,15 +437,6 @@ def _mapped_bytes(base: int, claimed: int) -> int:
         return _core.cuda.bytes_from(base)
     except _core.Error:
         return claimed
-
-
-def _packed_offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
-    offsets, total = [], 0
-    for t in tensors:
-        total = _core.align_tensor_offset(total)
-        offsets.append(total)
-        total += t.numel() * t.element_size()
-    return offsets, total
 
 
 def _pack(items: list, tensors: list, offsets: list[int], raw, handle: bytes, device: int):

@@ -844,7 +844,13 @@ _UNAUDITED_REACH = (
 # functions' class and the tensor classes whose name says sparse (reads such as is_sparse and
 # sparse_dim stay), the index and value accessors, and the same operators as torch.ops.aten
 # holds them (a path past torch's Python bindings).
-_SPARSE_ACCESSORS = ("indices", "_indices", "values", "_values", "crow_indices", "col_indices") + (
+_SPARSE_ACCESSORS = (
+    "indices",
+    "_indices",
+    "values",
+    "_values",
+    "crow_indices",
+    "col_indices",
     "ccol_indices",
     "row_indices",
 )
