@@ -48,6 +48,11 @@ class SolutionRow:
     message: str = ""
     detail: str = ""  # for a failure: the worker's traceback / stderr tail
     kernels: list[str] | None = None
+    # The host's clock around the worker's (PhaseTimes.steps "timing.clock_gap*"): the median time
+    # of a timed call outside the worker's clock, the calibrated no-op's, and the bound.
+    clock_gap_ms: float | None = None
+    clock_gap_calibrated_ms: float | None = None
+    clock_gap_allowed_ms: float | None = None
     dsl_versions: dict[str, str] | None = None
     # What was judged: the problem's fingerprint and the solution file's SHA-256. A row whose
     # problem or solution has changed since is stale (not resumed from, not cited).
@@ -131,6 +136,11 @@ def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth:
     if not row.passed and process is not None:
         row.detail = (process.traceback or process.stderr_tail or "")[-2000:]
     row.kernels = list(verdict.kernel_names)
+    phases = getattr(verdict, "phase_times", None)
+    steps = phases.to_dict().get("steps", {}) if phases is not None else {}
+    row.clock_gap_ms = steps.get("timing.clock_gap_ms")
+    row.clock_gap_calibrated_ms = steps.get("timing.clock_gap_calibrated_ms")
+    row.clock_gap_allowed_ms = steps.get("timing.clock_gap_allowed_ms")
     row.dsl_versions = {p.name: p.version for p in env.dsl_versions} if env else {}
     return row
 

@@ -83,6 +83,12 @@ def _record(case, verdict, wall_s: float) -> None:
         "violations": sorted({f["code"] for f in verdict["findings"] if f["severity"] == "violation"}),
         "gpu": verdict["environment"]["gpu_name"] or verdict["environment"]["device"],
         "wall_s": round(wall_s, 2),
+        # the host's clock around the worker's (the data the clock bound is set from)
+        "clock_gap": {
+            k.removeprefix("timing."): v
+            for k, v in verdict.get("phase_times", {}).get("steps", {}).items()
+            if k.startswith("timing.clock_gap")
+        },
     }
     with open(path, "a", encoding="utf-8") as out:
         out.write(json.dumps(row) + "\n")
