@@ -755,6 +755,12 @@ def _judge_runs(rows: list[dict], run: int, results: dict, written, pin_cpu: int
             "kernel_ms": verdict.kernel_parity.median_ms,
             "eager_ms": verdict.eager_parity.median_ms,
             "speedup_span": verdict.speedup_span,
+            # the host's clock around the worker's (timing.clock_gap_ms, _calibrated_ms, _allowed_ms)
+            "clock_gap": {
+                k.removeprefix("timing."): v
+                for k, v in verdict.phase_times.to_dict().get("steps", {}).items()
+                if k.startswith("timing.clock_gap")
+            },
             "wall_s": time.perf_counter() - t,
             "message": verdict.message,
         }
