@@ -196,8 +196,12 @@ void RegisterJudge(py::module_& m) {
           "send",
           [](Channel& c, py::bytes data, std::vector<int> fds) {
             std::string bytes = data;
-            py::gil_scoped_release release;
-            ThrowIfError(c.Send(bytes, fds));
+            absl::Status sent;
+            {
+              py::gil_scoped_release release;
+              sent = c.Send(bytes, fds);
+            }
+            ThrowIfError(sent);  // builds a Python exception: with the GIL
           },
           py::arg("data"), py::arg("fds") = std::vector<int>{})
       .def(
@@ -228,8 +232,12 @@ void RegisterJudge(py::module_& m) {
           [](Channel& c, double timeout_s, const std::string& own, const std::string& peer) {
             if (own.size() != 1 || peer.size() != 1)
               throw py::value_error("own and peer are one-character direction tags");
-            py::gil_scoped_release release;
-            ThrowIfError(c.AcceptKey(absl::Now() + absl::Seconds(timeout_s), own[0], peer[0]));
+            absl::Status accepted;
+            {
+              py::gil_scoped_release release;
+              accepted = c.AcceptKey(absl::Now() + absl::Seconds(timeout_s), own[0], peer[0]);
+            }
+            ThrowIfError(accepted);
           },
           py::arg("timeout_s"), py::arg("own"), py::arg("peer"),
           "Receives the key as the next message and keeps it inside the channel (never returned "

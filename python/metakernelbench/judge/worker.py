@@ -143,7 +143,23 @@ class Worker:
 
     def _reply(self, reply: dict) -> None:
         fds = reply.pop("_fds", [])
-        self.channel.send(_core.message("WorkerReply", reply).serialize(), fds)
+        try:
+            self.channel.send(_core.message("WorkerReply", reply).serialize(), fds)
+        except _core.InvalidArgumentError as too_large:
+            # Over the channel's limit (an exception's text or a structure the kernel made huge):
+            # the call's failure, said in a reply that fits, not the worker's death.
+            self.channel.send(
+                _core.message(
+                    "WorkerReply",
+                    {
+                        "id": reply.get("id", 0),
+                        "ok": False,
+                        "error_type": "ReplyTooLarge",
+                        "error": f"the call's reply could not be sent: {too_large}",
+                        "findings": reply.get("findings", [])[:100],
+                    },
+                ).serialize()
+            )
 
     def _sandbox_findings(self) -> list[dict]:
         s = self.sandbox
