@@ -166,6 +166,9 @@ void RegisterJudge(py::module_& m) {
            py::arg("pid"), py::arg("stdout_fd"), py::arg("stderr_fd"),
            py::arg("memory_limit_bytes") = 0, py::arg("tail_bytes") = 8192)
       .def_property_readonly("pid", &ProcessSupervisor::pid)
+      .def("cpu_ns", &ProcessSupervisor::cpu_nanos,
+           "CPU time charged to the supervised process and every process below it (ns), read "
+           "from the kernel's accounting.")
       .def("alive", &ProcessSupervisor::alive)
       .def("kill", &ProcessSupervisor::Kill, py::arg("timed_out") = false)
       .def_property_readonly("peak_rss_bytes", &ProcessSupervisor::peak_rss_bytes)

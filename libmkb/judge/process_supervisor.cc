@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +52,33 @@ int64_t TreeResidentBytes(pid_t pid, int depth) {
 }
 
 int64_t ResidentBytes(pid_t pid) { return TreeResidentBytes(pid, 0); }
+
+namespace {
+
+// The CPU time the kernel has charged to process `pid` (all its threads, those that ended
+// included), or 0 when it is gone.
+int64_t OwnCpuNanos(pid_t pid) {
+  clockid_t clock;
+  if (::clock_getcpuclockid(pid, &clock) != 0) return 0;
+  struct timespec ts;
+  if (::clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int64_t TreeCpuNanos(pid_t pid, int depth) {
+  int64_t total = OwnCpuNanos(pid);
+  if (depth > 8) return total;
+  std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
+  pid_t child = 0;
+  while (children >> child) total += TreeCpuNanos(child, depth + 1);
+  return total;
+}
+
+}  // namespace
+
+int64_t CpuNanos(pid_t pid) { return TreeCpuNanos(pid, 0); }
+
+int64_t ProcessSupervisor::cpu_nanos() const { return CpuNanos(pid_); }
 
 ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,
                                      const SupervisorOptions& options)

@@ -69,6 +69,8 @@ class ProcessSupervisor {
   // The outcome so far (tails; exit details once it has exited).
   v1::ProcessOutcome Snapshot();
   int64_t peak_rss_bytes() const { return peak_rss_bytes_.load(); }
+  // CpuNanos of the supervised process's tree (the keeper and the worker below it).
+  int64_t cpu_nanos() const;
 
  private:
   void Watch();
@@ -104,6 +106,11 @@ class ProcessSupervisor {
 // Resident set size of a process and every process below it, in bytes (0 when it is gone): the
 // supervised child is the worker's keeper, the worker runs below it.
 int64_t ResidentBytes(pid_t pid);
+
+// CPU time charged to a process and every process below it, in nanoseconds (the kernel's
+// accounting, which nothing in those processes can change): the host reads it around each of
+// the worker's calls (AcceptReportedTimes' CPU check).
+int64_t CpuNanos(pid_t pid);
 
 }  // namespace mkb
 

@@ -21,6 +21,7 @@ import os
 import platform
 import shutil
 import socket
+import statistics
 import sys
 import tempfile
 import time
@@ -638,6 +639,7 @@ class Evaluation:
         self.timed_structure = values.value_node(expected)
         del expected
         self.calibration_gaps = []
+        self.calibration_cpu = []  # the worker's CPU time outside its clock (ms), per no-op call
         refused: list = []
         for _ in range(plan.calibration_calls):
             reply, fds, _, rtt = session.request(
@@ -648,6 +650,7 @@ class Evaluation:
             if reply.judge_error or not reply.ok:
                 raise WorkerLost(f"calibration failed: {reply.judge_error or reply.error}")
             self.calibration_gaps.append((rtt - reply.seconds) * 1e3)
+            self.calibration_cpu.append(session.last_cpu_ms - reply.seconds * 1e3)
             refused.extend(reply.findings)
         if refused:
             # No code of the kernel's exists yet: whatever the audit refused here is the judge's
@@ -712,13 +715,14 @@ class Evaluation:
                 b.record_call_error("timing", 0, reply.error_type or "Exception", reply.error)
                 return
         t = self._step("timing.warmup", t)
-        reported, round_trips = [], []
+        reported, round_trips, worker_cpu = [], [], []
         for seed in plan.timing_seeds:
             reply, rtt = timed(seed, False)
             if reply is None:
                 return
             reported.append(reply.seconds * 1e3)
             round_trips.append(rtt * 1e3)
+            worker_cpu.append(session.last_cpu_ms)
             self._launch_findings(reply, "timing", require_dsl_kernel=False)
         accepted = _core.accept_reported_times(
             reported, round_trips, self.calibration_gaps, self.config, self.device == "cuda"
@@ -730,6 +734,12 @@ class Evaluation:
         self.steps["timing.clock_gap_ms"] = float(accepted["median_gap_ms"])
         self.steps["timing.clock_gap_calibrated_ms"] = float(accepted["calibration_gap_ms"])
         self.steps["timing.clock_gap_allowed_ms"] = float(accepted["allowed_gap_ms"])
+        # The worker's CPU time outside its clock (ms, medians): timed calls, calibration calls.
+        if worker_cpu and self.calibration_cpu:
+            self.steps["timing.worker_cpu_outside_ms"] = statistics.median(
+                c - r for c, r in zip(worker_cpu, reported)
+            )
+            self.steps["timing.worker_cpu_outside_calibrated_ms"] = statistics.median(self.calibration_cpu)
         if accepted["finding"] is not None:
             b.add_findings([accepted["finding"]])
         if not b.can_continue():

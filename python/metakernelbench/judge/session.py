@@ -38,6 +38,10 @@ class Session:
         self.deadline: float | None = None
         self.total_timeout_s = 0.0
         self._next_id = 1
+        # The worker's CPU time over the last request's round trip (ms), from the kernel's
+        # accounting (ProcessSupervisor.cpu_ns): what AcceptReportedTimes holds the worker's clock
+        # to where the worker has one CPU.
+        self.last_cpu_ms = 0.0
 
     def request(self, op: str, inputs=(), timeout_s: float | None = None, **fields):
         """Sends one request; returns (reply, fds, holder, round_trip_s). The round trip is the
@@ -47,13 +51,16 @@ class Session:
         self._next_id += 1
         message = _core.message("WorkerRequest", {"op": op, "id": request_id, "inputs": handles, **fields})
         data = message.serialize()
+        cpu = self.supervisor.cpu_ns()
         start = time.perf_counter()
         try:
             self.channel.send(data, fds)
         except _core.UnavailableError as gone:
             raise WorkerLost("the worker closed its channel") from gone
         reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s, bounded=op != "shutdown")
-        return reply, reply_fds, holder, time.perf_counter() - start
+        round_trip = time.perf_counter() - start
+        self.last_cpu_ms = (self.supervisor.cpu_ns() - cpu) * 1e-6
+        return reply, reply_fds, holder, round_trip
 
     def wait(self, request_id: int, timeout_s: float, bounded: bool = True):
         """The reply to `request_id`, within `timeout_s` and (when `bounded`) the evaluation's
