@@ -166,6 +166,14 @@ void RegisterJudge(py::module_& m) {
            py::arg("pid"), py::arg("stdout_fd"), py::arg("stderr_fd"),
            py::arg("memory_limit_bytes") = 0, py::arg("tail_bytes") = 8192)
       .def_property_readonly("pid", &ProcessSupervisor::pid)
+      .def(
+          "watch_thread",
+          [](ProcessSupervisor& s, int local_tid) { ThrowIfError(s.WatchThread(local_tid)); },
+          py::arg("local_tid"),
+          "The worker's thread of this id in its PID namespace (KernelThread.native_id), whose "
+          "CPU time thread_cpu_ns reads from now on.")
+      .def("thread_cpu_ns", &ProcessSupervisor::thread_cpu_nanos,
+           "CPU time of the watched thread (ns, /proc's schedstat), 0 when none or gone.")
       .def("cpu_ns", &ProcessSupervisor::cpu_nanos,
            "CPU time charged to the supervised process and every process below it (ns), read "
            "from the kernel's accounting.")
@@ -778,23 +786,40 @@ void RegisterJudge(py::module_& m) {
   m.def(
       "accept_reported_times",
       [](std::vector<double> reported_ms, std::vector<double> round_trip_ms,
-         std::vector<double> calibration_gap_ms, py::object config, bool gpu) {
+         std::vector<double> calibration_gap_ms, py::object config, bool gpu,
+         std::vector<double> worker_cpu_ms, std::vector<double> calibration_cpu_ms,
+         std::vector<double> thread_cpu_ms, std::vector<double> calibration_thread_cpu_ms,
+         bool one_cpu) {
         const ClockBound bound =
             ClockBoundOf(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu);
+        const WorkerCpu cpu{std::move(worker_cpu_ms), std::move(calibration_cpu_ms),
+                            std::move(thread_cpu_ms), std::move(calibration_thread_cpu_ms),
+                            one_cpu};
         AcceptedTimes a =
-            AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound);
+            AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound, cpu);
         py::dict out;
         out["accepted_ms"] = a.accepted_ms;
         out["over_round_trip"] = a.over_round_trip;
         out["allowed_gap_ms"] = a.allowed_gap_ms;
         out["calibration_gap_ms"] = a.calibration_gap_ms;
         out["median_gap_ms"] = a.median_gap_ms;
+        out["worker_cpu_outside_ms"] = a.worker_cpu_outside_ms;
+        out["calibration_cpu_outside_ms"] = a.calibration_cpu_outside_ms;
+        out["allowed_cpu_excess_ms"] = a.allowed_cpu_excess_ms;
+        out["thread_cpu_outside_ms"] = a.thread_cpu_outside_ms;
+        out["calibration_thread_cpu_outside_ms"] = a.calibration_thread_cpu_outside_ms;
+        out["allowed_thread_cpu_excess_ms"] = a.allowed_thread_cpu_excess_ms;
         out["finding"] = a.finding ? ToPython(*a.finding) : py::object(py::none());
         return out;
       },
       py::arg("reported_ms"), py::arg("round_trip_ms"), py::arg("calibration_gap_ms"),
       py::arg("config") = py::none(), py::arg("gpu") = true,
-      "The worker's reported times checked against the host's round trips (measurement_plan.h).");
+      py::arg("worker_cpu_ms") = std::vector<double>{},
+      py::arg("calibration_cpu_ms") = std::vector<double>{},
+      py::arg("thread_cpu_ms") = std::vector<double>{},
+      py::arg("calibration_thread_cpu_ms") = std::vector<double>{}, py::arg("one_cpu") = false,
+      "The worker's reported times checked against the host's round trips and, where the worker "
+      "runs on one CPU, against its CPU time (measurement_plan.h).");
 }
 
 }  // namespace mkb::python

@@ -9,6 +9,8 @@
 #include <Python.h>
 #include <frameobject.h>
 #include <pybind11/stl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -202,11 +204,19 @@ class KernelThread {
     return thread_id_;
   }
 
+ public:
+  int native_id() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return native_id_;
+  }
+
+ private:
   void Loop() {
     PyGILState_STATE gil = PyGILState_Ensure();  // this thread's state, kept for its life
     {
       std::lock_guard<std::mutex> lock(mutex_);
       thread_id_ = std::this_thread::get_id();
+      native_id_ = static_cast<int>(::syscall(SYS_gettid));
     }
     PyThreadState* state = PyEval_SaveThread();
     {
@@ -567,6 +577,7 @@ class KernelThread {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::thread::id thread_id_;
+  int native_id_ = 0;   // its kernel thread id, in the worker's PID namespace
   bool ready_ = false;  // the thread has its Python thread state
   bool busy_ = false;
   bool has_job_ = false;
@@ -623,6 +634,10 @@ void RegisterKernelThread(py::module_& m) {
           "function)]) when fn raised (anything: SystemExit too), described and released there. "
           "The cyclic collector is held off from fn's return until release_collector() (or the "
           "next call).")
+      .def_property_readonly("native_id", &KernelThread::native_id,
+                             "The thread's id (gettid) in this process's PID namespace: the "
+                             "worker tells the host in prepare, before kernel.py exists, and the "
+                             "host reads the thread's CPU time around each call.")
       .def("mark_threads", &KernelThread::MarkThreads,
            "Every Python thread there is now is the judge's: from here on, a Python thread "
            "that was not there, alive when a call returns, is a runtime.thread violation "

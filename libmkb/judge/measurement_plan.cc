@@ -189,7 +189,7 @@ std::vector<std::pair<int, int>> RecheckReservoir::Kept() const {
 AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
                                   const std::vector<double>& round_trip_ms,
                                   const std::vector<double>& calibration_gap_ms,
-                                  const ClockBound& bound) {
+                                  const ClockBound& bound, const WorkerCpu& cpu) {
   AcceptedTimes out;
   const size_t n = std::min(reported_ms.size(), round_trip_ms.size());
   out.calibration_gap_ms = Quantile(calibration_gap_ms, 0.5);
@@ -211,6 +211,31 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
   const double median_rtt =
       Quantile(std::vector<double>(round_trip_ms.begin(), round_trip_ms.begin() + n), 0.5);
   out.allowed_gap_ms = 2 * calibration_high + bound.fixed_ms + bound.fraction * median_rtt;
+  const double median_report = Quantile(out.accepted_ms, 0.5);
+  // Medians of (CPU time over a call's round trip - its report), timed and calibration calls.
+  auto outside = [&](const std::vector<double>& call_ms, const std::vector<double>& calibration,
+                     double* timed, double* calibrated) {
+    if (call_ms.size() < n || calibration.empty()) return false;
+    std::vector<double> d;
+    for (size_t i = 0; i < n; ++i) d.push_back(call_ms[i] - out.accepted_ms[i]);
+    *timed = Quantile(d, 0.5);
+    *calibrated = Quantile(calibration, 0.5);
+    return true;
+  };
+  bool cpu_over = false, thread_over = false;
+  if (outside(cpu.call_ms, cpu.calibration_ms, &out.worker_cpu_outside_ms,
+              &out.calibration_cpu_outside_ms)) {
+    out.allowed_cpu_excess_ms = bound.cpu_fixed_ms + bound.cpu_fraction * median_report;
+    cpu_over = cpu.one_cpu && out.worker_cpu_outside_ms - out.calibration_cpu_outside_ms >
+                                  out.allowed_cpu_excess_ms;
+  }
+  if (outside(cpu.thread_call_ms, cpu.thread_calibration_ms, &out.thread_cpu_outside_ms,
+              &out.calibration_thread_cpu_outside_ms)) {
+    out.allowed_thread_cpu_excess_ms =
+        bound.thread_fixed_ms + bound.thread_fraction * median_report;
+    thread_over = cpu.one_cpu && out.thread_cpu_outside_ms - out.calibration_thread_cpu_outside_ms >
+                                     out.allowed_thread_cpu_excess_ms;
+  }
   std::string message;
   if (out.no_time > 0) {
     message = absl::StrFormat(
@@ -227,6 +252,19 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
         "the worker spent a median %.3f ms of each timed call outside its clock where the "
         "channel costs %.3f ms (bound %.3f ms): work done outside the timed window",
         out.median_gap_ms, out.calibration_gap_ms, out.allowed_gap_ms);
+  } else if (thread_over) {
+    message = absl::StrFormat(
+        "the kernel's thread ran a median %.3f ms of CPU per timed call outside its clock where "
+        "a calibration call runs %.3f ms (bound: %.3f ms more): its clock reported less than the "
+        "call used",
+        out.thread_cpu_outside_ms, out.calibration_thread_cpu_outside_ms,
+        out.allowed_thread_cpu_excess_ms);
+  } else if (cpu_over) {
+    message = absl::StrFormat(
+        "the worker's CPU ran a median %.3f ms of each timed call outside its clock where a "
+        "calibration call runs %.3f ms (bound: %.3f ms more): its clock reported less than the "
+        "call used",
+        out.worker_cpu_outside_ms, out.calibration_cpu_outside_ms, out.allowed_cpu_excess_ms);
   }
   if (!message.empty()) {
     v1::AuditFinding f;
@@ -234,9 +272,21 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
     f.set_severity(v1::SEVERITY_VIOLATION);
     f.set_phase(v1::PHASE_TIMING);
     f.set_message(message);
-    f.set_evidence(absl::StrFormat(
-        "median round trip %.3f ms; bound = 2 x p90 channel cost %.3f ms + %.3f ms + %.0f%%",
-        median_rtt, calibration_high, bound.fixed_ms, 100 * bound.fraction));
+    f.set_evidence(
+        thread_over
+            ? absl::StrFormat("median report %.3f ms; the kernel's thread's CPU per call "
+                              "(median) %.3f ms; bound = %.3f ms + %.0f%% of the median report",
+                              median_report, out.thread_cpu_outside_ms + median_report,
+                              bound.thread_fixed_ms, 100 * bound.thread_fraction)
+        : cpu_over
+            ? absl::StrFormat("median report %.3f ms; worker CPU per call (median) %.3f ms; "
+                              "bound = %.3f ms + %.0f%% of the median report",
+                              median_report, out.worker_cpu_outside_ms + median_report,
+                              bound.cpu_fixed_ms, 100 * bound.cpu_fraction)
+            : absl::StrFormat(
+                  "median round trip %.3f ms; bound = 2 x p90 channel cost %.3f ms + %.3f ms + "
+                  "%.0f%%",
+                  median_rtt, calibration_high, bound.fixed_ms, 100 * bound.fraction));
     out.finding = std::move(f);
   }
   return out;

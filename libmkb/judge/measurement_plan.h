@@ -30,6 +30,15 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 struct ClockBound {
   double fixed_ms = 0.5;
   double fraction = 0.25;
+  // The CPU checks (where the worker runs on one CPU): how much more of the worker's CPU time a
+  // timed call may spend outside its clock than a calibration call does, as `cpu_fixed_ms` plus
+  // `cpu_fraction` of the median report (the whole worker: its main thread's share varies with
+  // the outputs and the garbage a kernel leaves, 0.9 ms either way on a loaded CPU machine).
+  double cpu_fixed_ms = 1.0;
+  double cpu_fraction = 0.25;
+  // The same of the kernel's thread alone, which runs nothing but the call and its clock: tight.
+  double thread_fixed_ms = 0.1;
+  double thread_fraction = 0.05;
 };
 // The config's bound, or the device's default: 0.5 ms + 25% on a GPU, 20 ms + 100% on the CPU.
 ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu);
@@ -150,20 +159,49 @@ class RecheckReservoir {
 // call costs more outside the window than the calibration's no-op (its outputs, the DSL's dispatch,
 // the garbage it leaves), and reports are never raised, which would bias honest kernels slow.
 struct AcceptedTimes {
-  std::vector<double> accepted_ms;          // the reports, each at most its round trip
-  int over_round_trip = 0;                  // reports longer than their round trip
-  int no_time = 0;                          // reports of zero or less (or NaN)
-  double calibration_gap_ms = 0;            // median channel cost of the calibration calls
-  double median_gap_ms = 0;                 // median (round trip - report) of these calls
-  double allowed_gap_ms = 0;                // the bound on median_gap_ms
+  std::vector<double> accepted_ms;  // the reports, each at most its round trip
+  int over_round_trip = 0;          // reports longer than their round trip
+  int no_time = 0;                  // reports of zero or less (or NaN)
+  double calibration_gap_ms = 0;    // median channel cost of the calibration calls
+  double median_gap_ms = 0;         // median (round trip - report) of these calls
+  double allowed_gap_ms = 0;        // the bound on median_gap_ms
+  // The CPU check, where the worker's CPU time was measured and it runs on one CPU: medians of
+  // (its CPU time over the round trip - the report), timed and calibration calls, and the bound
+  // on their difference.
+  double worker_cpu_outside_ms = 0;
+  double calibration_cpu_outside_ms = 0;
+  double allowed_cpu_excess_ms = 0;
+  double thread_cpu_outside_ms = 0;  // the same, of the kernel's thread
+  double calibration_thread_cpu_outside_ms = 0;
+  double allowed_thread_cpu_excess_ms = 0;
   std::optional<v1::AuditFinding> finding;  // timing.inconsistent, when the reports do not hold
+};
+
+// The worker's CPU time (ProcessSupervisor::cpu_nanos, the kernel's accounting) over the round
+// trip of each timed call and of each calibration call, in ms. Where the worker runs on one CPU
+// (`one_cpu`: the CPU judge pins it and seals its affinity) its threads never run at once, so
+// the CPU time a call spends inside the worker's clock is at most the clock's reading: a report
+// that claims less than the CPU the call used, beyond what calibration calls use outside the
+// clock, is a clock that lies, whatever in the worker's memory was rewritten to make it lie (red
+// team round 9: four raw-memory routes rewrote the KernelThread's clock and passed at 12-24x on
+// the CPU judge, inside the round-trip bound's 50 ms).
+// The kernel's thread alone (its CPU time, read by the host from /proc for the thread the worker
+// named before kernel.py existed) is held tighter: it runs the clock and the call and nothing
+// else, so its CPU time outside the clock hardly varies, where the whole worker's does with
+// what the main thread does around a call.
+struct WorkerCpu {
+  std::vector<double> call_ms;
+  std::vector<double> calibration_ms;  // CPU time of a calibration call less its report
+  std::vector<double> thread_call_ms;  // the kernel's thread's, per timed call
+  std::vector<double> thread_calibration_ms;
+  bool one_cpu = false;
 };
 // `calibration_gap_ms`: (round trip - report) of no-op calls made before kernel.py was
 // imported, shaped like the timed calls.
 AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
                                   const std::vector<double>& round_trip_ms,
                                   const std::vector<double>& calibration_gap_ms,
-                                  const ClockBound& bound);
+                                  const ClockBound& bound, const WorkerCpu& cpu = {});
 
 }  // namespace mkb
 

@@ -1,5 +1,6 @@
 #include "libmkb/judge/process_supervisor.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,8 +12,12 @@
 #include <cstring>
 #include <fstream>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "libmkb/core/utf8.h"
 
 namespace mkb {
@@ -79,6 +84,48 @@ int64_t TreeCpuNanos(pid_t pid, int depth) {
 int64_t CpuNanos(pid_t pid) { return TreeCpuNanos(pid, 0); }
 
 int64_t ProcessSupervisor::cpu_nanos() const { return CpuNanos(pid_); }
+
+absl::Status ProcessSupervisor::WatchThread(pid_t local_tid) {
+  std::ifstream children(absl::StrCat("/proc/", pid_, "/task/", pid_, "/children"));
+  pid_t worker = 0;
+  if (!(children >> worker)) return absl::NotFoundError("the worker's keeper has no child");
+  DIR* tasks = ::opendir(absl::StrCat("/proc/", worker, "/task").c_str());
+  if (tasks == nullptr) return absl::NotFoundError(absl::StrCat("no /proc/", worker, "/task"));
+  pid_t found = 0;
+  while (const dirent* entry = ::readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    // "NSpid:\t<global>\t...\t<innermost>": the thread's ids from this namespace inwards.
+    std::ifstream status(absl::StrCat("/proc/", worker, "/task/", entry->d_name, "/status"));
+    std::string line;
+    while (std::getline(status, line)) {
+      if (!absl::StartsWith(line, "NSpid:")) continue;
+      std::vector<std::string> ids =
+          absl::StrSplit(line.substr(6), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      int global = 0, inner = 0;
+      if (ids.size() >= 1 && absl::SimpleAtoi(ids.front(), &global) &&
+          absl::SimpleAtoi(ids.back(), &inner) && inner == local_tid) {
+        found = global;
+      }
+      break;
+    }
+    if (found != 0) break;
+  }
+  ::closedir(tasks);
+  if (found == 0) return absl::NotFoundError(absl::StrCat("the worker has no thread ", local_tid));
+  watched_process_ = worker;
+  watched_thread_ = found;
+  return absl::OkStatus();
+}
+
+int64_t ProcessSupervisor::thread_cpu_nanos() const {
+  if (watched_thread_ == 0) return 0;
+  // schedstat: time on the CPU (ns), time waiting for it, timeslices.
+  std::ifstream schedstat(
+      absl::StrCat("/proc/", watched_process_, "/task/", watched_thread_, "/schedstat"));
+  int64_t on_cpu = 0;
+  if (!(schedstat >> on_cpu)) return 0;
+  return on_cpu;
+}
 
 ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,
                                      const SupervisorOptions& options)

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "libmkb/core/unique_fd.h"
@@ -71,6 +72,11 @@ class ProcessSupervisor {
   int64_t peak_rss_bytes() const { return peak_rss_bytes_.load(); }
   // CpuNanos of the supervised process's tree (the keeper and the worker below it).
   int64_t cpu_nanos() const;
+  // The worker's thread whose id in the worker's PID namespace is `local_tid` (it says which in
+  // prepare, before kernel.py exists): found among the threads of the keeper's child by their
+  // NSpid, kept, and its CPU time read by thread_cpu_nanos from then on (0 when gone).
+  absl::Status WatchThread(pid_t local_tid);
+  int64_t thread_cpu_nanos() const;
 
  private:
   void Watch();
@@ -95,6 +101,8 @@ class ProcessSupervisor {
   std::atomic<bool> timed_out_{false};
   std::atomic<bool> out_of_memory_{false};
   std::atomic<int64_t> peak_rss_bytes_{0};
+  pid_t watched_process_ = 0;  // WatchThread's: the worker and its thread, global ids
+  pid_t watched_thread_ = 0;
   absl::Mutex mutex_;
   TailBuffer stdout_tail_ ABSL_GUARDED_BY(mutex_);
   TailBuffer stderr_tail_ ABSL_GUARDED_BY(mutex_);

@@ -255,3 +255,57 @@ TEST_CASE("the clock bound's defaults depend on the device, and the config overr
   config.set_clock_bound_fixed_ms(0.2);
   CHECK(mkb::ClockBoundOf(config, true).fixed_ms == 0.2);
 }
+
+TEST_CASE("on one CPU, a report below the CPU time its call used fails the evaluation") {
+  const mkb::ClockBound bound = mkb::ClockBoundOf({}, false);  // the CPU judge's
+  // The CPU judge's worker, measured on the project's CPU machine: a calibration call spends
+  // 2.6-3.5 ms of the worker's CPU outside the clock (opening its inputs, exporting its
+  // outputs), 0.03-0.05 ms of its kernel thread's.
+  std::vector<double> calibration_cpu, calibration_thread;
+  for (int i = 0; i < 30; ++i) {
+    calibration_cpu.push_back(2.6 + 0.03 * i);
+    calibration_thread.push_back(0.03 + 0.001 * (i % 20));
+  }
+  std::vector<double> rtt, honest, honest_cpu, honest_thread, forged, moved_cpu;
+  for (int i = 0; i < 50; ++i) {
+    // An honest 0.8 ms call: its CPU time is the channel's plus the call's (at most the call's
+    // wall time: one CPU), the main thread's share up to 0.9 ms more than calibration's.
+    rtt.push_back(5.0 + 0.1 * (i % 7));
+    honest.push_back(0.8 + 0.01 * (i % 3));
+    honest_cpu.push_back(2.6 + 0.03 * (i % 30) + honest.back() + 0.9);
+    honest_thread.push_back(0.03 + 0.001 * (i % 20) + honest.back() + 0.02);
+    // The same call with the worker's clock rewritten to read 50 us (red team round 9): inside
+    // the round-trip bound (50 ms + 50%), but the kernel's thread ran the whole call.
+    forged.push_back(0.05);
+    // Or a 2.5 ms call whose work was moved off the kernel's thread.
+    moved_cpu.push_back(honest_cpu.back() + 1.7);
+  }
+  const std::vector<double> calibration_gap(30, 3.0);
+  auto judge = [&](const std::vector<double>& reported, const std::vector<double>& cpu,
+                   const std::vector<double>& thread, bool one_cpu) {
+    return mkb::AcceptReportedTimes(
+        reported, rtt, calibration_gap, bound,
+        mkb::WorkerCpu{cpu, calibration_cpu, thread, calibration_thread, one_cpu});
+  };
+  const mkb::AcceptedTimes ok = judge(honest, honest_cpu, honest_thread, true);
+  CHECK_FALSE(ok.finding.has_value());
+  CHECK_THAT(ok.thread_cpu_outside_ms - ok.calibration_thread_cpu_outside_ms,
+             Catch::Matchers::WithinAbs(0.02, 0.01));
+
+  const mkb::AcceptedTimes caught = judge(forged, honest_cpu, honest_thread, true);
+  REQUIRE(caught.finding.has_value());
+  CHECK(caught.finding->code() == "timing.inconsistent");
+  CHECK_THAT(caught.finding->message(), Catch::Matchers::ContainsSubstring("kernel's thread"));
+  CHECK(caught.accepted_ms == forged);  // reports are never raised
+
+  const std::vector<double> idle_thread(50, 0.08);
+  const mkb::AcceptedTimes moved = judge(forged, moved_cpu, idle_thread, true);
+  REQUIRE(moved.finding.has_value());
+  CHECK_THAT(moved.finding->message(), Catch::Matchers::ContainsSubstring("worker's CPU"));
+
+  // Without the CPU checks (no measurement, or a worker on several CPUs, whose threads' CPU
+  // time may exceed the wall clock), the same forgery is inside the round-trip bound: the
+  // checks are what stop it.
+  CHECK_FALSE(mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound).finding.has_value());
+  CHECK_FALSE(judge(forged, honest_cpu, honest_thread, false).finding.has_value());
+}

@@ -54,6 +54,8 @@ def _evaluation(problem, config: dict, require_dsl: bool = True):
     ev.steps, ev.times = {}, {}
     ev.clocks = None
     ev.calibration_gaps = [0.1] * 30
+    ev.calibration_cpu = [2.0] * 30  # the worker's CPU time outside its clock per no-op call (ms)
+    ev.calibration_thread_cpu = [0.02] * 30  # of the kernel's thread
     # As the calibration leaves it: the structure of the reference's outputs.
     ev.timed_structure = values.value_node(problem.module.reference(*problem.make_inputs("small", seed=0)))
     ev.in_place = host._in_place_flags(problem.message)
@@ -102,9 +104,12 @@ def test_the_strict_pass_replays_the_eager_seeds_and_the_kernel_draws_on_while_n
     ev._worker_call = worker_call
     ev.references = lambda inputs: (expected, expected)
     ev._compare = lambda *args: True
-    host.Evaluation._kernel_passes(ev, session=None)
+    # The worker's CPU time over each round trip: the 9 ms reported plus what a no-op call uses.
+    host.Evaluation._kernel_passes(ev, session=SimpleNamespace(last_cpu_ms=11.05, last_thread_cpu_ms=9.03))
     b = ev.builder
     assert b.can_continue() and not b.has_violation(), b.finish().findings
+    assert abs(ev.steps["timing.worker_cpu_outside_ms"] - 2.05) < 1e-9
+    assert ev.steps["timing.worker_cpu_outside_calibrated_ms"] == 2.0
     assert kernel_seeds[:10] == eager_seeds  # the same inputs, in the same order
     assert len(kernel_seeds) == 30 and not set(kernel_seeds[10:]) & set(eager_seeds)
     assert ev.steps["timing.strict_draws"] == 30
@@ -229,3 +234,45 @@ def test_the_judges_gpu_work_out_of_memory_is_the_kernels_only_after_its_import(
     # not handled here (the host raises it).
     assert not judged("correctness", ValueError("bad shape"))[0]
     assert not judged("correctness", oom, device="cpu")[0]
+
+
+def test_a_report_below_the_cpu_time_of_its_call_fails_on_one_cpu(suite):
+    """The CPU judge's worker is on one CPU: a call whose CPU time (the kernel's accounting, read
+    by the host) exceeds its report by more than a calibration call's is a clock that lies
+    (red team round 9: the worker's clock rewritten through raw memory read 50 us a call)."""
+    problem = suite.find(28)
+    expected = problem.reference(*problem.make_inputs("small", seed=0))
+
+    def judged(cpu_ms: float, thread_cpu_ms: float):
+        ev = _evaluation(problem, SMALL)
+        ev.config = _core.judge_config({"policy": {"require_dsl": False}})
+        ev.builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", ev.config)
+        ev.plan = _core.MeasurementPlan(ev.config, False)
+
+        def worker_call(session, op, inputs, want_outputs, **fields):
+            reply = SimpleNamespace(
+                judge_error="", ok=True, seconds=0.00005, trace=None, output=values.value_node(expected)
+            )
+            return reply, ([expected], None), None, 0.004
+
+        ev._worker_call = worker_call
+        ev._launch_findings = lambda *a, **k: None
+        ev.references = lambda inputs: (expected, expected)
+        ev._compare = lambda *args: True
+        ev.eager_parity = [0.8] * 50
+        session = SimpleNamespace(last_cpu_ms=cpu_ms, last_thread_cpu_ms=thread_cpu_ms)
+        host.Evaluation._kernel_passes(ev, session=session)
+        return ev.builder
+
+    # 0.5 ms more of the worker's CPU outside the clock than calibration's (its main thread),
+    # the kernel's thread as calibrated: honest.
+    honest = judged(2.0 + 0.05 + 0.5, 0.02 + 0.05)
+    assert not honest.has_violation(), honest.finish().findings
+    # A 0.85 ms call that its clock says took 50 us, on the kernel's thread: the thread's check.
+    forged = judged(2.0 + 0.05 + 0.8, 0.02 + 0.05 + 0.8)
+    findings = [f for f in forged.finish().findings if f.code == "timing.inconsistent"]
+    assert findings and "kernel's thread" in findings[0].message, forged.finish().findings
+    # The same work on another of the worker's threads: the whole worker's (looser) check.
+    moved = judged(2.0 + 0.05 + 2.0, 0.02 + 0.05)
+    findings = [f for f in moved.finish().findings if f.code == "timing.inconsistent"]
+    assert findings and "worker's CPU" in findings[0].message, moved.finish().findings

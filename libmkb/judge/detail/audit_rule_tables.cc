@@ -24,6 +24,8 @@ constexpr char kNativeFile[] =
     "torch opens the file or shared memory in C++ (file access is forbidden)";
 constexpr char kFreedUnder[] =
     "memory freed or shrunk under the tensors that view it (raw memory access is forbidden)";
+constexpr char kUncheckedView[] =
+    "a view whose strides or offset ATen does not bound-check (raw memory access is forbidden)";
 constexpr char kSparse[] =
     "sparse tensors: ATen does not bound-check their indices (raw memory access is forbidden)";
 constexpr char kNoRawCuda[] =
@@ -193,6 +195,7 @@ constexpr Rule kAttributeRules[] = {
     {"torch.package", kCall, "unpickling runs code; loading packages is forbidden"},
     {"torch.sparse", kCall, kSparse},
     {"torch.frombuffer", kCall, kFreedUnder},
+    {"torch.asarray", kCall, kFreedUnder},
     {"torch.load", kCall, "unpickling runs code; a kernel loads no files"},
     {"torch.save", kCall, kNoFiles},
     {"torch.from_file", kCall, kNoFiles},
@@ -592,6 +595,10 @@ constexpr RawName kRawNames[] = {
     {"_shared_decref", kFreedUnder},
     {"_shared_incref", kFreedUnder},
     {"refcheck", kFreedUnder},
+    // Views whose bounds ATen does not check (red team round 9): any strides, any offset.
+    {"_reshape_alias", kUncheckedView},
+    {"_reshape_alias_copy", kUncheckedView},
+    {"_alloc_from_pool", kUncheckedView},
 };
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).

@@ -21,7 +21,6 @@ import os
 import platform
 import shutil
 import socket
-import statistics
 import sys
 import tempfile
 import time
@@ -303,6 +302,12 @@ class Evaluation:
             b.add_findings(list(reply.findings))
             if reply.judge_error or not reply.ok:
                 raise WorkerLost(f"the worker could not prepare: {reply.judge_error or reply.error}")
+            # The kernel's thread, named while no code of the kernel's exists: its CPU time is
+            # read around every call from here on (Session.request, AcceptReportedTimes).
+            try:
+                supervisor.watch_thread(reply.kernel_tid)
+            except _core.Error as error:
+                raise WorkerLost(f"the worker's kernel thread: {error}") from error
             self.times["startup_s"] = time.perf_counter() - start
             if not config.skip_timing:
                 # The eager baseline, while no code of the kernel's exists anywhere yet.
@@ -640,6 +645,7 @@ class Evaluation:
         del expected
         self.calibration_gaps = []
         self.calibration_cpu = []  # the worker's CPU time outside its clock (ms), per no-op call
+        self.calibration_thread_cpu = []  # the same, of the kernel's thread
         refused: list = []
         for _ in range(plan.calibration_calls):
             reply, fds, _, rtt = session.request(
@@ -651,6 +657,7 @@ class Evaluation:
                 raise WorkerLost(f"calibration failed: {reply.judge_error or reply.error}")
             self.calibration_gaps.append((rtt - reply.seconds) * 1e3)
             self.calibration_cpu.append(session.last_cpu_ms - reply.seconds * 1e3)
+            self.calibration_thread_cpu.append(session.last_thread_cpu_ms - reply.seconds * 1e3)
             refused.extend(reply.findings)
         if refused:
             # No code of the kernel's exists yet: whatever the audit refused here is the judge's
@@ -715,7 +722,7 @@ class Evaluation:
                 b.record_call_error("timing", 0, reply.error_type or "Exception", reply.error)
                 return
         t = self._step("timing.warmup", t)
-        reported, round_trips, worker_cpu = [], [], []
+        reported, round_trips, worker_cpu, thread_cpu = [], [], [], []
         for seed in plan.timing_seeds:
             reply, rtt = timed(seed, False)
             if reply is None:
@@ -723,9 +730,20 @@ class Evaluation:
             reported.append(reply.seconds * 1e3)
             round_trips.append(rtt * 1e3)
             worker_cpu.append(session.last_cpu_ms)
+            thread_cpu.append(session.last_thread_cpu_ms)
             self._launch_findings(reply, "timing", require_dsl_kernel=False)
         accepted = _core.accept_reported_times(
-            reported, round_trips, self.calibration_gaps, self.config, self.device == "cuda"
+            reported,
+            round_trips,
+            self.calibration_gaps,
+            self.config,
+            self.device == "cuda",
+            worker_cpu_ms=worker_cpu,
+            calibration_cpu_ms=self.calibration_cpu,
+            thread_cpu_ms=thread_cpu,
+            calibration_thread_cpu_ms=self.calibration_thread_cpu,
+            # The CPU judge's worker is on one CPU, its affinity sealed (worker._one_cpu).
+            one_cpu=self.device == "cpu",
         )
         # What the host's clock saw around the worker's (ms): the median time of a timed call
         # outside the worker's clock, the calibrated channel cost and the bound between them
@@ -735,11 +753,13 @@ class Evaluation:
         self.steps["timing.clock_gap_calibrated_ms"] = float(accepted["calibration_gap_ms"])
         self.steps["timing.clock_gap_allowed_ms"] = float(accepted["allowed_gap_ms"])
         # The worker's CPU time outside its clock (ms, medians): timed calls, calibration calls.
-        if worker_cpu and self.calibration_cpu:
-            self.steps["timing.worker_cpu_outside_ms"] = statistics.median(
-                c - r for c, r in zip(worker_cpu, reported)
-            )
-            self.steps["timing.worker_cpu_outside_calibrated_ms"] = statistics.median(self.calibration_cpu)
+        self.steps["timing.worker_cpu_outside_ms"] = float(accepted["worker_cpu_outside_ms"])
+        self.steps["timing.worker_cpu_outside_calibrated_ms"] = float(accepted["calibration_cpu_outside_ms"])
+        self.steps["timing.worker_cpu_excess_allowed_ms"] = float(accepted["allowed_cpu_excess_ms"])
+        self.steps["timing.worker_thread_cpu_outside_ms"] = float(accepted["thread_cpu_outside_ms"])
+        self.steps["timing.worker_thread_cpu_outside_calibrated_ms"] = float(
+            accepted["calibration_thread_cpu_outside_ms"]
+        )
         if accepted["finding"] is not None:
             b.add_findings([accepted["finding"]])
         if not b.can_continue():

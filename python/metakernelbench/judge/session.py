@@ -42,6 +42,7 @@ class Session:
         # accounting (ProcessSupervisor.cpu_ns): what AcceptReportedTimes holds the worker's clock
         # to where the worker has one CPU.
         self.last_cpu_ms = 0.0
+        self.last_thread_cpu_ms = 0.0  # of the kernel's thread (ProcessSupervisor.watch_thread)
 
     def request(self, op: str, inputs=(), timeout_s: float | None = None, **fields):
         """Sends one request; returns (reply, fds, holder, round_trip_s). The round trip is the
@@ -51,7 +52,7 @@ class Session:
         self._next_id += 1
         message = _core.message("WorkerRequest", {"op": op, "id": request_id, "inputs": handles, **fields})
         data = message.serialize()
-        cpu = self.supervisor.cpu_ns()
+        cpu, thread_cpu = self.supervisor.cpu_ns(), self.supervisor.thread_cpu_ns()
         start = time.perf_counter()
         try:
             self.channel.send(data, fds)
@@ -60,6 +61,7 @@ class Session:
         reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s, bounded=op != "shutdown")
         round_trip = time.perf_counter() - start
         self.last_cpu_ms = (self.supervisor.cpu_ns() - cpu) * 1e-6
+        self.last_thread_cpu_ms = (self.supervisor.thread_cpu_ns() - thread_cpu) * 1e-6
         return reply, reply_fds, holder, round_trip
 
     def wait(self, request_id: int, timeout_s: float, bounded: bool = True):

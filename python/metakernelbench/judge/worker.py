@@ -241,7 +241,7 @@ class Worker:
         _core.watch_kernel_code(True)
         self._dsl = dsl
         _scrub_modules(dsl)
-        return {"ok": True, "versions": self.versions}
+        return {"ok": True, "versions": self.versions, "kernel_tid": self._thread.native_id}
 
     def _load(self, request) -> dict:
         self.kernel_path = os.path.abspath(request.kernel_path)
@@ -785,8 +785,24 @@ _UNAUDITED_REACH = (
         "a storage shrunk under its tensors",
     ),
     *(
-        (owner, "frombuffer", "runtime.native_code", "a tensor over a buffer torch does not hold")
+        (owner, name, "runtime.native_code", "a tensor over a buffer torch does not hold")
         for owner in ("torch", "torch._C._VariableFunctionsClass")
+        # torch.asarray shares a bytearray's or array's memory as frombuffer does, without
+        # holding it (red team round 9: the bytearray shrunk under it, then the clock; 12.6-23.7x)
+        for name in ("frombuffer", "asarray")
+    ),
+    # Views with no bounds check (red team round 9): aten's _reshape_alias takes any strides (a
+    # view over a bytearray's header by a stride of its distance; 13.7-22x), inductor's
+    # _alloc_from_pool any offset into its pool (11.9-15.2x); as_strided and set_ check theirs.
+    *(
+        (owner, name, "runtime.native_code", "a view whose bounds ATen does not check")
+        for owner, name in (
+            ("torch.ops.aten", "_reshape_alias"),
+            ("torch.ops.aten", "_reshape_alias_copy"),
+            ("torch", "_reshape_alias_copy"),
+            ("torch._C._VariableFunctionsClass", "_reshape_alias_copy"),
+            ("torch.ops.inductor", "_alloc_from_pool"),
+        )
     ),
     *(
         (
