@@ -56,6 +56,8 @@ class SolutionRow:
     # The worker's CPU time outside its clock per timed call, and per calibration call (ms).
     worker_cpu_outside_ms: float | None = None
     worker_cpu_outside_calibrated_ms: float | None = None
+    worker_thread_cpu_outside_ms: float | None = None  # the same, of the kernel's thread
+    worker_thread_cpu_outside_calibrated_ms: float | None = None
     dsl_versions: dict[str, str] | None = None
     # What was judged: the problem's fingerprint and the solution file's SHA-256. A row whose
     # problem or solution has changed since is stale (not resumed from, not cited).
@@ -146,6 +148,8 @@ def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth:
     row.clock_gap_allowed_ms = steps.get("timing.clock_gap_allowed_ms")
     row.worker_cpu_outside_ms = steps.get("timing.worker_cpu_outside_ms")
     row.worker_cpu_outside_calibrated_ms = steps.get("timing.worker_cpu_outside_calibrated_ms")
+    row.worker_thread_cpu_outside_ms = steps.get("timing.worker_thread_cpu_outside_ms")
+    row.worker_thread_cpu_outside_calibrated_ms = steps.get("timing.worker_thread_cpu_outside_calibrated_ms")
     row.dsl_versions = {p.name: p.version for p in env.dsl_versions} if env else {}
     return row
 
