@@ -99,6 +99,10 @@ class ProcessSupervisor:
         ...
     def alive(self) -> bool:
         ...
+    def cpu_ns(self) -> int:
+        """
+        CPU time charged to the supervised process and every process below it (ns), read from the kernel's accounting.
+        """
     def finish(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 5.0) -> Message:
         """
         Waits for the worker to exit (killing it after timeout_s); blocks.
@@ -107,6 +111,14 @@ class ProcessSupervisor:
         ...
     def snapshot(self) -> Message:
         ...
+    def thread_cpu_ns(self) -> int:
+        """
+        CPU time of the watched thread (ns, /proc's schedstat), 0 when none or gone.
+        """
+    def watch_thread(self, local_tid: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The worker's thread of this id in its PID namespace (KernelThread.native_id), whose CPU time thread_cpu_ns reads from now on.
+        """
     @property
     def peak_rss_bytes(self) -> int:
         ...
@@ -336,6 +348,11 @@ class KernelThread:
         """
         How many names guard_clock guards.
         """
+    @property
+    def native_id(self) -> int:
+        """
+        The thread's id (gettid) in this process's PID namespace: the worker tells the host in prepare, before kernel.py exists, and the host reads the thread's CPU time around each call.
+        """
 class ChatModel:
     """
     A model client of the C++ core (OpenAI, Anthropic, compatible servers, scripted/demo).
@@ -405,9 +422,9 @@ class AgentTrialExecutor(protocol.TrialExecutor):
         Runs one trial (a TrialSpec message or dict) and returns its Attempt. Blocks for the
         whole attempt (the GIL is released). UnavailableError: a transient failure.
         """
-def accept_reported_times(reported_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], round_trip_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], calibration_gap_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], config: typing.Any = None, gpu: bool = True) -> dict:
+def accept_reported_times(reported_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], round_trip_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], calibration_gap_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], config: typing.Any = None, gpu: bool = True, worker_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], calibration_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], thread_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], calibration_thread_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], one_cpu: bool = False) -> dict:
     """
-    The worker's reported times checked against the host's round trips (measurement_plan.h).
+    The worker's reported times checked against the host's round trips and, where the worker runs on one CPU, against its CPU time (measurement_plan.h).
     """
 def accept_strict_sample(span_ms: typing.SupportsFloat | typing.SupportsIndex, kernel_sum_ms: typing.SupportsFloat | typing.SupportsIndex, round_trip_ms: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
     """
