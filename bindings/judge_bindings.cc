@@ -173,7 +173,8 @@ void RegisterJudge(py::module_& m) {
           "The worker's thread of this id in its PID namespace (KernelThread.native_id), whose "
           "CPU time thread_cpu_ns reads from now on.")
       .def("thread_cpu_ns", &ProcessSupervisor::thread_cpu_nanos,
-           "CPU time of the watched thread (ns, /proc's schedstat), 0 when none or gone.")
+           "CPU time of the watched thread (ns, /proc's schedstat); 0 when none is watched, -1 "
+           "once it is gone.")
       .def("cpu_ns", &ProcessSupervisor::cpu_nanos,
            "CPU time charged to the supervised process and every process below it (ns), read "
            "from the kernel's accounting.")

@@ -123,7 +123,7 @@ int64_t ProcessSupervisor::thread_cpu_nanos() const {
   std::ifstream schedstat(
       absl::StrCat("/proc/", watched_process_, "/task/", watched_thread_, "/schedstat"));
   int64_t on_cpu = 0;
-  if (!(schedstat >> on_cpu)) return 0;
+  if (!(schedstat >> on_cpu)) return -1;  // the thread is gone: it lives as long as the worker
   return on_cpu;
 }
 

@@ -74,7 +74,8 @@ class ProcessSupervisor {
   int64_t cpu_nanos() const;
   // The worker's thread whose id in the worker's PID namespace is `local_tid` (it says which in
   // prepare, before kernel.py exists): found among the threads of the keeper's child by their
-  // NSpid, kept, and its CPU time read by thread_cpu_nanos from then on (0 when gone).
+  // NSpid, kept, and its CPU time read by thread_cpu_nanos from then on (0 before, -1 once the
+  // thread is gone).
   absl::Status WatchThread(pid_t local_tid);
   int64_t thread_cpu_nanos() const;
 

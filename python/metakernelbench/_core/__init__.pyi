@@ -113,7 +113,7 @@ class ProcessSupervisor:
         ...
     def thread_cpu_ns(self) -> int:
         """
-        CPU time of the watched thread (ns, /proc's schedstat), 0 when none or gone.
+        CPU time of the watched thread (ns, /proc's schedstat); 0 when none is watched, -1 once it is gone.
         """
     def watch_thread(self, local_tid: typing.SupportsInt | typing.SupportsIndex) -> None:
         """

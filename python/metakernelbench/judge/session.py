@@ -61,7 +61,13 @@ class Session:
         reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s, bounded=op != "shutdown")
         round_trip = time.perf_counter() - start
         self.last_cpu_ms = (self.supervisor.cpu_ns() - cpu) * 1e-6
-        self.last_thread_cpu_ms = (self.supervisor.thread_cpu_ns() - thread_cpu) * 1e-6
+        after = self.supervisor.thread_cpu_ns()
+        if thread_cpu < 0 or after < 0:
+            # The kernel's thread is gone (it lives as long as an honest worker): counted as
+            # having run the whole round trip, which no report outside the clock explains.
+            self.last_thread_cpu_ms = round_trip * 1e3
+        else:
+            self.last_thread_cpu_ms = (after - thread_cpu) * 1e-6
         return reply, reply_fds, holder, round_trip
 
     def wait(self, request_id: int, timeout_s: float, bounded: bool = True):
