@@ -148,6 +148,10 @@ void RegisterJudge(py::module_& m) {
       "Worker side, once pinned: sched_setaffinity refused (EPERM) to every thread of this "
       "process, now and later. Raises when the filter cannot be installed.");
   m.def(
+      "seal_processes", [] { ThrowIfError(SealProcesses()); },
+      "Refuses new processes to every thread of this process from now on (fork, vfork, clone "
+      "without CLONE_THREAD: EPERM; a seccomp filter): the CPU judge's worker, once prepared.");
+  m.def(
       "protect_host", [] { ThrowIfError(ProtectHost()); },
       "Host side: makes this process non-dumpable (no /proc/<pid>/mem or ptrace for same-user "
       "processes).");
@@ -170,14 +174,17 @@ void RegisterJudge(py::module_& m) {
           "watch_thread",
           [](ProcessSupervisor& s, int local_tid) { ThrowIfError(s.WatchThread(local_tid)); },
           py::arg("local_tid"),
-          "The worker's thread of this id in its PID namespace (KernelThread.native_id), whose "
-          "CPU time thread_cpu_ns reads from now on.")
-      .def("thread_cpu_ns", &ProcessSupervisor::thread_cpu_nanos,
-           "CPU time of the watched thread (ns, /proc's schedstat); 0 when none is watched, -1 "
-           "once it is gone.")
-      .def("cpu_ns", &ProcessSupervisor::cpu_nanos,
-           "CPU time charged to the supervised process and every process below it (ns), read "
-           "from the kernel's accounting.")
+          "The worker's thread of this id in its PID namespace (KernelThread.native_id): from "
+          "now on cpu_sample reads the worker's CPU time, its main thread's and that thread's.")
+      .def(
+          "cpu_sample",
+          [](const ProcessSupervisor& s) {
+            const ProcessSupervisor::CpuSample c = s.SampleCpu();
+            return py::make_tuple(c.process_ns, c.main_thread_ns, c.kernel_thread_ns);
+          },
+          "(worker process, its main thread, the kernel's thread) CPU time in ns, from the "
+          "kernel's accounting; zeros before watch_thread, the kernel thread's -1 once it is "
+          "gone.")
       .def("alive", &ProcessSupervisor::alive)
       .def("kill", &ProcessSupervisor::Kill, py::arg("timed_out") = false)
       .def_property_readonly("peak_rss_bytes", &ProcessSupervisor::peak_rss_bytes)
@@ -787,40 +794,51 @@ void RegisterJudge(py::module_& m) {
   m.def(
       "accept_reported_times",
       [](std::vector<double> reported_ms, std::vector<double> round_trip_ms,
-         std::vector<double> calibration_gap_ms, py::object config, bool gpu,
-         std::vector<double> worker_cpu_ms, std::vector<double> calibration_cpu_ms,
-         std::vector<double> thread_cpu_ms, std::vector<double> calibration_thread_cpu_ms,
+         std::vector<double> calibration_gap_ms, py::object config, bool gpu, py::object cpu,
          bool one_cpu) {
         const ClockBound bound =
             ClockBoundOf(ValueOrThrow(MessageFromPython<v1::JudgeConfig>(config)), gpu);
-        const WorkerCpu cpu{std::move(worker_cpu_ms), std::move(calibration_cpu_ms),
-                            std::move(thread_cpu_ms), std::move(calibration_thread_cpu_ms),
-                            one_cpu};
+        WorkerCpu worker_cpu;
+        worker_cpu.one_cpu = one_cpu;
+        if (!cpu.is_none()) {
+          auto take = [&](const char* key, std::vector<double>* into) {
+            if (cpu.contains(key)) *into = cpu[key].cast<std::vector<double>>();
+          };
+          take("kernel_thread", &worker_cpu.kernel_thread_ms);
+          take("kernel_thread_calibration", &worker_cpu.kernel_thread_calibration_ms);
+          take("main_thread", &worker_cpu.main_thread_ms);
+          take("main_thread_calibration", &worker_cpu.main_thread_calibration_ms);
+          take("other_threads", &worker_cpu.other_threads_ms);
+          take("other_threads_calibration", &worker_cpu.other_threads_calibration_ms);
+        }
         AcceptedTimes a =
-            AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound, cpu);
+            AcceptReportedTimes(reported_ms, round_trip_ms, calibration_gap_ms, bound, worker_cpu);
         py::dict out;
         out["accepted_ms"] = a.accepted_ms;
         out["over_round_trip"] = a.over_round_trip;
         out["allowed_gap_ms"] = a.allowed_gap_ms;
         out["calibration_gap_ms"] = a.calibration_gap_ms;
         out["median_gap_ms"] = a.median_gap_ms;
-        out["worker_cpu_outside_ms"] = a.worker_cpu_outside_ms;
-        out["calibration_cpu_outside_ms"] = a.calibration_cpu_outside_ms;
-        out["allowed_cpu_excess_ms"] = a.allowed_cpu_excess_ms;
-        out["thread_cpu_outside_ms"] = a.thread_cpu_outside_ms;
-        out["calibration_thread_cpu_outside_ms"] = a.calibration_thread_cpu_outside_ms;
-        out["allowed_thread_cpu_excess_ms"] = a.allowed_thread_cpu_excess_ms;
+        auto checked = [](const AcceptedTimes::CpuCheck& c) {
+          py::dict d;
+          d["timed_ms"] = c.timed_ms;
+          d["calibrated_ms"] = c.calibrated_ms;
+          d["allowed_excess_ms"] = c.allowed_excess_ms;
+          return d;
+        };
+        out["kernel_thread"] = checked(a.kernel_thread);
+        out["main_thread"] = checked(a.main_thread);
+        out["other_threads"] = checked(a.other_threads);
         out["finding"] = a.finding ? ToPython(*a.finding) : py::object(py::none());
         return out;
       },
       py::arg("reported_ms"), py::arg("round_trip_ms"), py::arg("calibration_gap_ms"),
-      py::arg("config") = py::none(), py::arg("gpu") = true,
-      py::arg("worker_cpu_ms") = std::vector<double>{},
-      py::arg("calibration_cpu_ms") = std::vector<double>{},
-      py::arg("thread_cpu_ms") = std::vector<double>{},
-      py::arg("calibration_thread_cpu_ms") = std::vector<double>{}, py::arg("one_cpu") = false,
+      py::arg("config") = py::none(), py::arg("gpu") = true, py::arg("cpu") = py::none(),
+      py::arg("one_cpu") = false,
       "The worker's reported times checked against the host's round trips and, where the worker "
-      "runs on one CPU, against its CPU time (measurement_plan.h).");
+      "runs on one CPU, against its CPU time (measurement_plan.h). cpu: {kernel_thread, "
+      "main_thread, other_threads} per timed call and each with _calibration per calibration "
+      "call, in ms (the kernel thread's less the report).");
 }
 
 }  // namespace mkb::python

@@ -759,7 +759,7 @@ def _judge_runs(rows: list[dict], run: int, results: dict, written, pin_cpu: int
             "clock_gap": {
                 k.removeprefix("timing."): v
                 for k, v in verdict.phase_times.to_dict().get("steps", {}).items()
-                if k.startswith(("timing.clock_gap", "timing.worker_"))
+                if k.startswith(("timing.clock_gap", "timing.cpu."))
             },
             "wall_s": time.perf_counter() - t,
             "message": verdict.message,

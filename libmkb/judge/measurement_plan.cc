@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "libmkb/judge/seeds.h"
 #include "libmkb/judge/timing_summary.h"
 #include "libmkb/model/defaults.h"
@@ -212,30 +213,31 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
       Quantile(std::vector<double>(round_trip_ms.begin(), round_trip_ms.begin() + n), 0.5);
   out.allowed_gap_ms = 2 * calibration_high + bound.fixed_ms + bound.fraction * median_rtt;
   const double median_report = Quantile(out.accepted_ms, 0.5);
-  // Medians of (CPU time over a call's round trip - its report), timed and calibration calls.
-  auto outside = [&](const std::vector<double>& call_ms, const std::vector<double>& calibration,
-                     double* timed, double* calibrated) {
-    if (call_ms.size() < n || calibration.empty()) return false;
-    std::vector<double> d;
-    for (size_t i = 0; i < n; ++i) d.push_back(call_ms[i] - out.accepted_ms[i]);
-    *timed = Quantile(d, 0.5);
-    *calibrated = Quantile(calibration, 0.5);
-    return true;
+  // Each CPU check: the medians over the timed and the calibration calls, and the bound.
+  auto check = [&](const std::vector<double>& timed, const std::vector<double>& calibration,
+                   double fixed_ms, double fraction, AcceptedTimes::CpuCheck* c) {
+    if (timed.size() < n || calibration.empty()) return false;
+    c->timed_ms = Quantile(std::vector<double>(timed.begin(), timed.begin() + n), 0.5);
+    c->calibrated_ms = Quantile(calibration, 0.5);
+    c->allowed_excess_ms = fixed_ms + fraction * median_report;
+    return cpu.one_cpu && c->timed_ms - c->calibrated_ms > c->allowed_excess_ms;
   };
-  bool cpu_over = false, thread_over = false;
-  if (outside(cpu.call_ms, cpu.calibration_ms, &out.worker_cpu_outside_ms,
-              &out.calibration_cpu_outside_ms)) {
-    out.allowed_cpu_excess_ms = bound.cpu_fixed_ms + bound.cpu_fraction * median_report;
-    cpu_over = cpu.one_cpu && out.worker_cpu_outside_ms - out.calibration_cpu_outside_ms >
-                                  out.allowed_cpu_excess_ms;
-  }
-  if (outside(cpu.thread_call_ms, cpu.thread_calibration_ms, &out.thread_cpu_outside_ms,
-              &out.calibration_thread_cpu_outside_ms)) {
-    out.allowed_thread_cpu_excess_ms =
-        bound.thread_fixed_ms + bound.thread_fraction * median_report;
-    thread_over = cpu.one_cpu && out.thread_cpu_outside_ms - out.calibration_thread_cpu_outside_ms >
-                                     out.allowed_thread_cpu_excess_ms;
-  }
+  const bool kernel_over = check(cpu.kernel_thread_ms, cpu.kernel_thread_calibration_ms,
+                                 bound.thread_fixed_ms, bound.thread_fraction, &out.kernel_thread);
+  const bool other_over = check(cpu.other_threads_ms, cpu.other_threads_calibration_ms,
+                                bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads);
+  const bool main_over = check(cpu.main_thread_ms, cpu.main_thread_calibration_ms,
+                               bound.cpu_fixed_ms, bound.cpu_fraction, &out.main_thread);
+  const AcceptedTimes::CpuCheck* over = kernel_over  ? &out.kernel_thread
+                                        : other_over ? &out.other_threads
+                                        : main_over  ? &out.main_thread
+                                                     : nullptr;
+  const char* who = kernel_over  ? "the kernel's thread used a median %.3f ms of CPU per timed "
+                                   "call outside its clock"
+                    : other_over ? "the worker's other threads used a median %.3f ms of CPU per "
+                                   "timed call"
+                                 : "the worker's main thread used a median %.3f ms of CPU per "
+                                   "timed call";
   std::string message;
   if (out.no_time > 0) {
     message = absl::StrFormat(
@@ -252,19 +254,12 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
         "the worker spent a median %.3f ms of each timed call outside its clock where the "
         "channel costs %.3f ms (bound %.3f ms): work done outside the timed window",
         out.median_gap_ms, out.calibration_gap_ms, out.allowed_gap_ms);
-  } else if (thread_over) {
-    message = absl::StrFormat(
-        "the kernel's thread ran a median %.3f ms of CPU per timed call outside its clock where "
-        "a calibration call runs %.3f ms (bound: %.3f ms more): its clock reported less than the "
-        "call used",
-        out.thread_cpu_outside_ms, out.calibration_thread_cpu_outside_ms,
-        out.allowed_thread_cpu_excess_ms);
-  } else if (cpu_over) {
-    message = absl::StrFormat(
-        "the worker's CPU ran a median %.3f ms of each timed call outside its clock where a "
-        "calibration call runs %.3f ms (bound: %.3f ms more): its clock reported less than the "
-        "call used",
-        out.worker_cpu_outside_ms, out.calibration_cpu_outside_ms, out.allowed_cpu_excess_ms);
+  } else if (over != nullptr) {
+    message = absl::StrCat(
+        absl::StrReplaceAll(who, {{"%.3f", absl::StrFormat("%.3f", over->timed_ms)}}),
+        absl::StrFormat(" where a calibration call uses %.3f ms (bound: %.3f ms more): the clock "
+                        "reported less than the call used",
+                        over->calibrated_ms, over->allowed_excess_ms));
   }
   if (!message.empty()) {
     v1::AuditFinding f;
@@ -273,16 +268,14 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
     f.set_phase(v1::PHASE_TIMING);
     f.set_message(message);
     f.set_evidence(
-        thread_over
-            ? absl::StrFormat("median report %.3f ms; the kernel's thread's CPU per call "
-                              "(median) %.3f ms; bound = %.3f ms + %.0f%% of the median report",
-                              median_report, out.thread_cpu_outside_ms + median_report,
-                              bound.thread_fixed_ms, 100 * bound.thread_fraction)
-        : cpu_over
-            ? absl::StrFormat("median report %.3f ms; worker CPU per call (median) %.3f ms; "
-                              "bound = %.3f ms + %.0f%% of the median report",
-                              median_report, out.worker_cpu_outside_ms + median_report,
-                              bound.cpu_fixed_ms, 100 * bound.cpu_fraction)
+        over != nullptr
+            ? absl::StrFormat("median report %.3f ms; CPU per call outside the clock, timed / "
+                              "calibrated (ms): kernel thread %.3f / %.3f, main thread %.3f / "
+                              "%.3f, other threads %.3f / %.3f",
+                              median_report, out.kernel_thread.timed_ms,
+                              out.kernel_thread.calibrated_ms, out.main_thread.timed_ms,
+                              out.main_thread.calibrated_ms, out.other_threads.timed_ms,
+                              out.other_threads.calibrated_ms)
             : absl::StrFormat(
                   "median round trip %.3f ms; bound = 2 x p90 channel cost %.3f ms + %.3f ms + "
                   "%.0f%%",

@@ -30,14 +30,15 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 struct ClockBound {
   double fixed_ms = 0.5;
   double fraction = 0.25;
-  // The CPU checks (where the worker runs on one CPU): how much more of the worker's CPU time a
-  // timed call may spend outside its clock than a calibration call does, as `cpu_fixed_ms` plus
-  // `cpu_fraction` of the median report (the whole worker: its main thread's share varies with
-  // the outputs and the garbage a kernel leaves, 0.9 ms either way on a loaded CPU machine).
-  double cpu_fixed_ms = 1.0;
+  // The CPU checks (where the worker runs on one CPU): how much more CPU time a timed call may
+  // use than a calibration call, as `fixed` plus `fraction` of the median report. The kernel's
+  // thread (outside its clock) and the worker's other threads (all of it: none of them runs
+  // kernel.py's code) are held tight; the main thread, whose share varies with a kernel's outputs
+  // and the garbage it leaves (-0.9 to +0.75 ms against calibration over the CPU adversarial
+  // suite's honest kernels, on this project's loaded 2-core machine), loosely.
+  double cpu_fixed_ms = 1.0;  // the main thread
   double cpu_fraction = 0.25;
-  // The same of the kernel's thread alone, which runs nothing but the call and its clock: tight.
-  double thread_fixed_ms = 0.1;
+  double thread_fixed_ms = 0.1;  // the kernel's thread, the other threads
   double thread_fraction = 0.05;
 };
 // The config's bound, or the device's default: 0.5 ms + 25% on a GPU, 20 ms + 100% on the CPU.
@@ -165,39 +166,40 @@ struct AcceptedTimes {
   double calibration_gap_ms = 0;    // median channel cost of the calibration calls
   double median_gap_ms = 0;         // median (round trip - report) of these calls
   double allowed_gap_ms = 0;        // the bound on median_gap_ms
-  // The CPU check, where the worker's CPU time was measured and it runs on one CPU: medians of
-  // (its CPU time over the round trip - the report), timed and calibration calls, and the bound
-  // on their difference.
-  double worker_cpu_outside_ms = 0;
-  double calibration_cpu_outside_ms = 0;
-  double allowed_cpu_excess_ms = 0;
-  double thread_cpu_outside_ms = 0;  // the same, of the kernel's thread
-  double calibration_thread_cpu_outside_ms = 0;
-  double allowed_thread_cpu_excess_ms = 0;
+  // The CPU checks, where the worker's CPU time was measured: for each of the kernel's thread
+  // (its CPU time less the report), the main thread and the other threads, the median over the
+  // timed calls, over the calibration calls, and the bound on their difference.
+  struct CpuCheck {
+    double timed_ms = 0;
+    double calibrated_ms = 0;
+    double allowed_excess_ms = 0;
+  };
+  CpuCheck kernel_thread, main_thread, other_threads;
   std::optional<v1::AuditFinding> finding;  // timing.inconsistent, when the reports do not hold
 };
 
-// The worker's CPU time (ProcessSupervisor::cpu_nanos, the kernel's accounting) over the round
-// trip of each timed call and of each calibration call, in ms. Where the worker runs on one CPU
-// (`one_cpu`: the CPU judge pins it and seals its affinity) its threads never run at once, so
-// the CPU time a call spends inside the worker's clock is at most the clock's reading: a report
-// that claims less than the CPU the call used, beyond what calibration calls use outside the
-// clock, is a clock that lies, whatever in the worker's memory was rewritten to make it lie (red
-// team round 9: four raw-memory routes rewrote the KernelThread's clock and passed at 12-24x on
-// the CPU judge, inside the round-trip bound's 50 ms).
-// The kernel's thread alone (its CPU time, read by the host from /proc for the thread the worker
-// named before kernel.py existed) is held tighter: it runs the clock and the call and nothing
-// else, so its CPU time outside the clock hardly varies, where the whole worker's does with
-// what the main thread does around a call.
+// The worker's CPU time over the round trip of each timed call and of each calibration call, in
+// ms, from the kernel's accounting read by the host (ProcessSupervisor::SampleCpu), which nothing
+// in the worker can change. Where the worker runs on one CPU (`one_cpu`: the CPU judge pins it,
+// seals its affinity and refuses it new processes) its threads never run at once, so:
+// - the kernel's thread, which runs the clock and the call and nothing else, cannot have used
+//   more CPU inside the clock than the clock read: its CPU time less the report, beyond what a
+//   calibration call shows, is a clock that lies, whatever in the worker's memory was rewritten
+//   to make it lie (red team round 9: four raw-memory routes rewrote the KernelThread's clock and
+//   passed at 12-24x on the CPU judge, inside the round-trip bound's 50 ms);
+// - the worker's other threads (the process's CPU time less its main and kernel threads', so
+//   threads that started and ended within the call count too) run none of kernel.py's code:
+//   more CPU there than in a calibration call is work moved off the kernel's thread (red team
+//   round 10: a raw clone() thread with no Python state passed 2 of 5 times under a bound of the
+//   whole worker's time);
+// - the main thread only handles the call's inputs and outputs, and varies with them: loosely.
+// The first of each pair is per timed call, the second per calibration call.
 struct WorkerCpu {
-  std::vector<double> call_ms;
-  std::vector<double> calibration_ms;  // CPU time of a calibration call less its report
-  std::vector<double> thread_call_ms;  // the kernel's thread's, per timed call
-  std::vector<double> thread_calibration_ms;
+  std::vector<double> kernel_thread_ms, kernel_thread_calibration_ms;  // CPU time - report
+  std::vector<double> main_thread_ms, main_thread_calibration_ms;
+  std::vector<double> other_threads_ms, other_threads_calibration_ms;
   bool one_cpu = false;
 };
-// `calibration_gap_ms`: (round trip - report) of no-op calls made before kernel.py was
-// imported, shaped like the timed calls.
 AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
                                   const std::vector<double>& round_trip_ms,
                                   const std::vector<double>& calibration_gap_ms,

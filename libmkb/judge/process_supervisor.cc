@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -70,20 +71,7 @@ int64_t OwnCpuNanos(pid_t pid) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-int64_t TreeCpuNanos(pid_t pid, int depth) {
-  int64_t total = OwnCpuNanos(pid);
-  if (depth > 8) return total;
-  std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
-  pid_t child = 0;
-  while (children >> child) total += TreeCpuNanos(child, depth + 1);
-  return total;
-}
-
 }  // namespace
-
-int64_t CpuNanos(pid_t pid) { return TreeCpuNanos(pid, 0); }
-
-int64_t ProcessSupervisor::cpu_nanos() const { return CpuNanos(pid_); }
 
 absl::Status ProcessSupervisor::WatchThread(pid_t local_tid) {
   std::ifstream children(absl::StrCat("/proc/", pid_, "/task/", pid_, "/children"));
@@ -117,14 +105,26 @@ absl::Status ProcessSupervisor::WatchThread(pid_t local_tid) {
   return absl::OkStatus();
 }
 
-int64_t ProcessSupervisor::thread_cpu_nanos() const {
-  if (watched_thread_ == 0) return 0;
-  // schedstat: time on the CPU (ns), time waiting for it, timeslices.
-  std::ifstream schedstat(
-      absl::StrCat("/proc/", watched_process_, "/task/", watched_thread_, "/schedstat"));
+namespace {
+
+// The first field of a thread's schedstat: its time on a CPU (ns); -1 when it cannot be read.
+int64_t ThreadOnCpuNanos(pid_t process, pid_t thread) {
+  std::ifstream schedstat(absl::StrCat("/proc/", process, "/task/", thread, "/schedstat"));
   int64_t on_cpu = 0;
-  if (!(schedstat >> on_cpu)) return -1;  // the thread is gone: it lives as long as the worker
+  if (!(schedstat >> on_cpu)) return -1;
   return on_cpu;
+}
+
+}  // namespace
+
+ProcessSupervisor::CpuSample ProcessSupervisor::SampleCpu() const {
+  CpuSample sample;
+  if (watched_thread_ == 0) return sample;
+  sample.process_ns = OwnCpuNanos(watched_process_);
+  sample.main_thread_ns =
+      std::max<int64_t>(0, ThreadOnCpuNanos(watched_process_, watched_process_));
+  sample.kernel_thread_ns = ThreadOnCpuNanos(watched_process_, watched_thread_);
+  return sample;
 }
 
 ProcessSupervisor::ProcessSupervisor(pid_t pid, UniqueFd stdout_fd, UniqueFd stderr_fd,

@@ -70,14 +70,18 @@ class ProcessSupervisor {
   // The outcome so far (tails; exit details once it has exited).
   v1::ProcessOutcome Snapshot();
   int64_t peak_rss_bytes() const { return peak_rss_bytes_.load(); }
-  // CpuNanos of the supervised process's tree (the keeper and the worker below it).
-  int64_t cpu_nanos() const;
-  // The worker's thread whose id in the worker's PID namespace is `local_tid` (it says which in
-  // prepare, before kernel.py exists): found among the threads of the keeper's child by their
-  // NSpid, kept, and its CPU time read by thread_cpu_nanos from then on (0 before, -1 once the
-  // thread is gone).
+  // The worker's CPU time, read from the kernel's accounting around each of its calls: its
+  // whole process (every thread it ever had, those that ended included), its main thread, and
+  // the kernel's thread. WatchThread finds the worker (the keeper's child) and, by its NSpid,
+  // its thread whose id in the worker's PID namespace is `local_tid` (the worker says which in
+  // prepare, before kernel.py exists).
+  struct CpuSample {
+    int64_t process_ns = 0;
+    int64_t main_thread_ns = 0;
+    int64_t kernel_thread_ns = 0;  // -1 once that thread is gone (it lives as long as the worker)
+  };
   absl::Status WatchThread(pid_t local_tid);
-  int64_t thread_cpu_nanos() const;
+  CpuSample SampleCpu() const;  // zeros before WatchThread
 
  private:
   void Watch();
@@ -115,11 +119,6 @@ class ProcessSupervisor {
 // Resident set size of a process and every process below it, in bytes (0 when it is gone): the
 // supervised child is the worker's keeper, the worker runs below it.
 int64_t ResidentBytes(pid_t pid);
-
-// CPU time charged to a process and every process below it, in nanoseconds (the kernel's
-// accounting, which nothing in those processes can change): the host reads it around each of
-// the worker's calls (AcceptReportedTimes' CPU check).
-int64_t CpuNanos(pid_t pid);
 
 }  // namespace mkb
 

@@ -429,5 +429,6 @@ absl::Status ProtectHost() {
 std::vector<std::string> SeccompDeniedSyscalls() { return detail::WorkerSeccompDeniedNames(); }
 
 absl::Status SealCpuAffinity() { return detail::SealCpuAffinity(); }
+absl::Status SealProcesses() { return detail::SealProcesses(); }
 
 }  // namespace mkb

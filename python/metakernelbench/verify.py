@@ -53,11 +53,9 @@ class SolutionRow:
     clock_gap_ms: float | None = None
     clock_gap_calibrated_ms: float | None = None
     clock_gap_allowed_ms: float | None = None
-    # The worker's CPU time outside its clock per timed call, and per calibration call (ms).
-    worker_cpu_outside_ms: float | None = None
-    worker_cpu_outside_calibrated_ms: float | None = None
-    worker_thread_cpu_outside_ms: float | None = None  # the same, of the kernel's thread
-    worker_thread_cpu_outside_calibrated_ms: float | None = None
+    # The worker's CPU time per call, timed and calibrated, and the bound (PhaseTimes.steps
+    # "timing.cpu.*": its kernel thread's outside the clock, its main thread's, its other threads').
+    cpu: dict[str, float] | None = None
     dsl_versions: dict[str, str] | None = None
     # What was judged: the problem's fingerprint and the solution file's SHA-256. A row whose
     # problem or solution has changed since is stale (not resumed from, not cited).
@@ -146,10 +144,7 @@ def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth:
     row.clock_gap_ms = steps.get("timing.clock_gap_ms")
     row.clock_gap_calibrated_ms = steps.get("timing.clock_gap_calibrated_ms")
     row.clock_gap_allowed_ms = steps.get("timing.clock_gap_allowed_ms")
-    row.worker_cpu_outside_ms = steps.get("timing.worker_cpu_outside_ms")
-    row.worker_cpu_outside_calibrated_ms = steps.get("timing.worker_cpu_outside_calibrated_ms")
-    row.worker_thread_cpu_outside_ms = steps.get("timing.worker_thread_cpu_outside_ms")
-    row.worker_thread_cpu_outside_calibrated_ms = steps.get("timing.worker_thread_cpu_outside_calibrated_ms")
+    row.cpu = {k.removeprefix("timing.cpu."): v for k, v in steps.items() if k.startswith("timing.cpu.")}
     row.dsl_versions = {p.name: p.version for p in env.dsl_versions} if env else {}
     return row
 

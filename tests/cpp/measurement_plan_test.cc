@@ -258,54 +258,59 @@ TEST_CASE("the clock bound's defaults depend on the device, and the config overr
 
 TEST_CASE("on one CPU, a report below the CPU time its call used fails the evaluation") {
   const mkb::ClockBound bound = mkb::ClockBoundOf({}, false);  // the CPU judge's
-  // The CPU judge's worker, measured on the project's CPU machine: a calibration call spends
-  // 2.6-3.5 ms of the worker's CPU outside the clock (opening its inputs, exporting its
-  // outputs), 0.03-0.05 ms of its kernel thread's.
-  std::vector<double> calibration_cpu, calibration_thread;
+  // The CPU judge's worker, measured on the project's CPU machine, per calibration call: the
+  // kernel's thread 0.03-0.05 ms of CPU outside the clock, the main thread 2.3-3.5 ms (opening
+  // the inputs, exporting the outputs), no other thread any.
+  mkb::WorkerCpu honest;
+  honest.one_cpu = true;
   for (int i = 0; i < 30; ++i) {
-    calibration_cpu.push_back(2.6 + 0.03 * i);
-    calibration_thread.push_back(0.03 + 0.001 * (i % 20));
+    honest.kernel_thread_calibration_ms.push_back(0.03 + 0.001 * (i % 20));
+    honest.main_thread_calibration_ms.push_back(2.6 + 0.03 * i);
+    honest.other_threads_calibration_ms.push_back(0.0);
   }
-  std::vector<double> rtt, honest, honest_cpu, honest_thread, forged, moved_cpu;
+  std::vector<double> rtt, reports, forged;
   for (int i = 0; i < 50; ++i) {
-    // An honest 0.8 ms call: its CPU time is the channel's plus the call's (at most the call's
-    // wall time: one CPU), the main thread's share up to 0.9 ms more than calibration's.
+    // An honest 0.8 ms call: the kernel's thread as calibrated, the main thread up to 0.9 ms
+    // more than calibration's.
     rtt.push_back(5.0 + 0.1 * (i % 7));
-    honest.push_back(0.8 + 0.01 * (i % 3));
-    honest_cpu.push_back(2.6 + 0.03 * (i % 30) + honest.back() + 0.9);
-    honest_thread.push_back(0.03 + 0.001 * (i % 20) + honest.back() + 0.02);
+    reports.push_back(0.8 + 0.01 * (i % 3));
+    honest.kernel_thread_ms.push_back(0.03 + 0.001 * (i % 20) + 0.02);
+    honest.main_thread_ms.push_back(2.6 + 0.03 * (i % 30) + 0.9);
+    honest.other_threads_ms.push_back(0.0);
     // The same call with the worker's clock rewritten to read 50 us (red team round 9): inside
-    // the round-trip bound (50 ms + 50%), but the kernel's thread ran the whole call.
+    // the round-trip bound (50 ms + 50%).
     forged.push_back(0.05);
-    // Or a 2.5 ms call whose work was moved off the kernel's thread.
-    moved_cpu.push_back(honest_cpu.back() + 1.7);
   }
   const std::vector<double> calibration_gap(30, 3.0);
-  auto judge = [&](const std::vector<double>& reported, const std::vector<double>& cpu,
-                   const std::vector<double>& thread, bool one_cpu) {
-    return mkb::AcceptReportedTimes(
-        reported, rtt, calibration_gap, bound,
-        mkb::WorkerCpu{cpu, calibration_cpu, thread, calibration_thread, one_cpu});
-  };
-  const mkb::AcceptedTimes ok = judge(honest, honest_cpu, honest_thread, true);
+  const mkb::AcceptedTimes ok =
+      mkb::AcceptReportedTimes(reports, rtt, calibration_gap, bound, honest);
   CHECK_FALSE(ok.finding.has_value());
-  CHECK_THAT(ok.thread_cpu_outside_ms - ok.calibration_thread_cpu_outside_ms,
+  CHECK_THAT(ok.kernel_thread.timed_ms - ok.kernel_thread.calibrated_ms,
              Catch::Matchers::WithinAbs(0.02, 0.01));
 
-  const mkb::AcceptedTimes caught = judge(forged, honest_cpu, honest_thread, true);
+  // The forged clock, the work on the kernel's thread: 0.75 ms more of it outside the clock.
+  mkb::WorkerCpu on_thread = honest;
+  for (double& ms : on_thread.kernel_thread_ms) ms += 0.75;
+  const mkb::AcceptedTimes caught =
+      mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, on_thread);
   REQUIRE(caught.finding.has_value());
   CHECK(caught.finding->code() == "timing.inconsistent");
   CHECK_THAT(caught.finding->message(), Catch::Matchers::ContainsSubstring("kernel's thread"));
   CHECK(caught.accepted_ms == forged);  // reports are never raised
 
-  const std::vector<double> idle_thread(50, 0.08);
-  const mkb::AcceptedTimes moved = judge(forged, moved_cpu, idle_thread, true);
-  REQUIRE(moved.finding.has_value());
-  CHECK_THAT(moved.finding->message(), Catch::Matchers::ContainsSubstring("worker's CPU"));
+  // The work moved to a thread of its own (red team round 10: a raw clone() thread).
+  mkb::WorkerCpu moved = honest;
+  for (double& ms : moved.other_threads_ms) ms = 0.7;
+  const mkb::AcceptedTimes other =
+      mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, moved);
+  REQUIRE(other.finding.has_value());
+  CHECK_THAT(other.finding->message(), Catch::Matchers::ContainsSubstring("other threads"));
 
   // Without the CPU checks (no measurement, or a worker on several CPUs, whose threads' CPU
-  // time may exceed the wall clock), the same forgery is inside the round-trip bound: the
-  // checks are what stop it.
+  // time may exceed the wall clock), the same forgeries are inside the round-trip bound: the
+  // checks are what stop them.
   CHECK_FALSE(mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound).finding.has_value());
-  CHECK_FALSE(judge(forged, honest_cpu, honest_thread, false).finding.has_value());
+  on_thread.one_cpu = false;
+  CHECK_FALSE(
+      mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, on_thread).finding.has_value());
 }

@@ -87,7 +87,7 @@ def _record(case, verdict, wall_s: float) -> None:
         "clock_gap": {
             k.removeprefix("timing."): v
             for k, v in verdict.get("phase_times", {}).get("steps", {}).items()
-            if k.startswith(("timing.clock_gap", "timing.worker_"))
+            if k.startswith(("timing.clock_gap", "timing.cpu."))
         },
     }
     with open(path, "a", encoding="utf-8") as out:

@@ -38,6 +38,11 @@ def _trace(span_ms: float):
     )
 
 
+def _cpu(kernel_ms: float, main_ms: float, other_ms: float) -> dict:
+    """A call's CPU times as Session.last_cpu_ms holds them (ms)."""
+    return {"kernel_thread": kernel_ms, "main_thread": main_ms, "other_threads": other_ms}
+
+
 def _evaluation(problem, config: dict, require_dsl: bool = True):
     """An Evaluation of problem on a "GPU" plan whose worker and GPU tools are fakes."""
     ev = host.Evaluation.__new__(host.Evaluation)
@@ -54,8 +59,12 @@ def _evaluation(problem, config: dict, require_dsl: bool = True):
     ev.steps, ev.times = {}, {}
     ev.clocks = None
     ev.calibration_gaps = [0.1] * 30
-    ev.calibration_cpu = [2.0] * 30  # the worker's CPU time outside its clock per no-op call (ms)
-    ev.calibration_thread_cpu = [0.02] * 30  # of the kernel's thread
+    # The worker's CPU time per no-op call (ms; the kernel thread's outside its clock).
+    ev.calibration_cpu = {
+        "kernel_thread": [0.02] * 30,
+        "main_thread": [2.0] * 30,
+        "other_threads": [0.0] * 30,
+    }
     # As the calibration leaves it: the structure of the reference's outputs.
     ev.timed_structure = values.value_node(problem.module.reference(*problem.make_inputs("small", seed=0)))
     ev.in_place = host._in_place_flags(problem.message)
@@ -105,11 +114,12 @@ def test_the_strict_pass_replays_the_eager_seeds_and_the_kernel_draws_on_while_n
     ev.references = lambda inputs: (expected, expected)
     ev._compare = lambda *args: True
     # The worker's CPU time over each round trip: the 9 ms reported plus what a no-op call uses.
-    host.Evaluation._kernel_passes(ev, session=SimpleNamespace(last_cpu_ms=11.05, last_thread_cpu_ms=9.03))
+    host.Evaluation._kernel_passes(ev, session=SimpleNamespace(last_cpu_ms=_cpu(9.03, 2.05, 0.0)))
     b = ev.builder
     assert b.can_continue() and not b.has_violation(), b.finish().findings
-    assert abs(ev.steps["timing.worker_cpu_outside_ms"] - 2.05) < 1e-9
-    assert ev.steps["timing.worker_cpu_outside_calibrated_ms"] == 2.0
+    assert abs(ev.steps["timing.cpu.main_thread.timed_ms"] - 2.05) < 1e-9
+    assert ev.steps["timing.cpu.main_thread.calibrated_ms"] == 2.0
+    assert abs(ev.steps["timing.cpu.kernel_thread.timed_ms"] - 0.03) < 1e-9
     assert kernel_seeds[:10] == eager_seeds  # the same inputs, in the same order
     assert len(kernel_seeds) == 30 and not set(kernel_seeds[10:]) & set(eager_seeds)
     assert ev.steps["timing.strict_draws"] == 30
@@ -243,7 +253,7 @@ def test_a_report_below_the_cpu_time_of_its_call_fails_on_one_cpu(suite):
     problem = suite.find(28)
     expected = problem.reference(*problem.make_inputs("small", seed=0))
 
-    def judged(cpu_ms: float, thread_cpu_ms: float):
+    def judged(kernel_ms: float, main_ms: float, other_ms: float):
         ev = _evaluation(problem, SMALL)
         ev.config = _core.judge_config({"policy": {"require_dsl": False}})
         ev.builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", ev.config)
@@ -260,19 +270,18 @@ def test_a_report_below_the_cpu_time_of_its_call_fails_on_one_cpu(suite):
         ev.references = lambda inputs: (expected, expected)
         ev._compare = lambda *args: True
         ev.eager_parity = [0.8] * 50
-        session = SimpleNamespace(last_cpu_ms=cpu_ms, last_thread_cpu_ms=thread_cpu_ms)
+        session = SimpleNamespace(last_cpu_ms=_cpu(kernel_ms, main_ms, other_ms))
         host.Evaluation._kernel_passes(ev, session=session)
         return ev.builder
 
-    # 0.5 ms more of the worker's CPU outside the clock than calibration's (its main thread),
-    # the kernel's thread as calibrated: honest.
-    honest = judged(2.0 + 0.05 + 0.5, 0.02 + 0.05)
+    # The main thread 0.5 ms over calibration's, the kernel's thread as calibrated: honest.
+    honest = judged(0.02 + 0.05, 2.0 + 0.5, 0.0)
     assert not honest.has_violation(), honest.finish().findings
     # A 0.85 ms call that its clock says took 50 us, on the kernel's thread: the thread's check.
-    forged = judged(2.0 + 0.05 + 0.8, 0.02 + 0.05 + 0.8)
+    forged = judged(0.02 + 0.05 + 0.8, 2.0, 0.0)
     findings = [f for f in forged.finish().findings if f.code == "timing.inconsistent"]
     assert findings and "kernel's thread" in findings[0].message, forged.finish().findings
-    # The same work on another of the worker's threads: the whole worker's (looser) check.
-    moved = judged(2.0 + 0.05 + 2.0, 0.02 + 0.05)
+    # The same work on a thread of its own: the other threads' check.
+    moved = judged(0.02 + 0.05, 2.0, 0.8)
     findings = [f for f in moved.finish().findings if f.code == "timing.inconsistent"]
-    assert findings and "worker's CPU" in findings[0].message, moved.finish().findings
+    assert findings and "other threads" in findings[0].message, moved.finish().findings

@@ -100,7 +100,7 @@ def test_a_refusal_in_the_judges_own_calibration_is_shown_not_blamed_on_the_kern
     from types import SimpleNamespace
 
     from metakernelbench import _core
-    from metakernelbench.judge import host
+    from metakernelbench.judge import host, session
 
     problem = mkb.load_suite().find(28)
     builder = _core.VerdictBuilder(problem.message, "cutedsl", "small", None)
@@ -117,7 +117,9 @@ def test_a_refusal_in_the_judges_own_calibration_is_shown_not_blamed_on_the_kern
         module=problem.module,
         builder=builder,
     )
-    host.Evaluation._calibrate(fake, SimpleNamespace(request=request))
+    host.Evaluation._calibrate(
+        fake, SimpleNamespace(request=request, last_cpu_ms=session.cpu_deltas((0, 0, 0), (0, 0, 0), 0.0))
+    )
     assert len(fake.calibration_gaps) == 3
     assert builder.can_continue() and not builder.has_violation()
     verdict = builder.finish()

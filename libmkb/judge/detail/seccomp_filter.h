@@ -23,6 +23,9 @@ absl::Status InstallWorkerSeccompFilter();
 // there whatever kernel.py calls (a red team widened it through psutil's C extension, which
 // raises no audit event).
 absl::Status SealCpuAffinity();
+// Refuses new processes to every thread of this process (fork, vfork, clone without
+// CLONE_THREAD: EPERM); threads are still made.
+absl::Status SealProcesses();
 
 // The refused system calls by name.
 std::vector<std::string> WorkerSeccompDeniedNames();

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'instance_method', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refusing_function', 'render_received_skill', 'render_report', 'render_task', 'replace_type_attribute', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'install_runtime_audit', 'instance_method', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refusing_function', 'render_received_skill', 'render_report', 'render_task', 'replace_type_attribute', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seal_processes', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'take_runtime_findings', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -99,9 +99,9 @@ class ProcessSupervisor:
         ...
     def alive(self) -> bool:
         ...
-    def cpu_ns(self) -> int:
+    def cpu_sample(self) -> tuple[int, int, int]:
         """
-        CPU time charged to the supervised process and every process below it (ns), read from the kernel's accounting.
+        (worker process, its main thread, the kernel's thread) CPU time in ns, from the kernel's accounting; zeros before watch_thread, the kernel thread's -1 once it is gone.
         """
     def finish(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 5.0) -> Message:
         """
@@ -111,13 +111,9 @@ class ProcessSupervisor:
         ...
     def snapshot(self) -> Message:
         ...
-    def thread_cpu_ns(self) -> int:
-        """
-        CPU time of the watched thread (ns, /proc's schedstat); 0 when none is watched, -1 once it is gone.
-        """
     def watch_thread(self, local_tid: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
-        The worker's thread of this id in its PID namespace (KernelThread.native_id), whose CPU time thread_cpu_ns reads from now on.
+        The worker's thread of this id in its PID namespace (KernelThread.native_id): from now on cpu_sample reads the worker's CPU time, its main thread's and that thread's.
         """
     @property
     def peak_rss_bytes(self) -> int:
@@ -422,9 +418,9 @@ class AgentTrialExecutor(protocol.TrialExecutor):
         Runs one trial (a TrialSpec message or dict) and returns its Attempt. Blocks for the
         whole attempt (the GIL is released). UnavailableError: a transient failure.
         """
-def accept_reported_times(reported_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], round_trip_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], calibration_gap_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], config: typing.Any = None, gpu: bool = True, worker_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], calibration_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], thread_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], calibration_thread_cpu_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], one_cpu: bool = False) -> dict:
+def accept_reported_times(reported_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], round_trip_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], calibration_gap_ms: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], config: typing.Any = None, gpu: bool = True, cpu: typing.Any = None, one_cpu: bool = False) -> dict:
     """
-    The worker's reported times checked against the host's round trips and, where the worker runs on one CPU, against its CPU time (measurement_plan.h).
+    The worker's reported times checked against the host's round trips and, where the worker runs on one CPU, against its CPU time (measurement_plan.h). cpu: {kernel_thread, main_thread, other_threads} per timed call and each with _calibration per calibration call, in ms (the kernel thread's less the report).
     """
 def accept_strict_sample(span_ms: typing.SupportsFloat | typing.SupportsIndex, kernel_sum_ms: typing.SupportsFloat | typing.SupportsIndex, round_trip_ms: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
     """
@@ -619,6 +615,10 @@ def same_contents(a: typing.Any, a_dtype: str, b: typing.Any, b_dtype: str) -> b
 def seal_cpu_affinity() -> None:
     """
     Worker side, once pinned: sched_setaffinity refused (EPERM) to every thread of this process, now and later. Raises when the filter cannot be installed.
+    """
+def seal_processes() -> None:
+    """
+    Refuses new processes to every thread of this process from now on (fork, vfork, clone without CLONE_THREAD: EPERM; a seccomp filter): the CPU judge's worker, once prepared.
     """
 def seccomp_denied_syscalls() -> list[str]:
     """

@@ -97,6 +97,16 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+# The worker's threads whose CPU time the host reads around each call (Session.last_cpu_ms).
+CPU_PARTS = ("kernel_thread", "main_thread", "other_threads")
+
+
+def _append_cpu(into: dict, cpu_ms: dict, report_ms: float) -> None:
+    """One call's CPU times (ms) onto `into`'s lists, the kernel thread's less the call's report."""
+    for part in CPU_PARTS:
+        into[part].append(cpu_ms[part] - (report_ms if part == "kernel_thread" else 0.0))
+
+
 class Evaluation:
     def __init__(self, request):
         self.request = request
@@ -654,8 +664,8 @@ class Evaluation:
         self.timed_structure = values.value_node(expected)
         del expected
         self.calibration_gaps = []
-        self.calibration_cpu = []  # the worker's CPU time outside its clock (ms), per no-op call
-        self.calibration_thread_cpu = []  # the same, of the kernel's thread
+        # The worker's CPU time per no-op call (ms; the kernel thread's less the report).
+        self.calibration_cpu: dict[str, list[float]] = {k: [] for k in CPU_PARTS}
         refused: list = []
         for _ in range(plan.calibration_calls):
             reply, fds, _, rtt = session.request(
@@ -666,8 +676,7 @@ class Evaluation:
             if reply.judge_error or not reply.ok:
                 raise WorkerLost(f"calibration failed: {reply.judge_error or reply.error}")
             self.calibration_gaps.append((rtt - reply.seconds) * 1e3)
-            self.calibration_cpu.append(session.last_cpu_ms - reply.seconds * 1e3)
-            self.calibration_thread_cpu.append(session.last_thread_cpu_ms - reply.seconds * 1e3)
+            _append_cpu(self.calibration_cpu, session.last_cpu_ms, reply.seconds * 1e3)
             refused.extend(reply.findings)
         if refused:
             # No code of the kernel's exists yet: whatever the audit refused here is the judge's
@@ -732,15 +741,15 @@ class Evaluation:
                 b.record_call_error("timing", 0, reply.error_type or "Exception", reply.error)
                 return
         t = self._step("timing.warmup", t)
-        reported, round_trips, worker_cpu, thread_cpu = [], [], [], []
+        reported, round_trips = [], []
+        worker_cpu: dict[str, list[float]] = {k: [] for k in CPU_PARTS}
         for seed in plan.timing_seeds:
             reply, rtt = timed(seed, False)
             if reply is None:
                 return
             reported.append(reply.seconds * 1e3)
             round_trips.append(rtt * 1e3)
-            worker_cpu.append(session.last_cpu_ms)
-            thread_cpu.append(session.last_thread_cpu_ms)
+            _append_cpu(worker_cpu, session.last_cpu_ms, reply.seconds * 1e3)
             self._launch_findings(reply, "timing", require_dsl_kernel=False)
         accepted = _core.accept_reported_times(
             reported,
@@ -748,10 +757,10 @@ class Evaluation:
             self.calibration_gaps,
             self.config,
             self.device == "cuda",
-            worker_cpu_ms=worker_cpu,
-            calibration_cpu_ms=self.calibration_cpu,
-            thread_cpu_ms=thread_cpu,
-            calibration_thread_cpu_ms=self.calibration_thread_cpu,
+            cpu={
+                **worker_cpu,
+                **{f"{k}_calibration": v for k, v in self.calibration_cpu.items()},
+            },
             # The CPU judge's worker is on one CPU, its affinity sealed (worker._one_cpu).
             one_cpu=self.device == "cpu",
         )
@@ -762,14 +771,11 @@ class Evaluation:
         self.steps["timing.clock_gap_ms"] = float(accepted["median_gap_ms"])
         self.steps["timing.clock_gap_calibrated_ms"] = float(accepted["calibration_gap_ms"])
         self.steps["timing.clock_gap_allowed_ms"] = float(accepted["allowed_gap_ms"])
-        # The worker's CPU time outside its clock (ms, medians): timed calls, calibration calls.
-        self.steps["timing.worker_cpu_outside_ms"] = float(accepted["worker_cpu_outside_ms"])
-        self.steps["timing.worker_cpu_outside_calibrated_ms"] = float(accepted["calibration_cpu_outside_ms"])
-        self.steps["timing.worker_cpu_excess_allowed_ms"] = float(accepted["allowed_cpu_excess_ms"])
-        self.steps["timing.worker_thread_cpu_outside_ms"] = float(accepted["thread_cpu_outside_ms"])
-        self.steps["timing.worker_thread_cpu_outside_calibrated_ms"] = float(
-            accepted["calibration_thread_cpu_outside_ms"]
-        )
+        # The worker's CPU time per call (ms, medians over the timed and the calibration calls;
+        # the kernel thread's outside its clock) and the bound on their difference.
+        for part in CPU_PARTS:
+            for key, value in accepted[part].items():
+                self.steps[f"timing.cpu.{part}.{key}"] = float(value)
         if accepted["finding"] is not None:
             b.add_findings([accepted["finding"]])
         if not b.can_continue():

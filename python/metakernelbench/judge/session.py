@@ -23,6 +23,21 @@ class ChannelForged(WorkerLost):
     """A message on the channel failed authentication: code in the worker wrote to it."""
 
 
+def cpu_deltas(before, after, round_trip_s: float) -> dict:
+    """The CPU time (ms) between two ProcessSupervisor.cpu_sample readings: the kernel's thread,
+    the main thread, and every other thread (the process's less those two)."""
+    process, main, kernel = (b - a for a, b in zip(before, after))
+    if before[2] < 0 or after[2] < 0:
+        # The kernel's thread is gone (it lives as long as an honest worker): counted as having
+        # run the whole round trip, which no report outside the clock explains.
+        kernel = int(round_trip_s * 1e9)
+    return {
+        "kernel_thread": kernel * 1e-6,
+        "main_thread": main * 1e-6,
+        "other_threads": max(0, process - main - max(kernel, 0)) * 1e-6 if before[0] else 0.0,
+    }
+
+
 class Session:
     """The host's side of one worker: requests, deadlines, and what counts as losing it."""
 
@@ -39,10 +54,10 @@ class Session:
         self.total_timeout_s = 0.0
         self._next_id = 1
         # The worker's CPU time over the last request's round trip (ms), from the kernel's
-        # accounting (ProcessSupervisor.cpu_ns): what AcceptReportedTimes holds the worker's clock
-        # to where the worker has one CPU.
-        self.last_cpu_ms = 0.0
-        self.last_thread_cpu_ms = 0.0  # of the kernel's thread (ProcessSupervisor.watch_thread)
+        # accounting (ProcessSupervisor.cpu_sample): its kernel thread's, its main thread's and
+        # every other thread's (those that started and ended within the call included), which
+        # AcceptReportedTimes holds the worker's clock to where the worker has one CPU.
+        self.last_cpu_ms = {"kernel_thread": 0.0, "main_thread": 0.0, "other_threads": 0.0}
 
     def request(self, op: str, inputs=(), timeout_s: float | None = None, **fields):
         """Sends one request; returns (reply, fds, holder, round_trip_s). The round trip is the
@@ -52,7 +67,7 @@ class Session:
         self._next_id += 1
         message = _core.message("WorkerRequest", {"op": op, "id": request_id, "inputs": handles, **fields})
         data = message.serialize()
-        cpu, thread_cpu = self.supervisor.cpu_ns(), self.supervisor.thread_cpu_ns()
+        before = self.supervisor.cpu_sample()
         start = time.perf_counter()
         try:
             self.channel.send(data, fds)
@@ -60,14 +75,7 @@ class Session:
             raise WorkerLost("the worker closed its channel") from gone
         reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s, bounded=op != "shutdown")
         round_trip = time.perf_counter() - start
-        self.last_cpu_ms = (self.supervisor.cpu_ns() - cpu) * 1e-6
-        after = self.supervisor.thread_cpu_ns()
-        if thread_cpu < 0 or after < 0:
-            # The kernel's thread is gone (it lives as long as an honest worker): counted as
-            # having run the whole round trip, which no report outside the clock explains.
-            self.last_thread_cpu_ms = round_trip * 1e3
-        else:
-            self.last_thread_cpu_ms = (after - thread_cpu) * 1e-6
+        self.last_cpu_ms = cpu_deltas(before, self.supervisor.cpu_sample(), round_trip)
         return reply, reply_fds, holder, round_trip
 
     def wait(self, request_id: int, timeout_s: float, bounded: bool = True):

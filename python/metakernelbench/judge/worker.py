@@ -239,6 +239,10 @@ class Worker:
         # runtime.outside_call violation. On already for the calibration, so that it measures
         # the channel as the timed calls will see it.
         _core.watch_kernel_code(True)
+        if self.device == "cpu":
+            # No new process from here on, whoever asks (a raw clone() too): all the CPU the calls
+            # use is this process's, which the host reads around each (AcceptReportedTimes).
+            _core.seal_processes()
         self._dsl = dsl
         _scrub_modules(dsl)
         return {"ok": True, "versions": self.versions, "kernel_tid": self._thread.native_id}
