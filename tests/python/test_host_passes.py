@@ -274,8 +274,8 @@ def test_a_report_below_the_cpu_time_of_its_call_fails_on_one_cpu(suite):
         host.Evaluation._kernel_passes(ev, session=session)
         return ev.builder
 
-    # The main thread 0.5 ms over calibration's, the kernel's thread as calibrated: honest.
-    honest = judged(0.02 + 0.05, 2.0 + 0.5, 0.0)
+    # The main thread 0.2 ms over calibration's, the kernel's thread as calibrated: honest.
+    honest = judged(0.02 + 0.05, 2.0 + 0.2, 0.0)
     assert not honest.has_violation(), honest.finish().findings
     # A 0.85 ms call that its clock says took 50 us, on the kernel's thread: the thread's check.
     forged = judged(0.02 + 0.05 + 0.8, 2.0, 0.0)
@@ -285,3 +285,7 @@ def test_a_report_below_the_cpu_time_of_its_call_fails_on_one_cpu(suite):
     moved = judged(0.02 + 0.05, 2.0, 0.8)
     findings = [f for f in moved.finish().findings if f.code == "timing.inconsistent"]
     assert findings and "other threads" in findings[0].message, moved.finish().findings
+    # Or on the main thread (a pending call it runs before the export: red team round 11).
+    on_main = judged(0.02 + 0.05, 2.0 + 0.7, 0.0)
+    findings = [f for f in on_main.finish().findings if f.code == "timing.inconsistent"]
+    assert findings and "main thread" in findings[0].message, on_main.finish().findings
