@@ -34,12 +34,12 @@ struct ClockBound {
   // use than a calibration call, as `fixed` plus `fraction` of the median report. The kernel's
   // thread (outside its clock) and the worker's other threads (all of it: none of them runs
   // kernel.py's code) are held to 0.1 ms + 5%; the main thread, whose share varies with a
-  // kernel's outputs and the garbage it leaves, to 0.35 ms + 10%: over the CPU adversarial
+  // kernel's outputs and the garbage it leaves, to 0.4 ms + 10%: over the CPU adversarial
   // suite's honest kernels, on this project's 2-core machine loaded by a full test run, it read
-  // 0.34 ms below to 0.16 ms above calibration. Work a kernel moves onto the main thread up to
+  // 0.34 ms below to 0.22 ms above calibration. Work a kernel moves onto the main thread up to
   // that bound per call is not seen (red team round 11: a pending call run by the main thread
   // before the export passed at 12.9-20.1x under 1 ms + 25%).
-  double cpu_fixed_ms = 0.35;  // the main thread
+  double cpu_fixed_ms = 0.4;  // the main thread
   double cpu_fraction = 0.1;
   double thread_fixed_ms = 0.1;  // the kernel's thread, the other threads
   double thread_fraction = 0.05;
