@@ -227,7 +227,8 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
   const bool other_over = check(cpu.other_threads_ms, cpu.other_threads_calibration_ms,
                                 bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads);
   const bool main_over = check(cpu.main_thread_ms, cpu.main_thread_calibration_ms,
-                               bound.cpu_fixed_ms, bound.cpu_fraction, &out.main_thread);
+                               bound.cpu_fixed_ms, bound.cpu_fraction, &out.main_thread) &&
+                         bound.enforce_main_thread;
   const AcceptedTimes::CpuCheck* over = kernel_over  ? &out.kernel_thread
                                         : other_over ? &out.other_threads
                                         : main_over  ? &out.main_thread

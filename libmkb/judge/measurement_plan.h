@@ -33,14 +33,15 @@ struct ClockBound {
   // The CPU checks (where the worker runs on one CPU): how much more CPU time a timed call may
   // use than a calibration call, as `fixed` plus `fraction` of the median report. The kernel's
   // thread (outside its clock) and the worker's other threads (all of it: none of them runs
-  // kernel.py's code) are held to 0.1 ms + 5%; the main thread, whose share varies with a
-  // kernel's outputs and the garbage it leaves, to 0.4 ms + 10%: over the CPU adversarial
-  // suite's honest kernels, on this project's 2-core machine loaded by a full test run, it read
-  // 0.34 ms below to 0.22 ms above calibration. Work a kernel moves onto the main thread up to
-  // that bound per call is not seen (red team round 11: a pending call run by the main thread
-  // before the export passed at 12.9-20.1x under 1 ms + 25%).
+  // kernel.py's code) are held to 0.1 ms + 5%. The main thread is measured against 0.4 ms + 10%
+  // but not held to it (`enforce_main_thread`): its share varies with a kernel's outputs, the
+  // garbage it leaves and the machine's load, and a fresh full test run read honest kernels 0.67
+  // ms over calibration there (three false violations), where runs beside it read 0.34 below to
+  // 0.22 above. Work a kernel moves onto the main thread is therefore not bounded by CPU time
+  // (red team round 11: a pending call the main thread ran before the export, 12.9-20.1x).
   double cpu_fixed_ms = 0.4;  // the main thread
   double cpu_fraction = 0.1;
+  bool enforce_main_thread = false;
   double thread_fixed_ms = 0.1;  // the kernel's thread, the other threads
   double thread_fraction = 0.05;
 };
