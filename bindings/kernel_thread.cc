@@ -167,6 +167,12 @@ class KernelThread {
     changed_.wait(lock, [this] { return ready_; });
   }
 
+  // The thread's id (gettid) in this process's PID namespace.
+  int native_id() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return native_id_;
+  }
+
   // fn(*args) on the kernel's thread: ("ok", seconds, value) or TakeRaised()'s tuple. Timed:
   // seconds by the clock (start, call, stop, all on that thread), else 0.
   py::tuple Call(const py::object& fn, const py::tuple& args, bool timed) {
@@ -204,13 +210,6 @@ class KernelThread {
     return thread_id_;
   }
 
- public:
-  int native_id() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return native_id_;
-  }
-
- private:
   void Loop() {
     PyGILState_STATE gil = PyGILState_Ensure();  // this thread's state, kept for its life
     {

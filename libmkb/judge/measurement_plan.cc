@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "libmkb/judge/seeds.h"
 #include "libmkb/judge/timing_summary.h"
 #include "libmkb/model/defaults.h"
@@ -233,12 +232,9 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
                                         : other_over ? &out.other_threads
                                         : main_over  ? &out.main_thread
                                                      : nullptr;
-  const char* who = kernel_over  ? "the kernel's thread used a median %.3f ms of CPU per timed "
-                                   "call outside its clock"
-                    : other_over ? "the worker's other threads used a median %.3f ms of CPU per "
-                                   "timed call"
-                                 : "the worker's main thread used a median %.3f ms of CPU per "
-                                   "timed call";
+  const char* who = kernel_over  ? "the kernel's thread"
+                    : other_over ? "the worker's other threads"
+                                 : "the worker's main thread";
   std::string message;
   if (out.no_time > 0) {
     message = absl::StrFormat(
@@ -256,11 +252,11 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
         "channel costs %.3f ms (bound %.3f ms): work done outside the timed window",
         out.median_gap_ms, out.calibration_gap_ms, out.allowed_gap_ms);
   } else if (over != nullptr) {
-    message = absl::StrCat(
-        absl::StrReplaceAll(who, {{"%.3f", absl::StrFormat("%.3f", over->timed_ms)}}),
-        absl::StrFormat(" where a calibration call uses %.3f ms (bound: %.3f ms more): the clock "
-                        "reported less than the call used",
-                        over->calibrated_ms, over->allowed_excess_ms));
+    message = absl::StrFormat(
+        "%s used a median %.3f ms of CPU per timed call%s where a calibration call uses %.3f ms "
+        "(bound: %.3f ms more): the clock reported less than the call used",
+        who, over->timed_ms, kernel_over ? " outside its clock" : "", over->calibrated_ms,
+        over->allowed_excess_ms);
   }
   if (!message.empty()) {
     v1::AuditFinding f;

@@ -196,7 +196,8 @@ struct AcceptedTimes {
 //   more CPU there than in a calibration call is work moved off the kernel's thread (red team
 //   round 10: a raw clone() thread with no Python state passed 2 of 5 times under a bound of the
 //   whole worker's time);
-// - the main thread only handles the call's inputs and outputs, and varies with them: loosely.
+// - the main thread only handles the call's inputs and outputs, and varies with them and the
+//   machine's load: measured, held to its bound only where the ClockBound says so.
 // The first of each pair is per timed call, the second per calibration call.
 struct WorkerCpu {
   std::vector<double> kernel_thread_ms, kernel_thread_calibration_ms;  // CPU time - report

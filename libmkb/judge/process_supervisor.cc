@@ -71,6 +71,14 @@ int64_t OwnCpuNanos(pid_t pid) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// The first field of a thread's schedstat: its time on a CPU (ns); -1 when it cannot be read.
+int64_t ThreadOnCpuNanos(pid_t process, pid_t thread) {
+  std::ifstream schedstat(absl::StrCat("/proc/", process, "/task/", thread, "/schedstat"));
+  int64_t on_cpu = 0;
+  if (!(schedstat >> on_cpu)) return -1;
+  return on_cpu;
+}
+
 }  // namespace
 
 absl::Status ProcessSupervisor::WatchThread(pid_t local_tid) {
@@ -104,18 +112,6 @@ absl::Status ProcessSupervisor::WatchThread(pid_t local_tid) {
   watched_thread_ = found;
   return absl::OkStatus();
 }
-
-namespace {
-
-// The first field of a thread's schedstat: its time on a CPU (ns); -1 when it cannot be read.
-int64_t ThreadOnCpuNanos(pid_t process, pid_t thread) {
-  std::ifstream schedstat(absl::StrCat("/proc/", process, "/task/", thread, "/schedstat"));
-  int64_t on_cpu = 0;
-  if (!(schedstat >> on_cpu)) return -1;
-  return on_cpu;
-}
-
-}  // namespace
 
 ProcessSupervisor::CpuSample ProcessSupervisor::SampleCpu() const {
   CpuSample sample;

@@ -87,13 +87,14 @@ std::vector<std::string> SeccompDeniedSyscalls();
 // Worker side, after it pinned itself to one CPU: refuses sched_setaffinity to every thread of
 // the process from now on (a further seccomp filter), so that kernel.py cannot widen its share
 // of the CPU beyond the eager baseline's.
+absl::Status SealCpuAffinity();
+
 // The CPU judge's worker, once prepared: no new process from any of its threads (fork, vfork,
 // clone without CLONE_THREAD refused by a seccomp filter, TSYNC), so that all the CPU its calls
 // use is its own process's, which the host reads (red team round 10: a process cloned with
 // CLONE_VM from the kernel's thread did a call's work where the host's CPU reading never looked,
 // passed at 4.8-6x).
 absl::Status SealProcesses();
-absl::Status SealCpuAffinity();
 
 }  // namespace mkb
 

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -139,18 +140,16 @@ absl::Status InstallWorkerSeccompFilter() {
   return absl::OkStatus();
 }
 
-absl::Status SealCpuAffinity() {
+namespace {
+
+// Installs `program` (after its first statement, which loads the syscall number) on every thread
+// of the process at once (TSYNC: a BLAS or OpenMP pool already started included); threads
+// started later inherit it. SPEC_ALLOW as for the worker's filter. `what` names it in errors.
+absl::Status InstallOnEveryThread(std::vector<sock_filter> program, const char* what) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return absl::InternalError(absl::StrCat("no_new_privs: ", std::strerror(errno)));
   }
-  std::vector<sock_filter> program;
-  program.push_back(Statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
-  program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_setaffinity, 0, 1));
-  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
-  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   sock_fprog fprog = {static_cast<unsigned short>(program.size()), program.data()};
-  // TSYNC: every thread of the process at once (a BLAS or OpenMP pool already started included);
-  // threads started later inherit it. SPEC_ALLOW as for the worker's filter.
   long installed = ::syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
                              SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &fprog);
   if (installed != 0 && errno == EINVAL) {
@@ -158,17 +157,25 @@ absl::Status SealCpuAffinity() {
   }
   if (installed != 0) {
     return absl::InternalError(
-        absl::StrCat("sealing the CPU affinity: ",
+        absl::StrCat(what, ": ",
                      installed > 0 ? absl::StrCat("thread ", installed, " cannot take the filter")
                                    : std::strerror(errno)));
   }
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status SealCpuAffinity() {
+  std::vector<sock_filter> program;
+  program.push_back(Statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+  program.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_setaffinity, 0, 1));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
+  program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  return InstallOnEveryThread(std::move(program), "sealing the CPU affinity");
+}
+
 absl::Status SealProcesses() {
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return absl::InternalError(absl::StrCat("no_new_privs: ", std::strerror(errno)));
-  }
   std::vector<sock_filter> program;
   program.push_back(Statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
 #if defined(__NR_fork)
@@ -187,19 +194,7 @@ absl::Status SealProcesses() {
   program.push_back(Jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0));
   program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
   program.push_back(Statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  sock_fprog fprog = {static_cast<unsigned short>(program.size()), program.data()};
-  long installed = ::syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-                             SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &fprog);
-  if (installed != 0 && errno == EINVAL) {
-    installed = ::syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog);
-  }
-  if (installed != 0) {
-    return absl::InternalError(
-        absl::StrCat("sealing process creation: ",
-                     installed > 0 ? absl::StrCat("thread ", installed, " cannot take the filter")
-                                   : std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return InstallOnEveryThread(std::move(program), "sealing process creation");
 }
 
 std::vector<std::string> WorkerSeccompDeniedNames() {

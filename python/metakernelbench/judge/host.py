@@ -323,8 +323,8 @@ class Evaluation:
                             "code": "judge.cpu_unwatched",
                             "severity": "warning",
                             "phase": "startup",
-                            "message": f"the kernel thread's CPU time cannot be read here ({error}): "
-                            "its clock is held to the round trip and the whole worker's CPU time only",
+                            "message": f"the worker's threads cannot be found here ({error}): "
+                            "its clock is held to the round trip only, not to its CPU time",
                         }
                     ]
                 )
