@@ -61,10 +61,10 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
 }
 
 ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu) {
-  // On a GPU: 0.5 ms + 25%. Measured on the H200 (2026-12-01), honest solutions spent up to
-  // 1.8x the calibrated channel cost (1.1-1.7 ms) outside the clock; the bound is for gross
-  // work outside the window, the clock itself being the judge's. On the CPU, where timings
-  // only serve tests and a loaded machine preempts either process for milliseconds: 50 ms +
+  // On a GPU: 0.5 ms + 25% over the channel's p90. Measured on the H200 (2026-12-01), honest
+  // solutions spent up to 1.8x the calibrated channel cost (1.1-1.7 ms) outside the clock; on
+  // an H100 (2026-12-06) 39 honest evaluations used at most 75% of this bound. On the CPU, where
+  // timings only serve tests and a loaded machine preempts either process for milliseconds: 50 ms +
   // 50%. (A fraction of 1 could never trip: a call's gap is its round trip less a report of
   // no less than zero. Red team round 6: a thread of C callables finishing the output after
   // solve returned spent 100-200 ms of each 0.7 ms call outside the clock and passed.)
@@ -210,7 +210,7 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
   out.median_gap_ms = Quantile(gaps, 0.5);
   const double median_rtt =
       Quantile(std::vector<double>(round_trip_ms.begin(), round_trip_ms.begin() + n), 0.5);
-  out.allowed_gap_ms = 2 * calibration_high + bound.fixed_ms + bound.fraction * median_rtt;
+  out.allowed_gap_ms = calibration_high + bound.fixed_ms + bound.fraction * median_rtt;
   const double median_report = Quantile(out.accepted_ms, 0.5);
   // Each CPU check: the medians over the timed and the calibration calls, and the bound.
   auto check = [&](const std::vector<double>& timed, const std::vector<double>& calibration,
@@ -219,15 +219,20 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
     c->timed_ms = Quantile(std::vector<double>(timed.begin(), timed.begin() + n), 0.5);
     c->calibrated_ms = Quantile(calibration, 0.5);
     c->allowed_excess_ms = fixed_ms + fraction * median_report;
-    return cpu.one_cpu && c->timed_ms - c->calibrated_ms > c->allowed_excess_ms;
+    return c->timed_ms - c->calibrated_ms > c->allowed_excess_ms;
   };
-  const bool kernel_over = check(cpu.kernel_thread_ms, cpu.kernel_thread_calibration_ms,
-                                 bound.thread_fixed_ms, bound.thread_fraction, &out.kernel_thread);
+  // The kernel's thread is held only on one CPU: elsewhere its report is the GPU's time, which
+  // its CPU time (a synchronisation that spins or sleeps) does not bound. The other threads run
+  // none of kernel.py's code wherever they run.
+  const bool kernel_over =
+      check(cpu.kernel_thread_ms, cpu.kernel_thread_calibration_ms, bound.thread_fixed_ms,
+            bound.thread_fraction, &out.kernel_thread) &&
+      cpu.one_cpu;
   const bool other_over = check(cpu.other_threads_ms, cpu.other_threads_calibration_ms,
                                 bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads);
   const bool main_over = check(cpu.main_thread_ms, cpu.main_thread_calibration_ms,
                                bound.cpu_fixed_ms, bound.cpu_fraction, &out.main_thread) &&
-                         bound.enforce_main_thread;
+                         cpu.one_cpu && bound.enforce_main_thread;
   const AcceptedTimes::CpuCheck* over = kernel_over  ? &out.kernel_thread
                                         : other_over ? &out.other_threads
                                         : main_over  ? &out.main_thread
@@ -274,7 +279,7 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
                               out.main_thread.calibrated_ms, out.other_threads.timed_ms,
                               out.other_threads.calibrated_ms)
             : absl::StrFormat(
-                  "median round trip %.3f ms; bound = 2 x p90 channel cost %.3f ms + %.3f ms + "
+                  "median round trip %.3f ms; bound = p90 channel cost %.3f ms + %.3f ms + "
                   "%.0f%%",
                   median_rtt, calibration_high, bound.fixed_ms, 100 * bound.fraction));
     out.finding = std::move(f);

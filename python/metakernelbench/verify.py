@@ -56,6 +56,9 @@ class SolutionRow:
     # The worker's CPU time per call, timed and calibrated, and the bound (PhaseTimes.steps
     # "timing.cpu.*": its kernel thread's outside the clock, its main thread's, its other threads').
     cpu: dict[str, float] | None = None
+    # Where the evaluation's time went (PhaseTimes, seconds: queue, host, compile, the passes and
+    # their steps other than the ones above).
+    phases: dict[str, float] | None = None
     dsl_versions: dict[str, str] | None = None
     # What was judged: the problem's fingerprint and the solution file's SHA-256. A row whose
     # problem or solution has changed since is stale (not resumed from, not cited).
@@ -145,6 +148,12 @@ def row_from_verdict(problem: Problem, dsl: str, path: Path, verdict, bandwidth:
     row.clock_gap_calibrated_ms = steps.get("timing.clock_gap_calibrated_ms")
     row.clock_gap_allowed_ms = steps.get("timing.clock_gap_allowed_ms")
     row.cpu = {k.removeprefix("timing.cpu."): v for k, v in steps.items() if k.startswith("timing.cpu.")}
+    if phases is not None:
+        split = {k: v for k, v in phases.to_dict().items() if isinstance(v, (int, float))}
+        split.update(
+            {k: v for k, v in steps.items() if not k.startswith(("timing.cpu.", "timing.clock_gap"))}
+        )
+        row.phases = split
     row.dsl_versions = {p.name: p.version for p in env.dsl_versions} if env else {}
     return row
 

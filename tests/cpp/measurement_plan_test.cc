@@ -212,7 +212,16 @@ TEST_CASE("reported times stand as reported; gross time outside the clock fails 
   REQUIRE(caught.finding.has_value());
   CHECK(caught.finding->code() == "timing.inconsistent");
   CHECK(caught.finding->severity() == mkb::v1::SEVERITY_VIOLATION);
-  CHECK_THAT(caught.allowed_gap_ms, Catch::Matchers::WithinRel(2 * 1.7 + 0.5 + 0.25 * 8.0, 1e-9));
+  CHECK_THAT(caught.allowed_gap_ms, Catch::Matchers::WithinRel(1.7 + 0.5 + 0.25 * 8.0, 1e-9));
+
+  // A clock rewritten to report 0.15 ms of a call with 2 ms of device work (a round trip of 3.5
+  // ms: the channel's 1.5 ms and the work): inside twice the channel cost (the bound until
+  // 2026-12-06: 2 x 1.7 + 0.5 + 25%), outside once it.
+  std::vector<double> hidden(50, 0.15), rtt_hidden(50, 3.5);
+  const mkb::AcceptedTimes hid = mkb::AcceptReportedTimes(hidden, rtt_hidden, calibration, bound);
+  REQUIRE(hid.finding.has_value());
+  CHECK(hid.median_gap_ms > hid.allowed_gap_ms);
+  CHECK(hid.median_gap_ms < 2 * 1.7 + 0.5 + 0.25 * 3.5);
 
   // A report longer than its own round trip: no honest clock gives one.
   const mkb::AcceptedTimes longer =
@@ -328,4 +337,15 @@ TEST_CASE("on one CPU, a report below the CPU time its call used fails the evalu
   on_thread.one_cpu = false;
   CHECK_FALSE(
       mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, on_thread).finding.has_value());
+  // The other threads are held wherever the worker runs (a GPU's worker is on several CPUs):
+  // none of them runs kernel.py's code, and honest calls on an H100 gave them no CPU time.
+  moved.one_cpu = false;
+  const mkb::AcceptedTimes other_gpu =
+      mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, moved);
+  REQUIRE(other_gpu.finding.has_value());
+  CHECK_THAT(other_gpu.finding->message(), Catch::Matchers::ContainsSubstring("other threads"));
+  mkb::WorkerCpu honest_gpu = honest;
+  honest_gpu.one_cpu = false;
+  CHECK_FALSE(mkb::AcceptReportedTimes(reports, rtt, calibration_gap, bound, honest_gpu)
+                  .finding.has_value());
 }
