@@ -26,28 +26,29 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 
 // How much of a timed call's round trip may lie outside the worker's clock: the calibrated
 // channel cost (its 90th percentile over the calibration calls) plus `fixed_ms` plus `fraction`
-// of the host's median round trip. (Twice the channel cost until 2026-12-06: on an H100, 34
+// of the host's median round trip. (Twice the channel cost until 2026-12-06: on an H100, 39
 // honest evaluations of the shipped solutions then used at most 75% of this bound, and the
 // doubled one let a clock rewritten through raw memory hide about 3 ms of work per call.)
 struct ClockBound {
   double fixed_ms = 0.5;
   double fraction = 0.25;
-  // The CPU checks (where the worker runs on one CPU): how much more CPU time a timed call may
-  // use than a calibration call, as `fixed` plus `fraction` of the median report. The kernel's
-  // thread (outside its clock) and the worker's other threads (all of it: none of them runs
-  // kernel.py's code) are held to 0.1 ms + 5%. The main thread is measured against 0.4 ms + 10%
-  // but not held to it (`enforce_main_thread`): its share varies with a kernel's outputs, the
-  // garbage it leaves and the machine's load, and a fresh full test run read honest kernels 0.67
-  // ms over calibration there (three false violations), where runs beside it read 0.34 below to
-  // 0.22 above. Work a kernel moves onto the main thread is therefore not bounded by CPU time
-  // (red team round 11: a pending call the main thread ran before the export, 12.9-20.1x).
-  double cpu_fixed_ms = 0.4;  // the main thread
-  double cpu_fraction = 0.1;
-  bool enforce_main_thread = false;
+  // The CPU checks: how much more CPU time a timed call may use than a calibration call, as
+  // `fixed` plus `fraction` of the median report. The kernel's thread (outside its clock) and the
+  // worker's other threads (all of it: none of them runs kernel.py's code) are held to 0.1 ms +
+  // 5%. The main thread, which handles the call's inputs and outputs, varies with a kernel's
+  // outputs, the garbage it leaves and the machine's load: a fresh full test run read honest
+  // kernels up to 0.67 ms over calibration there (runs beside it 0.34 below to 0.22 above), so
+  // it is held to 1 ms + 25%. That bounds work a kernel moves onto the main thread without
+  // closing the class: red team round 11's pending call, the main thread running the answer
+  // before the export, costs 0.48-0.87 ms on problem 28's small workload and passes (12.9-20.1x);
+  // a bound of 0.4 ms + 10% stopped it and failed three honest evaluations.
+  double cpu_fixed_ms = 1.0;  // the main thread
+  double cpu_fraction = 0.25;
+  bool enforce_main_thread = true;
   double thread_fixed_ms = 0.1;  // the kernel's thread, the other threads
   double thread_fraction = 0.05;
 };
-// The config's bound, or the device's default: 0.5 ms + 25% on a GPU, 20 ms + 100% on the CPU.
+// The config's bound, or the device's default: 0.5 ms + 25% on a GPU, 50 ms + 50% on the CPU.
 ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu);
 
 // The workload an evaluation judges when its request names none: "full" on a GPU, "small" on
@@ -200,7 +201,7 @@ struct AcceptedTimes {
 //   whole worker's time). This check holds on a GPU too (34 honest evaluations on an H100 read
 //   0.000 ms there, timed and calibrated); the other two hold only on one CPU;
 // - the main thread only handles the call's inputs and outputs, and varies with them and the
-//   machine's load: measured, held to its bound only where the ClockBound says so.
+//   machine's load: held to a looser bound (ClockBound::cpu_fixed_ms).
 // The first of each pair is per timed call, the second per calibration call.
 struct WorkerCpu {
   std::vector<double> kernel_thread_ms, kernel_thread_calibration_ms;  // CPU time - report
