@@ -198,7 +198,7 @@ struct AcceptedTimes {
 //   threads that started and ended within the call count too) run none of kernel.py's code:
 //   more CPU there than in a calibration call is work moved off the kernel's thread (red team
 //   round 10: a raw clone() thread with no Python state passed 2 of 5 times under a bound of the
-//   whole worker's time). This check holds on a GPU too (34 honest evaluations on an H100 read
+//   whole worker's time). This check holds on a GPU too (39 honest evaluations on an H100 read
 //   0.000 ms there, timed and calibrated); the other two hold only on one CPU;
 // - the main thread only handles the call's inputs and outputs, and varies with them and the
 //   machine's load: held to a looser bound (ClockBound::cpu_fixed_ms).

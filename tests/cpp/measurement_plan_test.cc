@@ -317,8 +317,8 @@ TEST_CASE("on one CPU, a report below the CPU time its call used fails the evalu
 
   // The work run by the main thread, as a pending call it takes before the export (red team
   // round 11: 0.48-0.87 ms a call, passed at 12.9-20.1x). Within the main thread's bound (1 ms +
-  // 25%, its honest noise up to 0.67 ms), it passes: the residual the bound leaves. Twice that
-  // work fails; without the check (enforce_main_thread off), it passes too.
+  // 25%, its honest noise up to 0.67 ms), it passes: the residual the bound leaves. 1.5 ms of
+  // work there fails; without the check (enforce_main_thread off), it passes too.
   mkb::WorkerCpu on_main = honest;
   for (double& ms : on_main.main_thread_ms) ms += 0.5;
   CHECK_FALSE(
