@@ -221,15 +221,17 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
     c->allowed_excess_ms = fixed_ms + fraction * median_report;
     return c->timed_ms - c->calibrated_ms > c->allowed_excess_ms;
   };
-  // The kernel's thread is held only on one CPU: elsewhere its report is the GPU's time, which
-  // its CPU time (a synchronisation that spins or sleeps) does not bound. The other threads run
-  // none of kernel.py's code wherever they run.
+  // Held only on one CPU (the CPU judge). Elsewhere (a GPU's worker) the kernel thread's report
+  // is the device's time, which its CPU time (a synchronisation that spins or sleeps) does not
+  // bound, and an honest kernel's eager CPU ops may run on torch's intra-op threads, the other
+  // threads (one on the CPU judge); the round trip bounds the wall time there.
   const bool kernel_over =
       check(cpu.kernel_thread_ms, cpu.kernel_thread_calibration_ms, bound.thread_fixed_ms,
             bound.thread_fraction, &out.kernel_thread) &&
       cpu.one_cpu;
   const bool other_over = check(cpu.other_threads_ms, cpu.other_threads_calibration_ms,
-                                bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads);
+                                bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads) &&
+                          cpu.one_cpu;
   const bool main_over = check(cpu.main_thread_ms, cpu.main_thread_calibration_ms,
                                bound.cpu_fixed_ms, bound.cpu_fraction, &out.main_thread) &&
                          cpu.one_cpu && bound.enforce_main_thread;

@@ -198,10 +198,13 @@ struct AcceptedTimes {
 //   threads that started and ended within the call count too) run none of kernel.py's code:
 //   more CPU there than in a calibration call is work moved off the kernel's thread (red team
 //   round 10: a raw clone() thread with no Python state passed 2 of 5 times under a bound of the
-//   whole worker's time). This check holds on a GPU too (39 honest evaluations on an H100 read
-//   0.000 ms there, timed and calibrated); the other two hold only on one CPU;
+//   whole worker's time);
 // - the main thread only handles the call's inputs and outputs, and varies with them and the
 //   machine's load: held to a looser bound (ClockBound::cpu_fixed_ms).
+// On several CPUs (a GPU's worker) they are measured, not held: the kernel thread's report is the
+// device's time, not its CPU's, and an honest kernel's eager CPU ops may run on torch's intra-op
+// threads (one on the CPU judge). 39 honest evaluations on an H100 (2026-12-06) read 0.000 ms on
+// the other threads, but none of them ran CPU ops.
 // The first of each pair is per timed call, the second per calibration call.
 struct WorkerCpu {
   std::vector<double> kernel_thread_ms, kernel_thread_calibration_ms;  // CPU time - report

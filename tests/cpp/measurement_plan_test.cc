@@ -340,15 +340,9 @@ TEST_CASE("on one CPU, a report below the CPU time its call used fails the evalu
   on_thread.one_cpu = false;
   CHECK_FALSE(
       mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, on_thread).finding.has_value());
-  // The other threads are held wherever the worker runs (a GPU's worker is on several CPUs):
-  // none of them runs kernel.py's code, and honest calls on an H100 gave them no CPU time.
+  // Nor the other threads on several CPUs: a GPU's worker runs an honest kernel's eager CPU ops
+  // on torch's intra-op threads, which are other threads (the round trip bounds the wall time).
   moved.one_cpu = false;
-  const mkb::AcceptedTimes other_gpu =
-      mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, moved);
-  REQUIRE(other_gpu.finding.has_value());
-  CHECK_THAT(other_gpu.finding->message(), Catch::Matchers::ContainsSubstring("other threads"));
-  mkb::WorkerCpu honest_gpu = honest;
-  honest_gpu.one_cpu = false;
-  CHECK_FALSE(mkb::AcceptReportedTimes(reports, rtt, calibration_gap, bound, honest_gpu)
-                  .finding.has_value());
+  CHECK_FALSE(
+      mkb::AcceptReportedTimes(forged, rtt, calibration_gap, bound, moved).finding.has_value());
 }
