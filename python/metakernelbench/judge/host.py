@@ -292,6 +292,9 @@ class Evaluation:
         else:
             transport = values.CpuTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
+            # Each call's private copies of the inputs, packed into one segment of the host's
+            # reused from call to call (the worker maps it once).
+            session.inputs = values.CpuArena()
         session.deadline = start + config.total_timeout_s
         session.total_timeout_s = config.total_timeout_s
         phase, index = "startup", 0

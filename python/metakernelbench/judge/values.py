@@ -316,10 +316,48 @@ def _packed_offsets(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
     return offsets, total
 
 
-class CpuTransport:
-    """CPU tensors cross in one shared memory segment (memfd) per message."""
+class CpuArena:
+    """CPU tensors packed into one shared memory segment (memfd) of this side's, reused while
+    the data fits, as CudaArena packs CUDA tensors: the other side has read the last message's
+    by the next (the protocol is one request, one reply). Its descriptor goes with every
+    message; the receiver maps a segment once (CpuTransport.open), so a call costs neither side
+    a segment's creation, its page faults or a mapping (measured on the CPU judge, 2026-12-06:
+    the worker's main thread spent 0.25 ms of a timed call's 0.94 ms mapping the inputs'
+    segment and 0.19 ms creating and filling the outputs' one, each 2-3x what a no-op call spent
+    on it, the noise that bounds its CPU check)."""
 
     device = "cpu"
+
+    def __init__(self):
+        self._segment = None
+        self._buffer = None
+
+    def export(self, items: list) -> tuple[list[dict], list[int], object]:
+        """Handles of `items` (tensors packed into the segment, Python scalars by value) in order,
+        the segment's descriptor, and what the receiver will see (for CpuTransport.views)."""
+        tensors, _ = _split(items)
+        offsets, total = _packed_offsets(tensors)
+        if self._segment is None or self._segment.size < max(total, 1):
+            self._segment = _core.SharedSegment.create(max(total, 1))
+            self._buffer = _from_dlpack(self._segment.capsule())
+        buffer = self._buffer
+        handles = []
+        for t, offset in zip(tensors, offsets):
+            nbytes = t.numel() * t.element_size()
+            if nbytes:
+                buffer[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
+            handles.append({"meta": tensor_meta(t), "segment_offset": offset, "nbytes": nbytes})
+        return _merge(items, handles), [self._segment.fd], (self._segment, buffer)
+
+
+class CpuTransport:
+    """CPU tensors cross in one shared memory segment (memfd) per message; a segment received
+    again (a CpuArena's) is the mapping made when it first came."""
+
+    device = "cpu"
+
+    def __init__(self):
+        self._mapped: dict[tuple, tuple] = {}  # (device, inode, writable) -> (segment, buffer)
 
     def export(self, items: list) -> tuple[list[dict], list[int], object]:
         """Handles of `items` (tensors and Python scalars) in order, the segment's descriptor, and
@@ -367,8 +405,7 @@ class CpuTransport:
             for fd in fds:
                 _close(fd)
             raise _core.InvalidArgumentError(f"expected one shared segment, got {len(fds)}")
-        segment = _core.SharedSegment.map(fds[0], writable)
-        buffer = _from_dlpack(segment.capsule())
+        segment, buffer = self._map(fds[0], writable)
         out = []
         for h in handles:
             if _is_scalar_handle(h):
@@ -382,6 +419,27 @@ class CpuTransport:
                 raise _core.InvalidArgumentError("a tensor handle points outside its segment")
             out.append(buffer[start : start + nbytes].view(dtype).view(list(meta.shape)))
         return out, (segment, buffer)
+
+    def _map(self, fd: int, writable: bool) -> tuple:
+        """The mapping of the segment `fd` names (taking ownership of fd): the one made before when
+        this segment came before (the same memfd: its size is sealed), else a new one, which
+        replaces the last (a sender's arena grows into a new segment and never goes back)."""
+        import os
+
+        try:
+            st = os.fstat(fd)
+        except OSError as error:
+            _close(fd)
+            raise _core.InvalidArgumentError(f"a shared segment's descriptor: {error}") from None
+        key = (st.st_dev, st.st_ino, writable)
+        known = self._mapped.get(key)
+        if known is not None:
+            _close(fd)
+            return known
+        segment = _core.SharedSegment.map(fd, writable)
+        mapped = (segment, _from_dlpack(segment.capsule()))
+        self._mapped = {key: mapped}
+        return mapped
 
 
 class CudaArena:

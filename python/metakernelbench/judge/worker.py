@@ -87,7 +87,7 @@ class Worker:
         self._thread: _core.KernelThread | None = None
         self._monitor = None
         self._tracing = None  # GpuTracing, created at the first strict call
-        self._outputs = None  # CudaArena of the outputs' snapshots (CUDA)
+        self._outputs = None  # the arena of the outputs' snapshots (CudaArena, CpuArena)
         self._input_buffers: list = []  # RESERVE_INPUTS's device buffers, each kept to the end
         self.solve = None
         self.kernel_path = ""
@@ -470,9 +470,10 @@ class Worker:
     def _export(self, out, returned, seconds: float, keep, race: bool) -> dict:
         """Snapshots the exported output leaves of `returned` (TensorFacts.describe of `out`, read
         once when solve returned; a kernel's later writes to its own buffers do not change what is
-        judged) and exports them. On CUDA the snapshot is a copy into the worker's own arena,
-        exported by one IPC handle that the host maps once: the same copy and no IPC calls on
-        every call, so the channel's cost stays what the calibration measured."""
+        judged) and exports them. The snapshot is a copy into the worker's own arena (CUDA: one
+        IPC handle; CPU: one shared segment) that the host maps once: the same copy and no IPC
+        calls, segments or mappings on every call, so the channel's cost stays what the
+        calibration measured."""
         node, leaves = returned
         exported = [leaf for leaf in leaves if leaf.device_type == self.device]
         data = [leaf.tensor for leaf in exported]
@@ -480,14 +481,11 @@ class Worker:
         if monitor is not None:
             monitor.enter_judge()
         try:
-            if self.device == "cuda":
-                if self._outputs is None:
-                    self._outputs = values.CudaArena(torch.cuda.current_device())
-                handles, out_fds, holder = self._outputs.export(data)
-                self._sync()
-            else:
-                snapshot = [self._clone(t) for t in data]
-                handles, out_fds, holder = self.transport.export(snapshot)
+            if self._outputs is None:
+                cuda = self.device == "cuda"
+                self._outputs = values.CudaArena(torch.cuda.current_device()) if cuda else values.CpuArena()
+            handles, out_fds, holder = self._outputs.export(data)
+            self._sync()
         finally:
             if monitor is not None:
                 monitor.leave_judge()
