@@ -351,8 +351,8 @@ class CpuArena:
 
 
 class CpuTransport:
-    """CPU tensors cross in one shared memory segment (memfd) per message; a segment received
-    again (a CpuArena's) is the mapping made when it first came."""
+    """CPU tensors cross in one shared memory segment (memfd) per message, the sender's CpuArena;
+    a segment received again is the mapping made when it first came."""
 
     device = "cpu"
 
@@ -360,19 +360,9 @@ class CpuTransport:
         self._mapped: dict[tuple, tuple] = {}  # (device, inode, writable) -> (segment, buffer)
 
     def export(self, items: list) -> tuple[list[dict], list[int], object]:
-        """Handles of `items` (tensors and Python scalars) in order, the segment's descriptor, and
-        what keeps the segment alive."""
-        tensors, _ = _split(items)
-        offsets, total = _packed_offsets(tensors)
-        segment = _core.SharedSegment.create(max(total, 1))
-        buffer = _from_dlpack(segment.capsule())
-        handles = []
-        for t, offset in zip(tensors, offsets):
-            nbytes = t.numel() * t.element_size()
-            if nbytes:
-                buffer[offset : offset + nbytes].copy_(t.detach().contiguous().view(-1).view(torch.uint8))
-            handles.append({"meta": tensor_meta(t), "segment_offset": offset, "nbytes": nbytes})
-        return _merge(items, handles), [segment.fd], (segment, buffer)
+        """Handles of `items` (tensors and Python scalars) in order, the descriptor of a segment
+        of their own, and what keeps the segment alive (the judge sends through CpuArena)."""
+        return CpuArena().export(items)
 
     def views(self, holder, items: list) -> list:
         """`items` as the receiver left them in the segment export() packed them into: tensors
