@@ -1,5 +1,6 @@
-"""The CPU judge's arenas: each side packs a message's tensors into one shared segment of its own,
-reused while they fit, and the receiver maps a segment once (values.CpuArena, CpuTransport)."""
+"""The CPU judge's arena: the worker packs each reply's outputs into one shared segment of its own,
+reused while they fit, and the host maps it once (values.CpuArena, CpuTransport). (The host's
+inputs keep a segment per message: tests/adversarial case arena_prefetch_inputs.)"""
 
 import os
 
@@ -17,7 +18,7 @@ def _send(arena, receiver, items, writable=False):
 
 
 def test_a_segment_is_reused_while_the_data_fits_and_mapped_once():
-    arena, receiver = values.CpuArena(), values.CpuTransport()  # the worker's side of the inputs
+    arena, receiver = values.CpuArena(), values.CpuTransport()  # a receiver that maps it writable
     a = torch.arange(12, dtype=torch.float32).view(3, 4)
     opened, keep, holder = _send(arena, receiver, [a, 0.5], writable=True)
     assert torch.equal(opened[0], a) and opened[1] == 0.5

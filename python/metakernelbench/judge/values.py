@@ -320,11 +320,11 @@ class CpuArena:
     """CPU tensors packed into one shared memory segment (memfd) of this side's, reused while
     the data fits, as CudaArena packs CUDA tensors: the other side has read the last message's
     by the next (the protocol is one request, one reply). Its descriptor goes with every
-    message; the receiver maps a segment once (CpuTransport.open), so a call costs neither side
-    a segment's creation, its page faults or a mapping (measured on the CPU judge, 2026-12-06:
-    the worker's main thread spent 0.25 ms of a timed call's 0.94 ms mapping the inputs'
-    segment and 0.19 ms creating and filling the outputs' one, each 2-3x what a no-op call spent
-    on it, the noise that bounds its CPU check)."""
+    message; the receiver maps a segment once (CpuTransport.open). The worker's outputs cross
+    this way, in memory no code of the kernel's holds a reference to (measured on the CPU judge,
+    2026-12-06: creating and filling a segment per reply cost the worker's main thread 0.19 ms
+    of a timed call, 3x what a no-op call spent on it, the noise that bounds its CPU check).
+    The host's inputs do not: the kernel gets views of them (see Evaluation's session)."""
 
     device = "cpu"
 
