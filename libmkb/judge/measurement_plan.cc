@@ -219,22 +219,19 @@ AcceptedTimes AcceptReportedTimes(const std::vector<double>& reported_ms,
     c->timed_ms = Quantile(std::vector<double>(timed.begin(), timed.begin() + n), 0.5);
     c->calibrated_ms = Quantile(calibration, 0.5);
     c->allowed_excess_ms = fixed_ms + fraction * median_report;
-    return c->timed_ms - c->calibrated_ms > c->allowed_excess_ms;
+    return cpu.one_cpu && c->timed_ms - c->calibrated_ms > c->allowed_excess_ms;
   };
   // Held only on one CPU (the CPU judge). Elsewhere (a GPU's worker) the kernel thread's report
   // is the device's time, which its CPU time (a synchronisation that spins or sleeps) does not
   // bound, and an honest kernel's eager CPU ops may run on torch's intra-op threads, the other
   // threads (one on the CPU judge); the round trip bounds the wall time there.
-  const bool kernel_over =
-      check(cpu.kernel_thread_ms, cpu.kernel_thread_calibration_ms, bound.thread_fixed_ms,
-            bound.thread_fraction, &out.kernel_thread) &&
-      cpu.one_cpu;
+  const bool kernel_over = check(cpu.kernel_thread_ms, cpu.kernel_thread_calibration_ms,
+                                 bound.thread_fixed_ms, bound.thread_fraction, &out.kernel_thread);
   const bool other_over = check(cpu.other_threads_ms, cpu.other_threads_calibration_ms,
-                                bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads) &&
-                          cpu.one_cpu;
+                                bound.thread_fixed_ms, bound.thread_fraction, &out.other_threads);
   const bool main_over = check(cpu.main_thread_ms, cpu.main_thread_calibration_ms,
                                bound.cpu_fixed_ms, bound.cpu_fraction, &out.main_thread) &&
-                         cpu.one_cpu && bound.enforce_main_thread;
+                         bound.enforce_main_thread;
   const AcceptedTimes::CpuCheck* over = kernel_over  ? &out.kernel_thread
                                         : other_over ? &out.other_threads
                                         : main_over  ? &out.main_thread

@@ -5,6 +5,7 @@ inputs keep a segment per message: tests/adversarial case arena_prefetch_inputs.
 import os
 
 import metakernelbench._core as _core
+import pytest
 import torch
 from metakernelbench.judge import values
 
@@ -50,9 +51,5 @@ def test_a_handle_past_the_reused_segment_is_refused():
     handles, fds, _ = arena.export([torch.zeros(8)])
     handles[0]["segment_offset"] = 1 << 20
     request = _core.message("WorkerRequest", {"op": "call", "id": 1, "inputs": handles})
-    try:
+    with pytest.raises(_core.InvalidArgumentError, match="outside its segment"):
         receiver.open(list(request.inputs), [os.dup(fds[0])], writable=False, scalars=True)
-    except _core.InvalidArgumentError as error:
-        assert "outside its segment" in str(error)
-    else:
-        raise AssertionError("a handle past the segment was opened")
