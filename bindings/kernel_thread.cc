@@ -272,12 +272,13 @@ class KernelThread {
     }
   }
 
+ public:
+  // With the GIL held (any thread): no collection until ReleaseCollector (or the next call).
   void HoldCollector() {
     if (!holding_) collector_was_enabled_ = PyGC_Disable() != 0;
     holding_ = true;
   }
 
- public:
   // With the GIL held (any thread): the collector as it was before the last call returned.
   void ReleaseCollector() {
     if (holding_ && collector_was_enabled_) PyGC_Enable();
@@ -651,6 +652,10 @@ void RegisterKernelThread(py::module_& m) {
       .def("check_guard", &KernelThread::CheckGuard,
            "Whether a name guard_clock guards changed (a runtime.clock_tampered violation, "
            "reported once): the worker checks again after each export of a call's outputs.")
+      .def("hold_collector", &KernelThread::HoldCollector,
+           "No cyclic collection from here until release_collector() or the next call starts: "
+           "the worker holds it from a RELEASE until the next call, so that no finaliser of the "
+           "kernel's runs while the host writes that call's inputs into reused memory.")
       .def("release_collector", &KernelThread::ReleaseCollector,
            "The cyclic collector back as it was, once the worker has taken its snapshot of what "
            "the last call returned.");

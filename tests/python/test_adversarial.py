@@ -138,6 +138,8 @@ def _eval_options(case) -> list[str]:
         args += ["--call-timeout", str(o["call_timeout"])]
     if "memory_limit" in o:
         args += ["--memory-limit", o["memory_limit"]]
+    if "workload" in case:
+        args += ["--workload", case["workload"]]
     return args
 
 
@@ -183,6 +185,7 @@ def _judge_in_process(case, tmp_path, monkeypatch) -> dict:
         case.get("dsl", "cutedsl"),
         path=_kernel_path(case, tmp_path),
         device=case.get("device", "cpu"),
+        workload=case.get("workload"),
         config=_config(case),
         suite_root=suite[1] if suite else None,
     )

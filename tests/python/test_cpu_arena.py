@@ -1,6 +1,8 @@
-"""The CPU judge's arena: the worker packs each reply's outputs into one shared segment of its own,
-reused while they fit, and the host maps it once (values.CpuArena, CpuTransport). (The host's
-inputs keep a segment per message: tests/adversarial case arena_prefetch_inputs.)"""
+"""The CPU judge's arenas: each side packs what it sends (the host's inputs, the worker's outputs)
+into one shared segment of its own, reused while the data fits, and the receiver maps it once
+(values.CpuArena, CpuTransport). Memory reused from call to call is written only after the worker
+has released the last call's objects (Session.release; tests/adversarial case
+arena_prefetch_inputs)."""
 
 import os
 
@@ -8,6 +10,7 @@ import metakernelbench._core as _core
 import pytest
 import torch
 from metakernelbench.judge import values
+from metakernelbench.judge.session import Session
 
 
 def _send(arena, receiver, items, writable=False):
@@ -53,3 +56,76 @@ def test_a_handle_past_the_reused_segment_is_refused():
     request = _core.message("WorkerRequest", {"op": "call", "id": 1, "inputs": handles})
     with pytest.raises(_core.InvalidArgumentError, match="outside its segment"):
         receiver.open(list(request.inputs), [os.dup(fds[0])], writable=False, scalars=True)
+
+
+class _Worker:
+    """A channel and supervisor standing in for a worker: records what reaches it, in order."""
+
+    def __init__(self, events: list):
+        self.events = events
+        self._last = None
+
+    def send(self, data, fds):
+        request = _core.parse_message("WorkerRequest", data)
+        self.events.append(request.op)
+        self._last = request.id
+
+    def receive(self, timeout_s):
+        return _core.message("WorkerReply", {"id": self._last, "ok": True}).serialize(), []
+
+    def cpu_sample(self):
+        return (0, 0, 0)
+
+    def kill(self, timed_out=False):
+        self.events.append("killed")
+
+
+class _Inputs(values.CpuArena):
+    def __init__(self, events: list, reused: bool):
+        super().__init__()
+        self.events, self.reused = events, reused
+
+    def export(self, items):
+        self.events.append("inputs written")
+        return super().export(items)
+
+
+@pytest.mark.parametrize("reused", [True, False])
+def test_reused_input_memory_is_written_only_after_the_worker_released_the_last_call(reused):
+    events: list = []
+    worker = _Worker(events)
+    session = Session(worker, worker, values.CpuTransport(), 5.0)
+    session.inputs = _Inputs(events, reused)
+    x = torch.ones(4)
+    for op in ("calibrate", "call", "time_kernel"):
+        _, fds, _, _ = session.request(op, [x])
+        for fd in fds:
+            os.close(fd)
+    session.request("shutdown")
+    if reused:
+        # Each call's inputs after a RELEASE, except the first's (no call's objects yet).
+        assert events == [
+            "inputs written", "calibrate",
+            "release", "inputs written", "call",
+            "release", "inputs written", "time_kernel",
+            "shutdown",
+        ]  # fmt: skip
+    else:
+        assert "release" not in events  # a segment per message: nothing to wait for
+
+
+def test_a_failed_release_loses_the_worker():
+    events: list = []
+    worker = _Worker(events)
+    worker.receive = lambda timeout_s: (
+        _core.message("WorkerReply", {"id": worker._last, "ok": False, "error": "no"}).serialize(),
+        [],
+    )
+    session = Session(worker, worker, values.CpuTransport(), 5.0)
+    session.inputs = _Inputs(events, True)
+    session.request("call", [torch.ones(2)])
+    from metakernelbench.judge.session import WorkerLost
+
+    with pytest.raises(WorkerLost, match="did not release"):
+        session.request("call", [torch.ones(2)])
+    assert events[-2:] == ["release", "killed"]

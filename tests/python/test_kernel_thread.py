@@ -118,6 +118,19 @@ def test_the_collector_is_held_from_the_return_until_the_snapshot():
     gc.enable()
 
 
+def test_a_release_holds_the_collector_until_the_next_call_starts():
+    import gc
+
+    THREAD.release_collector()
+    THREAD.hold_collector()  # the worker's RELEASE: the host writes the next inputs now
+    assert not gc.isenabled()
+    THREAD.hold_collector()  # held twice is held once: released as the process had it
+    assert THREAD.call(gc.isenabled)[2]  # the call starts: collections run during it
+    assert not gc.isenabled()  # and are held again from its return
+    THREAD.release_collector()
+    assert gc.isenabled()
+
+
 def test_a_thread_left_alive_at_the_return_is_reported_in_any_interpreter():
     """The census at a call's return (runtime.thread): a thread state made by the call and alive
     when it returns is reported once, in the main interpreter or in a subinterpreter (whose

@@ -331,6 +331,10 @@ class KernelThread:
         """
         The names the clock looks up when it runs, [(owner, name, present, value)] (values.clock_reach): each timed call, before the clock's window closes, they must be as they were, else a runtime.clock_tampered violation and the call timed by the monotonic clock. Called before kernel.py is imported.
         """
+    def hold_collector(self) -> None:
+        """
+        No cyclic collection from here until release_collector() or the next call starts: the worker holds it from a RELEASE until the next call, so that no finaliser of the kernel's runs while the host writes that call's inputs into reused memory.
+        """
     def mark_threads(self) -> None:
         """
         Every Python thread there is now is the judge's: from here on, a Python thread that was not there, alive when a call returns, is a runtime.thread violation (reported with the runtime audit's findings). Called before kernel.py is imported.

@@ -292,13 +292,14 @@ class Evaluation:
         else:
             transport = values.CpuTransport()
             session = Session(channel, supervisor, transport, config.call_timeout_s)
-            # Each call's inputs in a segment of their own (CpuTransport.export), never one reused
-            # from call to call: the host writes a call's inputs before its request, and the
-            # worker releases the last call's objects after receiving it, so a finaliser of the
-            # kernel's on them (C callables only, no frame for the watch) ran with the next
-            # inputs already in memory it kept views of, and computed the next answer outside the
-            # clock (red team, 2026-12-06: passed at 4.5-5.4x on problem 28 with a reused input
-            # segment; case arena_prefetch_inputs). The worker's outputs come back in its arena.
+            # Each call's private copies of the inputs packed into one segment of the host's,
+            # reused from call to call (the worker maps it once). The kernel may keep views of
+            # it, so before the host writes the next inputs there the worker releases the last
+            # call's objects (Session.release): a finaliser of the kernel's on them otherwise
+            # ran with the next inputs already written and computed the answer outside the
+            # clock (red team, 2026-12-06: 4.5-5.4x on problem 28; case arena_prefetch_inputs).
+            session.inputs = values.CpuArena()
+        session.on_findings = self.builder.add_findings
         session.deadline = start + config.total_timeout_s
         session.total_timeout_s = config.total_timeout_s
         phase, index = "startup", 0

@@ -38,6 +38,11 @@ def cpu_deltas(before, after, round_trip_s: float) -> dict:
     }
 
 
+# The requests after which the worker holds objects of the call's (its inputs, what solve
+# returned) until the next request: kernel code (a finaliser) may run when they go.
+HOLDING_OPS = ("calibrate", "call", "warmup", "time_kernel")
+
+
 class Session:
     """The host's side of one worker: requests, deadlines, and what counts as losing it."""
 
@@ -58,10 +63,31 @@ class Session:
         # every other thread's (those that started and ended within the call included), which
         # AcceptReportedTimes holds the worker's clock to where the worker has one CPU.
         self.last_cpu_ms = {"kernel_thread": 0.0, "main_thread": 0.0, "other_threads": 0.0}
+        # Where the findings of a RELEASE's reply go (the host's verdict builder).
+        self.on_findings = None
+        self._holding = False  # the worker holds the last call's objects
+
+    def release(self) -> None:
+        """RELEASE: the worker drops the last call's objects and holds its collector until the
+        next call, before the host writes that call's inputs into memory the worker reuses from
+        call to call (worker.Worker._release says why)."""
+        reply, fds, _, _ = self.request("release")
+        for fd in fds:
+            os.close(fd)
+        self._holding = False
+        if self.on_findings is not None and reply.findings:
+            self.on_findings(list(reply.findings))
+        if not reply.ok:
+            self.supervisor.kill()
+            raise WorkerLost(f"the worker did not release the last call: {reply.judge_error or reply.error}")
 
     def request(self, op: str, inputs=(), timeout_s: float | None = None, **fields):
         """Sends one request; returns (reply, fds, holder, round_trip_s). The round trip is the
         host's own clock from the send to the reply."""
+        if inputs and self._holding and getattr(self.inputs, "reused", False):
+            # Before the inputs are written: a finaliser of the kernel's that runs when the
+            # worker lets the last call's objects go must find the memory as that call left it.
+            self.release()
         handles, fds, holder = self.inputs.export(list(inputs)) if inputs else ([], [], None)
         request_id = self._next_id
         self._next_id += 1
@@ -75,6 +101,8 @@ class Session:
             raise WorkerLost("the worker closed its channel") from gone
         reply, reply_fds = self.wait(request_id, timeout_s or self.call_timeout_s, bounded=op != "shutdown")
         round_trip = time.perf_counter() - start
+        if op in HOLDING_OPS:
+            self._holding = True
         self.last_cpu_ms = cpu_deltas(before, self.supervisor.cpu_sample(), round_trip)
         return reply, reply_fds, holder, round_trip
 

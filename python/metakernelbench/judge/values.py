@@ -323,10 +323,12 @@ class CpuArena:
     message; the receiver maps a segment once (CpuTransport.open). The worker's outputs cross
     this way, in memory no code of the kernel's holds a reference to (on the CPU judge, idle,
     2026-12-06: a segment per reply cost the worker's main thread 0.12 ms of export and release
-    per timed call, the arena 0.04 ms). The host's inputs do not: the kernel gets views of them
-    (see Evaluation's session)."""
+    per timed call, the arena 0.04 ms). The host's inputs cross this way too; the kernel gets
+    views of them, so the worker releases the last call's objects before the host writes the
+    next call's (Session.release)."""
 
     device = "cpu"
+    reused = True  # the receiver keeps views of it: Session releases before writing again
 
     def __init__(self):
         self._segment = None
@@ -525,6 +527,7 @@ class WorkerInputBuffer:
     driver, not from the worker's reply; an older buffer stays mapped until close()."""
 
     device = "cuda"
+    reused = True  # the kernel may keep views of it: Session releases before writing again
 
     def __init__(self, reserve, device_index: int = 0):
         self._reserve = reserve  # bytes -> the worker's TensorHandle of a buffer that large
