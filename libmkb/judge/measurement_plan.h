@@ -110,16 +110,19 @@ class MeasurementPlan {
   // far). Fresh seeds, remembered for the kernel's series.
   absl::StatusOr<std::optional<uint64_t>> NextEagerStrictSeed(
       const std::vector<double>& eager_spans_ms, double elapsed_s);
-  // The kernel's series' next seed, or nullopt once the pass is done: the eager series' seeds in
-  // their order (the kernel takes at least as many samples on the same inputs), then fresh ones
-  // while the pass is not done (`kernel_spans_ms`: its samples so far; a call that gave no
-  // sample still used its seed).
+  // The kernel's series' next seed, or nullopt once it is done: the eager series' seeds in their
+  // order (the kernel takes at least as many samples on the same inputs), then fresh ones while
+  // its own series is not done (`kernel_spans_ms`: its samples so far; a call that gave no
+  // sample still used its seed). The eager series is complete by then, however it ended.
   absl::StatusOr<std::optional<uint64_t>> NextKernelStrictSeed(
       const std::vector<double>& kernel_spans_ms, const std::vector<double>& eager_spans_ms,
       double elapsed_s);
 
  private:
   MeasurementPlan() = default;
+
+  // One series: at max_timing_draws, or past timing_draws with its median's CI converged.
+  bool SeriesDone(const std::vector<double>& spans_ms) const;
 
   absl::StatusOr<uint64_t> FreshStrictSeed();
 

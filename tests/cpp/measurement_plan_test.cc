@@ -132,6 +132,37 @@ TEST_CASE("the kernel's strict series replays the eager series' seeds, then draw
   CHECK(calls == 11);  // the eager seeds (10), then one fresh seed for the missing sample
 }
 
+TEST_CASE("an eager series stopped by the budget does not keep the kernel's series drawing") {
+  mkb::v1::JudgeConfig config;
+  config.set_timing_draws(10);
+  config.set_max_timing_draws(30);
+  config.set_timing_budget_s(60);
+  auto plan = mkb::MeasurementPlan::Create(config, true);
+  REQUIRE(plan.ok());
+  // The eager series ran out of budget after 16 noisy samples: neither converged nor capped.
+  std::vector<double> eager;
+  for (int i = 0; i < 16; ++i) {
+    auto seed = plan->NextEagerStrictSeed(eager, 1.0);
+    REQUIRE(seed.ok());
+    REQUIRE(seed->has_value());
+    eager.push_back(i % 2 ? 1.0 : 3.0);
+  }
+  auto after_budget = plan->NextEagerStrictSeed(eager, 61.0);
+  REQUIRE(after_budget.ok());
+  CHECK_FALSE(after_budget->has_value());
+  // A steady kernel takes the eager seeds and stops there, well inside its own budget (it drew
+  // fresh seeds until its own budget ran out: 9,279 samples of problem 72 on an H100).
+  std::vector<double> kernel;
+  for (;;) {
+    auto seed = plan->NextKernelStrictSeed(kernel, eager, 0.5);
+    REQUIRE(seed.ok());
+    if (!seed->has_value()) break;
+    kernel.push_back(1.0);
+    REQUIRE(kernel.size() <= 30);
+  }
+  CHECK(kernel.size() == 16);
+}
+
 TEST_CASE("the knockout draw's position is uniform over the sequence") {
   std::map<int, int> positions;
   for (int i = 0; i < 600; ++i) {
