@@ -148,6 +148,13 @@ class CollectorHeld {
 };
 
 class KernelThread {
+  struct Job {
+    PyObject* fn = nullptr;  // borrowed: the caller holds them until the call returns
+    PyObject* args = nullptr;
+    bool timed = false;
+    bool between = false;  // work between calls (Between): watched, the collector held
+  };
+
  public:
   explicit KernelThread(py::object clock) {
     if (!clock.is_none()) {
@@ -176,6 +183,21 @@ class KernelThread {
   // fn(*args) on the kernel's thread: ("ok", seconds, value) or TakeRaised()'s tuple. Timed:
   // seconds by the clock (start, call, stop, all on that thread), else 0.
   py::tuple Call(const py::object& fn, const py::tuple& args, bool timed) {
+    return Submit(Job{fn.ptr(), args.ptr(), timed, false});
+  }
+
+  // fn(*args) on the kernel's thread as work between calls: the watch on kernel code stays on
+  // (a frame of kernel.py's that runs is runtime.outside_call) and the cyclic collector held.
+  // The worker lets go of a call's objects this way, so that a finaliser of the kernel's runs
+  // on this thread, never on the worker's main thread, whose state (a torch mode, a signal
+  // handler: main-thread only) the worker's own work then reads. ("ok", 0.0, value) or
+  // TakeRaised()'s tuple.
+  py::tuple Between(const py::object& fn, const py::tuple& args) {
+    return Submit(Job{fn.ptr(), args.ptr(), false, true});
+  }
+
+ private:
+  py::tuple Submit(const Job& submitted) {
     if (std::this_thread::get_id() == thread_id()) {
       throw py::value_error("KernelThread.call from the kernel's own thread");
     }
@@ -185,7 +207,7 @@ class KernelThread {
       std::unique_lock<std::mutex> lock(mutex_);
       if (busy_) throw std::logic_error("KernelThread.call while a call is under way");
       busy_ = true;
-      job_ = Job{fn.ptr(), args.ptr(), timed};
+      job_ = submitted;
       has_job_ = true;
       done_ = false;
       changed_.notify_all();
@@ -197,13 +219,6 @@ class KernelThread {
     if (result == nullptr) throw std::runtime_error("the kernel's thread returned nothing");
     return py::reinterpret_steal<py::tuple>(result);
   }
-
- private:
-  struct Job {
-    PyObject* fn = nullptr;  // borrowed: the caller holds them until the call returns
-    PyObject* args = nullptr;
-    bool timed = false;
-  };
 
   std::thread::id thread_id() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -257,6 +272,7 @@ class KernelThread {
   // be the ones to trigger it.
   PyObject* Run(const Job& job) {
     try {
+      if (job.between) return RunBetween(job);
       return RunWatched(job);
     } catch (py::error_already_set& error) {
       error.restore();
@@ -286,6 +302,15 @@ class KernelThread {
   }
 
  private:
+  // Between calls: the watch is on (as everywhere between calls) and stays on.
+  PyObject* RunBetween(const Job& job) {
+    HoldCollector();
+    PyObject* value = PyObject_Call(job.fn, job.args, nullptr);
+    CountThreads();
+    if (value == nullptr) return TakeRaised().release().ptr();
+    return py::make_tuple("ok", 0.0, py::reinterpret_steal<py::object>(value)).release().ptr();
+  }
+
   PyObject* RunWatched(const Job& job) {
     ReleaseCollector();  // held since the last call returned: the worker's snapshot is taken
     const bool clocked = job.timed && clock_start_;
@@ -652,6 +677,16 @@ void RegisterKernelThread(py::module_& m) {
       .def("check_guard", &KernelThread::CheckGuard,
            "Whether a name guard_clock guards changed (a runtime.clock_tampered violation, "
            "reported once): the worker checks again after each export of a call's outputs.")
+      .def(
+          "between",
+          [](KernelThread& thread, py::object fn, py::tuple args) {
+            return thread.Between(fn, args);
+          },
+          py::arg("fn"), py::arg("args") = py::tuple(),
+          "fn(*args) on the kernel's thread as work between calls: the watch on kernel code "
+          "stays on and the cyclic collector held. The worker drops a call's objects this way, so "
+          "that a finaliser of the kernel's runs there, never on the worker's main thread. "
+          "('ok', 0.0, value), or ('raised', ...) as call() describes it.")
       .def("hold_collector", &KernelThread::HoldCollector,
            "No cyclic collection from here until release_collector() or the next call starts: "
            "the worker holds it from a RELEASE until the next call, so that no finaliser of the "

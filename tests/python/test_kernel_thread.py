@@ -445,3 +445,25 @@ print(before, after, "runtime.clock_tampered" in found)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["False", "True", "True"]
+
+
+def test_work_between_calls_runs_on_the_kernel_thread_with_the_collector_held():
+    import gc
+
+    THREAD.release_collector()
+    seen = []
+
+    class Dropped:
+        def __del__(self):
+            seen.append((threading.get_ident(), gc.isenabled()))
+
+    box = [Dropped()]
+    assert THREAD.between(box.clear) == ("ok", 0.0, None)
+    assert box == []
+    # The finaliser ran on the kernel's thread, never on this one, with no collection possible.
+    ((ident, collecting),) = seen
+    assert ident != threading.get_ident()
+    assert ident == THREAD.call(threading.get_ident)[2]
+    assert not collecting
+    assert THREAD.between(int, ("x",))[0] == "raised"  # described as call() describes it
+    THREAD.release_collector()

@@ -319,6 +319,10 @@ class KernelThread:
         """
         clock: for timed calls, a CallClock (start() / stop() -> seconds) or a clock in parts (start() / stop() / read() -> seconds: values.PublishedClock, whose stop() closes the timed window before the watch on kernel code goes on); None times them with the monotonic clock.
         """
+    def between(self, fn: typing.Any, args: tuple = ()) -> tuple:
+        """
+        fn(*args) on the kernel's thread as work between calls: the watch on kernel code stays on and the cyclic collector held. The worker drops a call's objects this way, so that a finaliser of the kernel's runs there, never on the worker's main thread. ('ok', 0.0, value), or ('raised', ...) as call() describes it.
+        """
     def call(self, fn: typing.Any, args: tuple = (), timed: bool = False) -> tuple:
         """
         fn(*args) on the kernel's thread, the caller's thread waiting (the GIL released): ('ok', seconds, value), seconds by the clock when timed (start, fn, stop on that thread) else 0; or ('raised', name, qualname, module, message, [(file, line, function)]) when fn raised (anything: SystemExit too), described and released there. The cyclic collector is held off from fn's return until release_collector() (or the next call).

@@ -7,6 +7,7 @@ times and launch counts, and the host checks and judges them (docs/judge.md)."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.metadata
 import importlib.util
@@ -105,7 +106,7 @@ class Worker:
             data, fds = self.channel.receive(1e9)
             request = _core.parse_message("WorkerRequest", data)
             op = request.op
-            self._held = None
+            self._let_go()
             if op == "shutdown":
                 self._reply({"id": request.id, "ok": True})
                 return
@@ -142,12 +143,29 @@ class Worker:
                 )
                 self._recorded = len(recorded)
             self._reply(reply)
-            if op in _KERNEL_JOBS:
-                # The reply is sent: collections again (the kernel thread held them off from
-                # solve's return, so that no finaliser of the kernel's ran before the outputs
-                # left). After a RELEASE (and a RESERVE_INPUTS, which comes between a RELEASE and
-                # its call) they stay held until the next call starts: the host writes its inputs.
-                self._release_collector()
+            # The cyclic collector stays held here: the kernel's thread holds it from each
+            # return and lets it run only while it runs a call, so that every collection, and
+            # every finaliser of the kernel's garbage it runs, happens there (_let_go says why).
+
+    def _let_go(self) -> None:
+        """Drops what the last call got and gave (`_held`) on the kernel's thread, as work between
+        calls (KernelThread.between: watched, the collector held), so that a finaliser of the
+        kernel's on them runs there and never on this thread. This thread's state is read by
+        the worker's own work: a red team's finaliser, run here at a RELEASE, entered a torch
+        function mode of torch's own (no frame of kernel.py's) whose hook, a property made of C
+        callables, ran on the next tensor the worker made while opening the next call's inputs,
+        after the host had written them, and computed the answer outside the clock (passed at
+        50-55x, strict; another installed a SIGIO handler on the channel, which only this
+        thread can do). The cyclic collector is held on this thread for the same reason."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        if self._thread is None:
+            del held
+            return
+        box = [held]
+        del held
+        self._thread.between(_drop_and_collect, (box,))  # the last reference goes there
 
     def _reply(self, reply: dict) -> None:
         fds = reply.pop("_fds", [])
@@ -278,7 +296,7 @@ class Worker:
         done = self._on_kernel_thread(spec.loader.exec_module, (module,))
         if done[0] == "ok":
             done = self._on_kernel_thread(getattr, (module, "solve", None))
-        self._release_collector()
+        # The collector stays held on this thread from here on (_let_go).
         if done[0] != "ok":
             return {
                 "ok": False,
@@ -342,15 +360,15 @@ class Worker:
     def _release(self) -> dict:
         """The host is about to write the next call's inputs into memory reused from call to call
         (the GPU judge's input buffer, the CPU judge's input arena), of which the kernel may keep
-        views. serve has dropped the last call's objects on receiving this request, so a
-        finaliser of the kernel's on them (C callables: no frame for the watch) runs now, while
-        that memory still holds inputs already used; the device is synchronised, so no copy it
-        enqueued reads the memory later; and the cyclic collector is held until the next call
-        starts (KernelThread.RunWatched), so that no collection the worker's own allocations
-        trigger runs a finaliser after this reply. A red team's finaliser otherwise read the
-        next call's inputs when the worker released the last call's objects after the host had
-        written them, and computed the answer outside the clock (passed at 4.5-5.4x, CPU judge,
-        2026-12-06; case arena_prefetch_inputs)."""
+        views. serve has let go of the last call's objects on receiving this request (on the
+        kernel's thread: _let_go), so a finaliser of the kernel's on them (C callables: no frame
+        for the watch) runs now, while that memory still holds inputs already used; the device
+        is synchronised, so no copy it enqueued reads the memory later; and the cyclic collector
+        is held until the next call starts (KernelThread.RunWatched), so that no collection the
+        worker's own allocations trigger runs a finaliser after this reply. A red team's
+        finaliser otherwise read the next call's inputs when the worker released the last call's
+        objects after the host had written them, and computed the answer outside the clock
+        (passed at 4.5-5.4x, CPU judge, 2026-12-06; case arena_prefetch_inputs)."""
         if self._thread is not None:  # prepared: the device's context is made
             self._sync()
             self._thread.hold_collector()
@@ -371,6 +389,9 @@ class Worker:
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
         inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
+        # What the call gets and gives stays alive until the next request, whatever happens
+        # here, and is let go of on the kernel's thread then (_let_go): never here.
+        self._held = (inputs, keep)
         op = request.op
         if self.solve is None:
             return {"ok": False, "error_type": "ProtocolError", "error": "kernel not loaded"}
@@ -423,6 +444,7 @@ class Worker:
                 **({"launches": launches} if launches is not None else {}),
             }
         except Exception as error:  # the snapshot or the synchronisation after solve: its outputs
+            self._held = (self._held, error)
             return {
                 "ok": False,
                 "error_type": type(error).__name__,
@@ -444,18 +466,17 @@ class Worker:
             else:
                 reply = self._export(out, returned, seconds, keep, race)
         except Exception as error:  # copying what solve returned failed (e.g. a view too large)
+            self._held = (self._held, error)
             return {
                 "ok": False,
                 "error_type": type(error).__name__,
                 "error": f"its outputs could not be copied for the judge: {self._format(error)}",
                 **({"launches": launches} if launches is not None else {}),
             }
-        finally:
-            # What the call got and gave stays alive until the next request (serve), and the
-            # collector stays held until the reply is sent: a callback of the kernel's on one of
-            # them (a weakref's, made of C callables) would otherwise run between the export and
-            # the reply and write into the exported outputs (red team, 2026-12-05 evening: 11.3x).
-            self._held = (self._held, inputs, keep)
+        # What the call got and gave stays alive until the next request (_held), and the
+        # collector held: a callback of the kernel's on one of them (a weakref's, made of C
+        # callables) would otherwise run between the export and the reply and write into the
+        # exported outputs (red team, 2026-12-05 evening: 11.3x).
         if launches is not None:
             reply["launches"] = launches
         if trace is not None:
@@ -471,6 +492,8 @@ class Worker:
         in C++ on the CPU), all on that thread. Its exception is
         described there (str() of it is the kernel's code)."""
         done = self._on_kernel_thread(self.solve, tuple(inputs), timed)
+        if done[0] == "ok":
+            self._held = (self._held, done[2])  # what solve returned: let go of with the rest
         if done[0] != "ok":
             raise _KernelRaised(done[1], self._format_raised(done))
         return done[1], done[2]
@@ -518,17 +541,13 @@ class Worker:
         for leaf, handle in zip(exported, handles):
             # The data's fields; the metadata stays the one read when solve returned.
             leaf.handle.update({k: v for k, v in handle.items() if k != "meta"})
-        self._held = (out, leaves, holder, keep)
+        self._held = (self._held, out, leaves, holder, keep)
         return {"ok": True, "output": node, "seconds": seconds, "side_stream_race": race, "_fds": out_fds}
 
     def _gpu_tracing(self):
         if self._tracing is None:
             self._tracing = GpuTracing(self._sync)
         return self._tracing
-
-    def _release_collector(self) -> None:
-        if self._thread is not None:
-            self._thread.release_collector()
 
     def _kernel_thread(self) -> _core.KernelThread:
         if self._thread is None:
@@ -667,6 +686,20 @@ def _no_sync() -> None:
 
 # The calibration's call: C++, so that the kernel's thread runs no Python code of the worker's.
 _NOTHING = _core.constant_function(None)
+# The collector's functions as they were before kernel.py was imported.
+_GC_COLLECT, _GC_COUNT, _GC_THRESHOLD = gc.collect, gc.get_count, gc.get_threshold
+
+
+def _drop_and_collect(box: list) -> None:
+    """On the kernel's thread, between calls: drops the last call's objects (box holds the only
+    reference), then runs the collection the interpreter would have run by now, had the worker's
+    main thread not held the collector (the youngest generation over its threshold, and the
+    older ones theirs), so that the worker's own garbage is not collected inside the next timed
+    call instead."""
+    box.clear()
+    counts, thresholds = _GC_COUNT(), _GC_THRESHOLD()
+    if thresholds[0] and counts[0] > thresholds[0]:
+        _GC_COLLECT(max(g for g in range(3) if counts[g] > thresholds[g]))
 
 
 def _differs(a: torch.Tensor, b: torch.Tensor) -> bool:
