@@ -286,6 +286,11 @@ class Worker:
             }
         module = importlib.util.module_from_spec(spec)
         sys.modules["kernel"] = module
+        # An exception a finaliser of the kernel's raises is ignored, as Python ignores it, and
+        # not printed: the interpreter's printer parses the source line of the frame the
+        # finaliser ran under (the worker's own, where it lets go of a call's objects), a compile
+        # the runtime audit refuses, and the kernel got runtime.dynamic_code naming worker.py.
+        sys.unraisablehook = _IGNORE_UNRAISABLE
         _core.runtime_audit_phase("import")
         # Every Python thread there is now is the judge's: one of kernel.py's alive when its
         # import or a call of solve returns is a runtime.thread violation (kernel_thread.cc).
@@ -686,6 +691,7 @@ def _no_sync() -> None:
 
 # The calibration's call: C++, so that the kernel's thread runs no Python code of the worker's.
 _NOTHING = _core.constant_function(None)
+_IGNORE_UNRAISABLE = _core.constant_function(None)  # C++: takes any arguments, runs no Python
 # The collector's functions as they were before kernel.py was imported.
 _GC_COLLECT, _GC_COUNT, _GC_THRESHOLD = gc.collect, gc.get_count, gc.get_threshold
 

@@ -7,7 +7,7 @@
 # (print -> file.write -> dict.fromkeys(re-iterable of torch ops)): no frame for the watch.
 # (Red team, 2026-12-06, against 936411e: passed at 37-38x, permissive; strict, the static
 # audit refuses signal and fcntl.) The finaliser now runs on the kernel's thread
-# (Worker._let_go), where signal.signal raises: no handler, no prefetch.
+# (Worker._let_go), where signal.signal raises: no handler, no prefetch, a mismatch.
 import collections
 import functools
 import operator
