@@ -264,6 +264,9 @@ TEST_CASE("dynamic code and introspection") {
       Has(Audit("import torch\nf = getattr(torch, 'com' + 'pile')\n"), "static.dynamic_attribute"));
   CHECK(Has(Audit("import torch\nf = getattr(torch, 'compile')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("def f(): pass\ng = f.__globals__\n"), "static.introspection"));
+  // A module reached through a function's annotations, then patched (os_fstat_hook).
+  CHECK(Has(Audit("import os\ndef h(a: os): pass\nm = h.__annotations__['a']\n"),
+            "static.introspection"));
   CHECK(Has(Audit("x = ().__class__.__bases__[0].__subclasses__()\n"), "static.introspection"));
   CHECK(Has(Audit("import sys\nm = sys.modules\n"), "static.introspection"));
   CHECK(Has(Audit("open('/proc/self/mem')\n"), "static.forbidden_call"));

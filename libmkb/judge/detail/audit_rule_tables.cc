@@ -467,7 +467,9 @@ constexpr const char* kInterpreterGlobals[] = {"__builtins__", "__loader__", "__
 // The getattr family: allowed only as direct calls with a literal attribute name.
 constexpr const char* kAttributeBuiltins[] = {"getattr", "setattr", "delattr", "hasattr"};
 
-// Attributes that reach the interpreter's internals from any object.
+// Attributes that reach the interpreter's internals from any object. (__annotations__: what a
+// function's annotations hold; `def f(a: os)` made os a value the audit lost, red team
+// 2026-12-06, 65-76x.)
 constexpr const char* kIntrospectionAttributes[] = {"__globals__",
                                                     "__builtins__",
                                                     "__subclasses__",
@@ -487,6 +489,7 @@ constexpr const char* kIntrospectionAttributes[] = {"__globals__",
                                                     "__traceback__",
                                                     "__defaults__",
                                                     "__kwdefaults__",
+                                                    "__annotations__",
                                                     "__objclass__",
                                                     "__import__",
                                                     "f_back",

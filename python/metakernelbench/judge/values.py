@@ -753,23 +753,56 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
         for name, value in list(vars(module).items()):
             if guarded(value):
                 entries.append((module, name, True, value))
-    # The modules the worker's own code reads names from (its imports and this module's): each an
-    # owner whose namespace must keep plain str keys (KernelThread's check walks every owner's),
-    # guarded by its __name__.
+    # The judge's own modules (this one, the worker's, the DSL entry wrapper's, the C++ core and
+    # its CUDA part) and the standard modules whose functions their code calls on the main thread
+    # while a call's inputs are opened and its outputs exported (os.fstat, os.close, gc, time):
+    # every function, class and module of theirs, and every method of a class the judge defines
+    # in Python, guarded as torch's are. A red team replaced os.fstat, which the worker calls
+    # opening each call's inputs after the host wrote them, with C callables that computed the
+    # answer there (os reached through a function's annotation, which the static audit lost:
+    # passed at 65-76x, strict, 2026-12-06). Every other module they hold is an owner whose
+    # namespace must keep plain str keys (KernelThread's check walks every owner's), guarded by
+    # its __name__.
     import sys
 
-    judge = [sys.modules.get(__name__), sys.modules.get(__name__.rsplit(".", 1)[0] + ".worker")]
+    package = __name__.rsplit(".", 1)[0]
+    judge = [sys.modules.get(name) for name in (__name__, package + ".worker", package + ".dsl_entry")]
+    judge += [_core, getattr(_core, "cuda", None)]
     seen = {id(torch), id(torch._C), id(torch.cuda), id(torch.utils.dlpack), id(builtins)}
-    for holder in judge:
-        for value in list(vars(holder).values()) if holder is not None else ():
+    whole = [m for m in judge if isinstance(m, types.ModuleType)]
+    for holder in list(whole):
+        for value in list(vars(holder).values()):
+            if isinstance(value, types.ModuleType) and value.__name__ in _GUARDED_WHOLE:
+                whole.append(value)
+    for module in whole:
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        for name, value in list(vars(module).items()):
+            if guarded(value):
+                entries.append((module, name, True, value))
             if (
-                isinstance(value, types.ModuleType)
+                isinstance(value, type)
+                and value.__flags__ & _HEAPTYPE
                 and id(value) not in seen
-                and not value.__name__.startswith("metakernelbench")
+                and (module in judge or value.__module__ == module.__name__)
+                and vars(value).get("__module__", "").startswith(("metakernelbench", module.__name__))
             ):
+                seen.add(id(value))
+                for method, member in list(vars(value).items()):
+                    if guarded(member) or isinstance(member, (property, classmethod, staticmethod)):
+                        entries.append((value, method, True, member))
+    for holder in whole:
+        for value in list(vars(holder).values()):
+            if isinstance(value, types.ModuleType) and id(value) not in seen:
                 seen.add(id(value))
                 entries.append((value, "__name__", True, vars(value).get("__name__")))
     return entries
+
+
+# Standard modules guarded whole when a judge module holds them (harness_reach).
+_GUARDED_WHOLE = frozenset({"os", "posix", "gc", "time", "types", "functools", "operator"})
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class whose namespace can be assigned
 
 
 def clock_reach(clock) -> list[tuple[object, str, bool, object]]:
