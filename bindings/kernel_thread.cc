@@ -582,6 +582,7 @@ class KernelThread {
       Py_DECREF(name);
       return out;
     }
+    if (owner.ptr() == PySys_GetObject("modules")) return "sys.modules";  // borrowed; no error
     if (PyDict_CheckExact(owner.ptr())) {
       PyObject* name = PyDict_GetItemString(owner.ptr(), "__name__");  // borrowed
       return absl::StrCat("the globals of ", name != nullptr ? Utf8(name) : "a function");

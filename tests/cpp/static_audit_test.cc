@@ -264,6 +264,12 @@ TEST_CASE("dynamic code and introspection") {
       Has(Audit("import torch\nf = getattr(torch, 'com' + 'pile')\n"), "static.dynamic_attribute"));
   CHECK(Has(Audit("import torch\nf = getattr(torch, 'compile')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("def f(): pass\ng = f.__globals__\n"), "static.introspection"));
+  // Helpers that import a module and read attributes named as text (sys_modules_os).
+  CHECK(Has(Audit("from torch.utils._pytree import enum_object_hook as h\n"
+                  "m = h({'__enum__': 1, 'fqn': 'sys:__dict__', 'name': 'modules'})\n"),
+            "static.introspection"));
+  CHECK(Has(Audit("import torch\nh = torch.utils._pytree.enum_object_hook\n"),
+            "static.introspection"));
   // A module reached through a function's annotations, then patched (os_fstat_hook).
   CHECK(Has(Audit("import os\ndef h(a: os): pass\nm = h.__annotations__['a']\n"),
             "static.introspection"));

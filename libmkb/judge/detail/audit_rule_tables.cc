@@ -219,6 +219,12 @@ constexpr Rule kAttributeRules[] = {
     {"torch._subclasses", kIntrospection, "fake tensors and dispatch are off limits"},
     {"torch._lazy", kCall, "lazy tensors are forbidden"},
     {"torch._utils_internal", kIntrospection, "torch internals are off limits"},
+    // enum_object_hook and _dict_deserialize import a module and read attributes named as text
+    // (red team, 2026-12-06: sys.modules and os.close reached past every rule, 77-81x).
+    {"torch.utils._pytree", kIntrospection,
+     "torch internals are off limits (torch.utils._pytree imports modules named as text)"},
+    {"torch.utils._config_module", kIntrospection,
+     "torch internals are off limits (torch.utils._config_module imports modules named as text)"},
     // _import_dotted_name resolves a dotted name given as text (torch._C's raw-pointer
     // constructors, say) where no rule reads it.
     {"torch._utils", kIntrospection,

@@ -7,6 +7,7 @@ the same Python type; returned values are tensors only, so a scalar handle among
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -15,6 +16,13 @@ import torch
 import torch.utils.dlpack
 
 from .. import _core
+
+# Bound once: the worker's main thread calls them opening each call's inputs, after the host wrote
+# them. An `import os` inside a function is a lookup in sys.modules, where a red team put an
+# object of its own under "os" whose fstat computed the answer (passed at 77-81x, strict,
+# 2026-12-06); harness_reach guards these names and sys.modules' entries for the guarded modules.
+_fstat = os.fstat
+_close_fd = os.close
 
 # A DLPack capsule to a tensor: torch's C function, bound when this module is imported (before
 # kernel.py is). torch.from_dlpack is Python that looks up its module's global `torch` and then
@@ -416,10 +424,8 @@ class CpuTransport:
         """The mapping of the segment `fd` names (taking ownership of fd): the one made before when
         this segment came before (the same memfd: its size is sealed), else a new one, which
         replaces the last (a sender's arena grows into a new segment and never goes back)."""
-        import os
-
         try:
-            st = os.fstat(fd)
+            st = _fstat(fd)
         except OSError as error:
             _close(fd)
             raise _core.InvalidArgumentError(f"a shared segment's descriptor: {error}") from None
@@ -674,10 +680,8 @@ def _numel(shape) -> int:
 
 
 def _close(fd: int) -> None:
-    import os
-
     try:
-        os.close(fd)
+        _close_fd(fd)
     except OSError:
         pass
 
@@ -797,6 +801,17 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
             if isinstance(value, types.ModuleType) and id(value) not in seen:
                 seen.add(id(value))
                 entries.append((value, "__name__", True, vars(value).get("__name__")))
+    # sys.modules' entries for the modules guarded whole: an import of one of them is a lookup
+    # there (an `import os` in a function body found an object of the kernel's under "os"). Not
+    # the judge's own, which the worker takes out of sys.modules before kernel.py's import.
+    named: dict[str, types.ModuleType] = {}
+    for module in (torch, torch._C, torch.cuda, torch.utils.dlpack, builtins, *whole):
+        module_name = vars(module).get("__name__")
+        if isinstance(module_name, str) and not module_name.startswith("metakernelbench"):
+            named[module_name] = module
+    for module_name, module in named.items():
+        if sys.modules.get(module_name) is module:
+            entries.append((sys.modules, module_name, True, module))
     return entries
 
 
