@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
 
@@ -429,9 +430,10 @@ class KernelThread {
   // present, value), the owner a module or a heap type, each name with the object it held (or
   // absent: a global that resolves to a builtin, a class attribute found on a base). From here
   // on, before each timed call's clock stops, every entry and every owner's type must be as it
-  // was when each call returns (timed or not): one changed is a runtime.clock_tampered violation
-  // (reported once), and from then on timed calls are timed by the monotonic clock, the Python
-  // clock not run. Called before kernel.py is imported.
+  // was when each call returns (timed or not): one changed is a runtime.clock_tampered violation,
+  // every timed call from then on is timed by the monotonic clock (the Python clock not run), and
+  // the changed state is what later checks compare with (a further change is reported too).
+  // Called before kernel.py is imported.
   void GuardClock(const py::list& entries) {
     for (const py::handle& item : entries) {
       auto entry = item.cast<py::tuple>();
@@ -463,7 +465,7 @@ class KernelThread {
   }
   size_t guarded() const { return guarded_.size(); }
   // With the GIL held (the worker's main thread, after it exported a call's outputs): whether a
-  // guarded name changed since the last check (reported once, as at a call's return). A change
+  // guarded name changed since the last check (reported as at a call's return). A change
   // made while the export ran (a callback the kernel left that fires on a reference the export
   // drops) is seen here, after the fact: the verdict is not final yet.
   bool CheckGuard() { return !guarded_.empty() && ClockTampered(); }
@@ -474,11 +476,11 @@ class KernelThread {
     std::string label;
   };
 
-  // With the GIL held: whether a guarded name or an owner's type changed; the first change seen
-  // is reported, once. Pointer comparisons, dictionary walks and lookups of plain str keys among
-  // plain str keys only: no Python code runs.
+  // With the GIL held: whether a guarded name or an owner's type changed since the last check;
+  // the first change seen is reported. Pointer comparisons, dictionary walks and lookups of plain
+  // str keys among plain str keys only: no Python code runs.
   bool ClockTampered() {
-    if (tamper_reported_) return true;
+    if (keys_tampered_) return true;
     std::string what;
     for (const auto& [owner, type] : owner_types_) {
       if (reinterpret_cast<PyObject*>(Py_TYPE(owner.ptr())) != type.ptr()) {
@@ -489,7 +491,7 @@ class KernelThread {
     // Fast path: a dictionary's version tag changes with every change to it (CPython 3.11-3.13),
     // so when no owner's tag moved, no entry did. Otherwise every entry is compared (a lazy
     // import adding a submodule to torch moves its tag and changes nothing guarded).
-    if (what.empty() && DictsUnchanged()) return false;
+    if (what.empty() && DictsUnchanged()) return tamper_reported_;
     // Every key of every owner's namespace a plain str before any lookup: a lookup compares keys
     // whose hashes match, and a key of a str subclass answers that comparison with its own __eq__
     // (Python code, here, after the CPU clock stopped and before the watch is on: a red team put
@@ -522,7 +524,7 @@ class KernelThread {
     }
     if (what.empty()) {
       NoteDictVersions();
-      return false;
+      return tamper_reported_;
     }
     tamper_reported_ = true;
     PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
@@ -533,8 +535,32 @@ class KernelThread {
         "changed by kernel.py (the judge would run the kernel's code after the clock stopped, or "
         "read a forged time): the call is not timed by that clock",
         what);
+    // Tampered from here on (every later call timed by the monotonic clock), and what was
+    // reported is the state a further change is measured from, so that one report does not
+    // blind the guard: the worker's calibration, before kernel.py exists, turns a report into a
+    // warning of the judge's own, and a guard that reported once and then nothing more hid the
+    // kernel's own change after it (found 2026-12-06, guarding entries the worker itself
+    // removes). A key that is not a plain str cannot be compared past: nothing more is checked.
+    if (absl::StartsWith(what, "a key that is not a plain str")) {
+      keys_tampered_ = true;
+    } else {
+      Rebaseline();
+    }
     PyErr_Restore(type, value, tb);
     return true;
+  }
+
+  // With the GIL held, every owner's keys plain str: the guarded names as they are now.
+  void Rebaseline() {
+    for (Guarded& g : guarded_) {
+      PyObject* dict = DictOf(g.owner.ptr());
+      PyObject* now = dict != nullptr ? PyDict_GetItemWithError(dict, g.key.ptr()) : nullptr;
+      if (now == nullptr) PyErr_Clear();
+      g.value = now != nullptr ? py::reinterpret_borrow<py::object>(now) : py::object();
+    }
+    for (auto& [owner, type] : owner_types_)
+      type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(owner.ptr())));
+    dict_versions_.clear();
   }
 
   static PyObject* DictOf(PyObject* owner) {  // borrowed
@@ -595,6 +621,7 @@ class KernelThread {
   std::vector<Guarded> guarded_;                                // guarded by the GIL
   std::vector<std::pair<py::object, py::object>> owner_types_;  // (owner, its type then)
   bool tamper_reported_ = false;                                // guarded by the GIL
+  bool keys_tampered_ = false;  // a key not a plain str: no lookup is safe (GIL)
   std::vector<std::pair<py::object, uint64_t>> dict_versions_;  // owners' dicts, their tags
   bool marked_ = false;                                         // guarded by the GIL
   std::set<ThreadKey> known_threads_;                           // guarded by the GIL
@@ -676,8 +703,8 @@ void RegisterKernelThread(py::module_& m) {
       .def_property_readonly("guarded", &KernelThread::guarded,
                              "How many names guard_clock guards.")
       .def("check_guard", &KernelThread::CheckGuard,
-           "Whether a name guard_clock guards changed (a runtime.clock_tampered violation, "
-           "reported once): the worker checks again after each export of a call's outputs.")
+           "Whether a name guard_clock guards changed since the last check (a "
+           "runtime.clock_tampered violation): the worker checks again before each reply.")
       .def(
           "between",
           [](KernelThread& thread, py::object fn, py::tuple args) {

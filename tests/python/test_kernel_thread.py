@@ -447,6 +447,38 @@ print(before, after, "runtime.clock_tampered" in found)
     assert done.stdout.split() == ["False", "True", "True"]
 
 
+def test_one_report_does_not_blind_the_guard(tmp_path):
+    """A change is reported and becomes the state later checks compare with: a second change, to
+    another name, is reported too. (The worker's calibration turns a report of the judge's own
+    into a warning; a guard that reported once and never again then hid the kernel's change.)"""
+    import subprocess
+    import sys
+
+    code = """
+import os
+from metakernelbench import _core
+from metakernelbench.judge import values
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+thread = _core.KernelThread()
+thread.guard_clock(values.harness_reach())
+fstat, close = os.fstat, os.close
+os.fstat = len
+first = thread.check_guard()
+again = thread.check_guard()
+count = len(_core.runtime_audit_recorded())
+os.close = len
+second = thread.check_guard()
+os.fstat, os.close = fstat, close
+found = [line.split(" | ")[2] for line in _core.runtime_audit_recorded()]
+print(first, again, count, second, any("os.fstat" in f for f in found), any("os.close" in f for f in found))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # Tampered stays tampered (later calls are timed by the monotonic clock), the first change is
+    # reported once, and the second, to another name, is reported too.
+    assert done.stdout.split() == ["True", "True", "1", "True", "True", "True"]
+
+
 def test_work_between_calls_runs_on_the_kernel_thread_with_the_collector_held():
     import gc
 

@@ -329,7 +329,7 @@ class KernelThread:
         """
     def check_guard(self) -> bool:
         """
-        Whether a name guard_clock guards changed (a runtime.clock_tampered violation, reported once): the worker checks again after each export of a call's outputs.
+        Whether a name guard_clock guards changed since the last check (a runtime.clock_tampered violation): the worker checks again before each reply.
         """
     def guard_clock(self, entries: list) -> None:
         """
