@@ -191,6 +191,13 @@ class TensorFacts:
         self._module = type.__dict__["__module__"].__get__
         self._str = str
         self._list = list
+        self._dispatch_keys = torch._C._dispatch_keys
+        self._has_key = torch._C.DispatchKeySet.has
+        self._python_keys = tuple(
+            getattr(torch._C.DispatchKey, name)
+            for name in _PYTHON_DISPATCH_KEYS
+            if hasattr(torch._C.DispatchKey, name)
+        )
 
     def describe(self, value) -> tuple[dict, list[OutputLeaf]]:
         """The ValueNode dict of `value` and its plain tensor leaves in order, every fact read once,
@@ -227,6 +234,16 @@ class TensorFacts:
     def _node(self, value, leaves: list[OutputLeaf], depth: int) -> dict:
         kind = self._type(value)
         if kind is self._tensor_type:
+            keys = self._dispatch_keys(value)
+            if any(self._has_key(keys, key) for key in self._python_keys):
+                # A torch.Tensor whose ops go to Python (its class set back from a subclass with
+                # __torch_dispatch__, or a functorch / functionalization wrapper): the dispatcher
+                # looks its handler up in the instance's own namespace, where a red team's key
+                # object ran C callables that computed the answer when the judge detached the
+                # output after the clock (passed at 52-63x, permissive, 2026-12-06). Named,
+                # never read further, as a subclass is.
+                name = "torch.Tensor whose operations go to Python (a tensor subclass's dispatch)"
+                return {"kind": "tensor", "type_name": name, "tensor": {"meta": {"plain": False}}}
             layout = self._layout(value)
             if layout is not self._strided or self._is_nested(value):
                 # Sparse, MKL-DNN, nested: no strides, nothing the wire format can carry. Named,
@@ -263,6 +280,20 @@ class TensorFacts:
             return "(a type whose __qualname__ is not a str)"
         return f"{module}.{qualname}" if self._type(module) is str else qualname
 
+
+# Dispatch keys that send a tensor's operations to Python or to a wrapper's own code (TensorFacts).
+_PYTHON_DISPATCH_KEYS = (
+    "Python",
+    "PythonTLSSnapshot",
+    "PythonDispatcher",
+    "Functionalize",
+    "FuncTorchBatched",
+    "FuncTorchGradWrapper",
+    "FuncTorchDynamicLayerBackMode",
+    "FuncTorchDynamicLayerFrontMode",
+    "FuncTorchVmapMode",
+    "BatchedNestedTensor",
+)
 
 # The host's reader (its values are its own: the reference's outputs, inputs it made).
 _FACTS = TensorFacts()
