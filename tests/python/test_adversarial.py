@@ -237,6 +237,11 @@ def test_adversarial_case(case, tmp_path, monkeypatch):
     if "finding" in case:
         codes = {f["code"] for f in verdict["findings"] if f["severity"] == "violation"}
         assert case["finding"] in codes, summary
+    # Calibration runs before kernel.py exists: whatever the runtime audit refused there is the
+    # judge's own fault, whichever kernel is judged (a guard of names the worker itself changes
+    # reported there once, and the report hid the kernel's own change after it).
+    refused = [f["message"] for f in verdict["findings"] if f["code"] == "judge.calibration_refused"]
+    assert not refused, refused
     # The agent-facing report never carries the judge's internals.
     text = json.dumps(verdict)
     assert "metakernelbench/judge" not in text and "mkb-eval-" not in text, summary
