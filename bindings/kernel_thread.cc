@@ -23,7 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
 
@@ -505,6 +504,7 @@ class KernelThread {
       PyObject *key = nullptr, *value = nullptr;
       while (PyDict_Next(dict, &pos, &key, &value)) {
         if (!PyUnicode_CheckExact(key)) {
+          keys_tampered_ = true;
           what = absl::StrCat("a key that is not a plain str put in ", OwnerName(owner),
                               "'s namespace (its comparison would run when a name is looked up)");
           break;
@@ -541,11 +541,7 @@ class KernelThread {
     // warning of the judge's own, and a guard that reported once and then nothing more hid the
     // kernel's own change after it (found 2026-12-06, guarding entries the worker itself
     // removes). A key that is not a plain str cannot be compared past: nothing more is checked.
-    if (absl::StartsWith(what, "a key that is not a plain str")) {
-      keys_tampered_ = true;
-    } else {
-      Rebaseline();
-    }
+    if (!keys_tampered_) Rebaseline();
     PyErr_Restore(type, value, tb);
     return true;
   }

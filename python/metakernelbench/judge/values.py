@@ -784,7 +784,8 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     own = torch.Tensor.__dict__
     for name in dir(torch.Tensor):
         entries.append((torch.Tensor, name, name in own, own.get(name)))
-    for module in (torch, torch._C, torch.cuda, torch.utils.dlpack, builtins):
+    roots = (torch, torch._C, torch.cuda, torch.utils.dlpack, builtins)
+    for module in roots:
         for name, value in list(vars(module).items()):
             if guarded(value):
                 entries.append((module, name, True, value))
@@ -803,7 +804,7 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     package = __name__.rsplit(".", 1)[0]
     judge = [sys.modules.get(name) for name in (__name__, package + ".worker", package + ".dsl_entry")]
     judge += [_core, getattr(_core, "cuda", None)]
-    seen = {id(torch), id(torch._C), id(torch.cuda), id(torch.utils.dlpack), id(builtins)}
+    seen = {id(module) for module in roots}
     whole = [m for m in judge if isinstance(m, types.ModuleType)]
     for holder in list(whole):
         for value in list(vars(holder).values()):
@@ -816,12 +817,14 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
         for name, value in list(vars(module).items()):
             if guarded(value):
                 entries.append((module, name, True, value))
+            # A class defined there (the judge's: any of the package's), read from its own
+            # namespace, whose methods can be assigned.
+            home = vars(value).get("__module__", "") if isinstance(value, type) else None
             if (
-                isinstance(value, type)
+                isinstance(home, str)
                 and value.__flags__ & _HEAPTYPE
                 and id(value) not in seen
-                and (module in judge or value.__module__ == module.__name__)
-                and vars(value).get("__module__", "").startswith(("metakernelbench", module.__name__))
+                and (home.startswith("metakernelbench") if module in judge else home == module.__name__)
             ):
                 seen.add(id(value))
                 for method, member in list(vars(value).items()):
@@ -836,7 +839,7 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     # there (an `import os` in a function body found an object of the kernel's under "os"). Not
     # the judge's own, which the worker takes out of sys.modules before kernel.py's import.
     named: dict[str, types.ModuleType] = {}
-    for module in (torch, torch._C, torch.cuda, torch.utils.dlpack, builtins, *whole):
+    for module in (*roots, *whole):
         module_name = vars(module).get("__name__")
         if isinstance(module_name, str) and not module_name.startswith("metakernelbench"):
             named[module_name] = module
