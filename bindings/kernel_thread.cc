@@ -327,6 +327,12 @@ class KernelThread {
     }
     PyObject* value = PyObject_Call(job.fn, job.args, nullptr);
     stop = std::chrono::steady_clock::now();
+    // The call's exception, set aside while the checks below run (they call into Python, which
+    // must not run with an exception set: the guard's lookups cleared it, and every exception
+    // kernel.py's import raised read "SystemError: a call failed without an exception"; red
+    // team, 2026-12-06), and put back for TakeRaised.
+    PyObject *raised_type = nullptr, *raised_value = nullptr, *raised_tb = nullptr;
+    if (value == nullptr) PyErr_Fetch(&raised_type, &raised_value, &raised_tb);
     // From here until the worker has taken its snapshot of the outputs (ReleaseCollector), no
     // collection: one would run the finalisers of the kernel's garbage cycles, which need no
     // frame of kernel.py's (C callables composed: functools.partial of torch ops), and which a
@@ -338,6 +344,7 @@ class KernelThread {
     // a forged time. Such a call is not timed by that clock at all.
     const bool tampered = !guarded_.empty() && ClockTampered();
     if (value == nullptr) {
+      PyErr_Restore(raised_type, raised_value, raised_tb);
       py::tuple raised = TakeRaised();  // the kernel's __str__ and finalisers: unwatched
       CollectorHeld held;
       SetKernelWatch(true);

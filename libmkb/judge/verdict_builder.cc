@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -173,9 +174,16 @@ void VerdictBuilder::SetImport(bool ok, absl::string_view error_type, absl::stri
   if (!ok) {
     import_failed_ = true;
     verdict_.mutable_process()->set_traceback(std::string(error));
+    // The exception's own line (the traceback's last: "Type: message"), as for solve's: the
+    // traceback's first 300 characters cut it off whenever kernel.py's frames were long.
+    const std::string type = error_type.empty() ? "kernel.py" : std::string(error_type);
+    const std::string last = LastLine(error);
     NoteFailure(v1::IMPORT_ERROR,
-                absl::StrCat("import error: ", error_type.empty() ? "kernel.py" : error_type,
-                             error.empty() ? "" : absl::StrCat(": ", Utf8Prefix(error, 300))));
+                absl::StrCat("import error: ",
+                             last.empty() ? type
+                             : absl::StartsWith(last, type)
+                                 ? Utf8Prefix(last, 300)
+                                 : absl::StrCat(type, ": ", Utf8Prefix(last, 300))));
   }
 }
 

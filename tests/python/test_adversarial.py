@@ -232,6 +232,8 @@ def test_adversarial_case(case, tmp_path, monkeypatch):
         assert not verdict["passed"] and verdict["speedup_vs_eager"] is None
     if "mismatch_kind" in case:
         assert verdict["first_mismatch"]["kind"] == case["mismatch_kind"], summary
+    if "message" in case:
+        assert case["message"] in verdict["message"], f"{case['why']}; got {summary}"
     if "max_speedup" in case and verdict["speedup_vs_eager"] is not None:
         assert verdict["speedup_vs_eager"] <= case["max_speedup"], f"{case['why']}; got {summary}"
     if "finding" in case:

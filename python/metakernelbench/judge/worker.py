@@ -265,10 +265,12 @@ class Worker:
         # runtime.outside_call violation. On already for the calibration, so that it measures
         # the channel as the timed calls will see it.
         _core.watch_kernel_code(True)
-        if self.device == "cpu":
-            # No new process from here on, whoever asks (a raw clone() too): all the CPU the calls
-            # use is this process's, which the host reads around each (AcceptReportedTimes).
-            _core.seal_processes()
+        # No new process from here on, whoever asks (a raw clone() too), on either device: all
+        # the CPU the calls use is this process's, which the host reads around each
+        # (AcceptReportedTimes), and nothing the kernel starts works beside or after its calls (a
+        # process of its own on the GPU with the outputs' memory mapped). Both DSLs compile
+        # without one (their Python routes to a process were already refused by the audit).
+        _core.seal_processes()
         self._dsl = dsl
         _scrub_modules(dsl)
         return {"ok": True, "versions": self.versions, "kernel_tid": self._thread.native_id}
