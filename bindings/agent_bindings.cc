@@ -118,6 +118,8 @@ ShellSandboxOptions SandboxOptionsFrom(py::handle value) {
   o.max_processes = r.Get<int>("max_processes", o.max_processes);
   o.max_file_bytes = r.Get<int64_t>("max_file_bytes", o.max_file_bytes);
   o.tmp_bytes = r.Get<int64_t>("tmp_bytes", o.tmp_bytes);
+  o.workspace_bytes = r.Get<int64_t>("workspace_bytes", o.workspace_bytes);
+  o.workspace_files = r.Get<int64_t>("workspace_files", o.workspace_files);
   o.max_output_bytes = r.Get<size_t>("max_output_bytes", o.max_output_bytes);
   // read_only: paths (seen where they are) or [source, target] pairs.
   for (py::handle item : r.Get<py::list>("read_only", py::list())) {
@@ -336,6 +338,9 @@ py::dict ShellResultToPython(const ShellResult& r) {
   d["timed_out"] = r.timed_out;
   d["memory_exceeded"] = r.memory_exceeded;
   d["too_many_processes"] = r.too_many_processes;
+  d["workspace_exceeded"] = r.workspace_exceeded;
+  d["workspace_bytes"] = r.workspace_bytes;
+  d["workspace_files"] = r.workspace_files;
   d["output"] = py::bytes(r.output).attr("decode")("utf-8", "replace");
   d["output_bytes"] = r.output_bytes;
   d["peak_memory_bytes"] = r.peak_memory_bytes;
@@ -406,6 +411,7 @@ void RegisterAgent(py::module_& m) {
            }),
            py::arg("workspace"), py::arg("options") = py::none(),
            "options: cpus, memory_bytes, max_processes, max_file_bytes, tmp_bytes,\n"
+           "workspace_bytes, workspace_files, "
            "max_output_bytes, read_only, hidden_paths, environment, bwrap, shell, "
            "require_isolation.\n"
            "Raises FailedPreconditionError when bubblewrap cannot start and isolation is "

@@ -1,5 +1,6 @@
 #include "libmkb/agent/shell_sandbox.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -24,6 +26,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "libmkb/agent/detail/process_tree.h"
+#include "libmkb/agent/detail/shell_seccomp.h"
 #include "libmkb/agent/detail/spawn.h"
 #include "libmkb/core/utf8.h"
 
@@ -100,6 +103,45 @@ void KillAll(pid_t pid, const std::vector<pid_t>& tree) {
   for (pid_t p : tree) ::kill(p, SIGKILL);
 }
 
+struct WorkspaceUse {
+  int64_t bytes = 0;    // allocated blocks of every entry, each inode once
+  int64_t entries = 0;  // entries below the root (stops counting past max_entries)
+};
+
+// The workspace's use of the disk: a walk that follows no link, stays on the root's file
+// system, and stops once it has seen more than `max_entries` entries (a command that made that
+// many is over its limit anyway).
+WorkspaceUse MeasureWorkspace(const std::string& root, int64_t max_entries) {
+  WorkspaceUse use;
+  struct stat top;
+  if (::lstat(root.c_str(), &top) != 0) return use;
+  std::set<std::pair<dev_t, ino_t>> linked;  // inodes with more than one name, counted once
+  std::vector<std::string> folders = {root};
+  while (!folders.empty() && use.entries <= max_entries) {
+    const std::string folder = std::move(folders.back());
+    folders.pop_back();
+    DIR* dir = ::opendir(folder.c_str());
+    if (dir == nullptr) continue;
+    while (const dirent* entry = ::readdir(dir)) {
+      const absl::string_view name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      if (++use.entries > max_entries) break;
+      struct stat st;
+      if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) &&
+          !linked.insert({st.st_dev, st.st_ino}).second) {
+        continue;
+      }
+      use.bytes += static_cast<int64_t>(st.st_blocks) * 512;
+      if (S_ISDIR(st.st_mode) && st.st_dev == top.st_dev) {
+        folders.push_back(absl::StrCat(folder, "/", name));
+      }
+    }
+    ::closedir(dir);
+  }
+  return use;
+}
+
 }  // namespace
 
 std::string ShellResult::Observation() const {
@@ -113,6 +155,9 @@ std::string ShellResult::Observation() const {
                     peak_memory_bytes >> 20, " MiB used) and were killed]\n");
   } else if (too_many_processes) {
     absl::StrAppend(&out, "[the command started too many processes and was killed]\n");
+  } else if (workspace_exceeded) {
+    absl::StrAppend(&out, "[the workspace grew past its limit (", workspace_bytes >> 20, " MiB in ",
+                    workspace_files, " files and folders) and the command was killed]\n");
   } else if (signal != 0) {
     absl::StrAppend(&out, "[killed by signal ", signal, " (", strsignal(signal), ")]\n");
   } else if (exit_code != 0) {
@@ -368,9 +413,16 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   }
   const absl::Time start = absl::Now();
   const cpu_set_t cpus = PickCpus(options_.cpus);
+  const std::vector<sock_filter> filter = detail::ShellFilterProgram();
   detail::SpawnOptions spawn;
   spawn.cpus = &cpus;
   spawn.max_file_bytes = options_.max_file_bytes;
+  spawn.seccomp = &filter;
+  // The workspace may not grow past its limits, or past what it held when the command started
+  // (a workspace already over them can still be cleaned up).
+  const WorkspaceUse at_start = MeasureWorkspace(options_.workspace, options_.workspace_files);
+  const int64_t byte_limit = std::max(options_.workspace_bytes, at_start.bytes);
+  const int64_t file_limit = std::max(options_.workspace_files, at_start.entries);
   spawn.new_session = !isolated_;  // bubblewrap makes the sandbox's own session
   if (!isolated_) spawn.chdir_to = options_.workspace;
   absl::StatusOr<Spawned> spawned = detail::Spawn(std::move(argv), Environment(), spawn);
@@ -428,9 +480,14 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
       } else if (static_cast<int>(scan.pids.size()) > options_.max_processes) {
         result.too_many_processes = true;
       }
+      const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
+      result.workspace_bytes = use.bytes;
+      result.workspace_files = use.entries;
+      if (use.bytes > byte_limit || use.entries > file_limit) result.workspace_exceeded = true;
     }
     if (now >= deadline) result.timed_out = true;
-    if (result.timed_out || result.memory_exceeded || result.too_many_processes) {
+    if (result.timed_out || result.memory_exceeded || result.too_many_processes ||
+        result.workspace_exceeded) {
       KillAll(pid, tree);
       killed = true;
     }

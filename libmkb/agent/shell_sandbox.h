@@ -16,7 +16,10 @@
 //    variable named like a secret (an API key, a token, a password: Create refuses one);
 //  - CPU affinity to `cpus` CPUs, RLIMIT_FSIZE, and a watcher that kills the command when the
 //    resident memory of its processes together exceeds memory_bytes, when they number more
-//    than max_processes, or when its time runs out.
+//    than max_processes, when the workspace grows past workspace_bytes or workspace_files, or
+//    when its time runs out;
+//  - a seccomp filter (detail/shell_seccomp.h): no set-user-ID or set-group-ID file, no
+//    fallocate, no io_uring, no other ABI.
 // Each command starts afresh in the workspace: the working directory and variables do not
 // carry over between commands; files do.
 //
@@ -89,7 +92,14 @@ struct ShellSandboxOptions {
   int max_processes = 512;
   int64_t max_file_bytes = int64_t{1} << 30;  // RLIMIT_FSIZE: one file's size
   int64_t tmp_bytes = int64_t{1} << 30;       // the private /tmp
-  size_t max_output_bytes = 30000;            // stdout + stderr kept: head and tail
+  // The workspace's files (their allocated blocks; each file once), and how many entries: a
+  // command that takes the workspace past either (or past what it held when the command
+  // started, if more) is killed. The workspace is the host's own disk. Checked every 100 ms,
+  // with fallocate refused (the shell's seccomp filter), so a command overshoots by at most
+  // what it writes in that time.
+  int64_t workspace_bytes = int64_t{4} << 30;
+  int64_t workspace_files = 100000;
+  size_t max_output_bytes = 30000;  // stdout + stderr kept: head and tail
   // What the command sees of the host besides the system's folders, mounted in this order
   // (later ones over earlier ones); sources that do not exist are skipped.
   std::vector<ShellMount> read_only;
@@ -112,6 +122,9 @@ struct ShellResult {
   bool timed_out = false;
   bool memory_exceeded = false;
   bool too_many_processes = false;
+  bool workspace_exceeded = false;  // killed for the workspace's size or number of files
+  int64_t workspace_bytes = 0;      // the workspace's size when last measured
+  int64_t workspace_files = 0;
   std::string output;        // stdout and stderr interleaved, cut to max_output_bytes
   int64_t output_bytes = 0;  // before cutting
   int64_t peak_memory_bytes = 0;

@@ -158,8 +158,11 @@ absl::Status MountWritableCopy(const SandboxOptions& options, const std::string&
   const bool root = ::geteuid() == 0;
   std::string mount_options = absl::StrCat("size=", options.writable_bytes, ",mode=0700");
   if (root) absl::StrAppend(&mount_options, ",uid=", options.uid, ",gid=", options.gid);
-  if (::mount("mkb-work", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, mount_options.c_str()) !=
-      0) {
+  // noexec, as every writable place of the view: nothing the kernel writes is mapped as code (a
+  // compiled extension it wrote into the workspace loaded through CuTe DSL's import retry: red
+  // team, 2026-12-06; TVM's load_module dlopens a file with no audit event at all).
+  if (::mount("mkb-work", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              mount_options.c_str()) != 0) {
     return Errno(absl::StrCat("mount the writable copy of ", source));
   }
   namespace fs = std::filesystem;
@@ -189,7 +192,7 @@ absl::Status BuildView(const SandboxOptions& options) {
   for (const char* dir : {"/tmp", "/dev", "/proc"}) {
     if (auto s = MakeDirectories(root + dir); !s.ok()) return s;
   }
-  if (::mount("mkb-tmp", (root + "/tmp").c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+  if (::mount("mkb-tmp", (root + "/tmp").c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               tmp_options.c_str()) != 0) {
     return Errno("mount the private /tmp");
   }
@@ -208,7 +211,7 @@ absl::Status BuildView(const SandboxOptions& options) {
       return Errno(absl::StrCat("bind ", device));
   }
   if (auto s = MakeDirectories(root + "/dev/shm"); !s.ok()) return s;
-  if (::mount("mkb-shm", (root + "/dev/shm").c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+  if (::mount("mkb-shm", (root + "/dev/shm").c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "size=64m,mode=1777") != 0) {
     return Errno("mount /dev/shm");
   }
@@ -241,8 +244,8 @@ absl::Status BuildView(const SandboxOptions& options) {
     if (!bind.writable) {
       if (auto s = MakeReadOnly(target, recursive); !s.ok()) return s;
     } else {
-      ::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV,
-              nullptr);
+      ::mount(nullptr, target.c_str(), nullptr,
+              MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
     }
   }
   // Masks: hidden paths that a bind made visible (strictly inside a bound tree; a hidden path

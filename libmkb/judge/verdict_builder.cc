@@ -178,12 +178,12 @@ void VerdictBuilder::SetImport(bool ok, absl::string_view error_type, absl::stri
     // traceback's first 300 characters cut it off whenever kernel.py's frames were long.
     const std::string type = error_type.empty() ? "kernel.py" : std::string(error_type);
     const std::string last = LastLine(error);
-    NoteFailure(v1::IMPORT_ERROR,
-                absl::StrCat("import error: ",
-                             last.empty() ? type
-                             : absl::StartsWith(last, type)
-                                 ? Utf8Prefix(last, 300)
-                                 : absl::StrCat(type, ": ", Utf8Prefix(last, 300))));
+    NoteFailure(
+        v1::IMPORT_ERROR,
+        absl::StrCat("import error: ", last.empty() ? type
+                                       : absl::StartsWith(last, type)
+                                           ? Utf8Prefix(last, 300)
+                                           : absl::StrCat(type, ": ", Utf8Prefix(last, 300))));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
@@ -253,6 +254,55 @@ TEST_CASE("memory over the cap kills the command; CPUs are pinned", "[sandbox]")
   CHECK(r.peak_memory_bytes > (int64_t{256} << 20));
   CHECK(r.Observation().find("memory limit") != std::string::npos);
   CHECK(Run(sandbox, "nproc").output == "1\n");
+}
+
+TEST_CASE("no file the shell leaves is set-user-ID or set-group-ID", "[sandbox]") {
+  // Where the harness runs as root the sandbox's root is the host's: a set-user-ID copy of a
+  // shell left in the workspace ran as root for any user of the host (red team, 2026-12-06).
+  Scratch scratch;
+  auto sandbox = Sandbox(scratch);
+  const std::string ws = scratch.path("ws");
+  auto r = Run(sandbox,
+               "cp /bin/sh ./s1; chmod 4755 ./s1; chmod u+s ./s1; chmod g+s ./s1; "
+               "python3 -c \"import os; fd = os.open('s2', os.O_CREAT | os.O_WRONLY, 0o6755); "
+               "os.fchmod(fd, 0o4755)\"; "
+               "install -m 4755 /bin/sh ./s3; echo done");
+  CHECK(r.output.find("done") != std::string::npos);
+  for (const char* name : {"s1", "s2", "s3"}) {
+    struct stat st {};
+    if (::stat((ws + "/" + name).c_str(), &st) != 0) continue;  // not made at all
+    INFO(name << " mode " << std::oct << st.st_mode);
+    CHECK((st.st_mode & (S_ISUID | S_ISGID)) == 0);
+  }
+  // An ordinary mode is still set.
+  CHECK(Run(sandbox, "touch x && chmod 755 x && stat -c %a x").output == "755\n");
+}
+
+TEST_CASE(
+    "the workspace is bounded: no fallocate, and a command that grows it past its limit is "
+    "killed",
+    "[sandbox]") {
+  Scratch scratch;
+  mkb::ShellSandboxOptions options;
+  options.workspace_bytes = int64_t{64} << 20;
+  options.workspace_files = 2000;
+  auto sandbox = Sandbox(scratch, options);
+  auto reserved = Run(sandbox, "fallocate -l 1G big; ls -s big 2>/dev/null; echo done");
+  CHECK(reserved.output.find("done") != std::string::npos);
+  const std::string big = scratch.path("ws") + "/big";
+  const bool reserved_blocks = fs::exists(big) && fs::file_size(big) > 0;
+  CHECK_FALSE(reserved_blocks);  // refused: no blocks reserved
+  auto written =
+      Run(sandbox, "for i in $(seq 1 100); do head -c 8M /dev/zero > f$i; done", absl::Seconds(60));
+  CHECK(written.workspace_exceeded);
+  CHECK(written.Observation().find("workspace grew past its limit") != std::string::npos);
+  // Over by at most what was written in one check's interval.
+  CHECK(written.workspace_bytes < (int64_t{64} << 20) + (int64_t{256} << 20));
+  auto many = Run(sandbox, "rm -f f*; mkdir d && cd d && for i in $(seq 1 5000); do : > $i; done",
+                  absl::Seconds(60));
+  CHECK(many.workspace_exceeded);
+  // A workspace over its limit can still be cleaned up.
+  CHECK(Run(sandbox, "rm -rf d f* && echo clean").output == "clean\n");
 }
 
 TEST_CASE("long output keeps its head and tail", "[sandbox]") {

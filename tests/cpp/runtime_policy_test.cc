@@ -159,6 +159,40 @@ TEST_CASE("imports: never the judge or the other DSL; a forbidden module only fr
   CHECK(Allowed("import", Kernel(), "numpy"));
 }
 
+TEST_CASE("extension modules load from installed code only, whoever imports them") {
+  // The import statement's event has no file; the extension loader's names the one it loads.
+  CHECK(Allowed("import", Kernel(), "_decimal", "/py/lib/python3.11/lib-dynload/_decimal.so"));
+  CHECK(Allowed("import", Torch(), "torch._C", "/venv/lib/python3.11/site-packages/torch/_C.so"));
+  CHECK(Allowed("import", Dsl(), "cutlass._mlir._mlir_libs._cutlass_ir",
+                "/dsl/cutedsl/cutlass/_mlir/_mlir_libs/_cutlass_ir.so"));
+  // The DSL's import retry with kernel.py's folder first loaded one the kernel wrote there.
+  CHECK_FALSE(Allowed("import", Dsl(), "mkbx", "/w/work/mkbx.so"));
+  CHECK_FALSE(Allowed("import", Kernel(), "mkbx", "/tmp/mkbx.so"));
+  CHECK_FALSE(Allowed("import", Kernel(), "mkbx", "/proc/self/fd/5"));
+  CHECK_FALSE(Allowed("import", Kernel(), "mkbx", "mkbx.so"));
+  CHECK_FALSE(Allowed("import", Kernel(), "mkbx",
+                      "/venv/lib/python3.11/site-packages/../../../../w/work/mkbx.so"));
+  CHECK(mkb::DecideAuditEvent(Config(), "import", Dsl(), "mkbx", "/w/work/mkbx.so").code ==
+        "runtime.native_code");
+}
+
+TEST_CASE("the import system reads code from installed trees and kernel.py only") {
+  mkb::AuditCaller loader = Import();
+  loader.direct_function = "get_data";
+  CHECK(Allowed("open", loader, "/venv/lib/python3.11/site-packages/torch/__init__.py", "r"));
+  CHECK(Allowed("open", loader, "/w/work/kernel.py", "r"));
+  CHECK(Allowed("open", loader, "/w/work/__pycache__/kernel.cpython-311.pyc", "r"));
+  // A module the kernel wrote: bytecode (whose code object names any file it likes) or source.
+  CHECK_FALSE(Allowed("open", loader, "/w/work/mkbx.pyc", "r"));
+  CHECK_FALSE(Allowed("open", loader, "/w/work/__pycache__/mkbx.cpython-311.pyc", "r"));
+  CHECK_FALSE(Allowed("open", loader, "/w/work/__pycache__/kernel.cpython-311.pyc/x.pyc", "r"));
+  CHECK_FALSE(Allowed("open", loader, "/tmp/m.py", "r"));
+  CHECK(mkb::DecideAuditEvent(Config(), "open", loader, "/w/work/mkbx.pyc", "r").code ==
+        "runtime.dynamic_code");
+  // The same file read by the kernel's own code is a read in the workspace.
+  CHECK(Allowed("open", Kernel(), "/w/work/mkbx.pyc", "r"));
+}
+
 TEST_CASE("files: reads in the toolchain and the workspace, writes in the workspace only") {
   CHECK(Allowed("open", Kernel(), "/w/work/kernel.py", "r"));
   CHECK(Allowed("open", Kernel(), "/venv/lib/python3.11/site-packages/torch/__init__.py", "rb"));

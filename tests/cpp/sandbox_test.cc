@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -179,6 +180,15 @@ TEST_CASE(
       written += n;
     }
     if (fd >= 0 && written < (int64_t{2} << 20)) bits |= 4;
+    // Nothing written anywhere in the view can be mapped as code: every writable place is
+    // noexec (a library the kernel wrote would be dlopen-ed by an extension import or a DSL's
+    // module loader).
+    bool noexec = true;
+    for (const std::string place : {work.string(), std::string("/tmp"), std::string("/dev/shm")}) {
+      struct statvfs st {};
+      noexec = noexec && ::statvfs(place.c_str(), &st) == 0 && (st.f_flag & ST_NOEXEC) != 0;
+    }
+    if (noexec) bits |= 8;
     ::_exit(bits);
   }
   int status = 0;
@@ -189,6 +199,7 @@ TEST_CASE(
   CHECK((bits & 1) != 0);
   CHECK((bits & 2) != 0);
   CHECK((bits & 4) != 0);
+  CHECK((bits & 8) != 0);
   // Nothing the worker wrote is in the host's directory.
   CHECK_FALSE(fs::exists(work / "note.txt"));
   CHECK_FALSE(fs::exists(work / "fill.bin"));

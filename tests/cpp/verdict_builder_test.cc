@@ -206,13 +206,15 @@ TEST_CASE("a draw that left one of the problem's outputs uncompared is a mismatc
   CHECK_FALSE(bare.RecordDraw(checked({}), std::nullopt));
 }
 
-TEST_CASE("an import error's message ends with the exception's own line, however long the traceback") {
+TEST_CASE(
+    "an import error's message ends with the exception's own line, however long the traceback") {
   const std::string frames(400, 'x');  // a long source line of kernel.py's, quoted in a frame
   mkb::VerdictBuilder b(Problem(), mkb::v1::CUTEDSL, "small", Config());
   REQUIRE(b.CheckSubmission("import nothing_here\n"));
-  b.SetImport(false, "ModuleNotFoundError",
-              "Traceback (most recent call last):\n  File \"kernel.py\", line 1, in <module>\n    " +
-                  frames + "\nModuleNotFoundError: No module named 'nothing_here'\n");
+  b.SetImport(
+      false, "ModuleNotFoundError",
+      "Traceback (most recent call last):\n  File \"kernel.py\", line 1, in <module>\n    " +
+          frames + "\nModuleNotFoundError: No module named 'nothing_here'\n");
   auto v = b.Finish();
   CHECK(v.status() == mkb::v1::IMPORT_ERROR);
   CHECK(v.message() == "import error: ModuleNotFoundError: No module named 'nothing_here'");
@@ -222,5 +224,6 @@ TEST_CASE("an import error's message ends with the exception's own line, however
   mkb::VerdictBuilder c(Problem(), mkb::v1::CUTEDSL, "small", Config());
   REQUIRE(c.CheckSubmission("x = 1\n"));
   c.SetImport(false, "ImportError", "kernel.py defines no callable solve(*inputs)");
-  CHECK(c.Finish().message() == "import error: ImportError: kernel.py defines no callable solve(*inputs)");
+  CHECK(c.Finish().message() ==
+        "import error: ImportError: kernel.py defines no callable solve(*inputs)");
 }

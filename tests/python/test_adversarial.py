@@ -40,7 +40,34 @@ def _params():
     return [pytest.param(case, id=case["name"], marks=_marks(case)) for case in CASES]
 
 
+def _native_kernel(tmp_path) -> Path:
+    """extension_in_workspace: native/pending_rmsnorm.c compiled against this interpreter (the
+    worker's) and embedded in native/extension_in_workspace.py.in."""
+    import shutil
+    import sysconfig
+
+    compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    include = sysconfig.get_paths()["include"]
+    if compiler is None or not Path(include, "Python.h").exists():
+        pytest.skip("needs a C compiler and Python.h to build the case's extension")
+    from metakernelbench import toolchains
+
+    if not toolchains.toolchain("cutedsl").installed:
+        pytest.skip("the case goes through CuTe DSL's import retry: mkb dsl install --dsl cutedsl")
+    native = HERE / "native"
+    so = tmp_path / "mkbx.so"
+    source = native / "pending_rmsnorm.c"
+    command = [compiler, "-shared", "-fPIC", "-O2", f"-I{include}", str(source), "-o", str(so)]
+    subprocess.run(command, check=True, capture_output=True)
+    template = (native / "extension_in_workspace.py.in").read_text()
+    path = tmp_path / "extension_in_workspace.py"
+    path.write_text(template.replace("{so!r}", repr(so.read_bytes())))
+    return path
+
+
 def _kernel_path(case, tmp_path) -> Path:
+    if case["kernel"] == "<generated: extension_in_workspace>":
+        return _native_kernel(tmp_path)
     if case["kernel"].startswith("<generated"):
         path = tmp_path / "oversized.py"
         path.write_text("import torch\n" + "#" * 300_000 + "\ndef solve(*a):\n    return a\n")

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "libmkb/agent/detail/shell_seccomp.h"
 
 namespace mkb::detail {
 namespace {
@@ -69,6 +70,11 @@ absl::StatusOr<Spawned> Spawn(std::vector<std::string> argv, std::vector<std::st
     ::dup2(write_end.get(), 1);
     ::dup2(write_end.get(), 2);
     CloseFrom(3);
+    if (options.seccomp != nullptr && !InstallShellFilter(*options.seccomp)) {
+      static constexpr char kRefused[] = "the kernel refused the shell's seccomp filter\n";
+      (void)!::write(2, kRefused, sizeof(kRefused) - 1);
+      ::_exit(126);
+    }
     if (chdir_to != nullptr && ::chdir(chdir_to) != 0) ::_exit(126);
     // Default signal dispositions for the command (the host may ignore SIGPIPE).
     ::signal(SIGPIPE, SIG_DFL);

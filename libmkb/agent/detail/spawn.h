@@ -2,6 +2,7 @@
 #ifndef LIBMKB_AGENT_DETAIL_SPAWN_H_
 #define LIBMKB_AGENT_DETAIL_SPAWN_H_
 
+#include <linux/filter.h>
 #include <sched.h>
 #include <sys/types.h>
 
@@ -20,6 +21,9 @@ struct SpawnOptions {
   int64_t max_file_bytes = 0;       // RLIMIT_FSIZE; 0: inherited
   bool new_session = false;         // setsid(), else a process group of its own
   std::string chdir_to;             // "": the caller's working directory
+  // A seccomp program installed (with no_new_privs) before the exec; nullptr: none. A kernel
+  // that refuses it fails the child (exit 126, the reason on its output).
+  const std::vector<sock_filter>* seccomp = nullptr;
 };
 
 struct Spawned {

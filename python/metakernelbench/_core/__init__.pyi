@@ -395,7 +395,7 @@ class ShellSandbox:
     def __init__(self, workspace: str, options: typing.Any = None) -> None:
         """
         options: cpus, memory_bytes, max_processes, max_file_bytes, tmp_bytes,
-        max_output_bytes, read_only, hidden_paths, environment, bwrap, shell, require_isolation.
+        workspace_bytes, workspace_files, max_output_bytes, read_only, hidden_paths, environment, bwrap, shell, require_isolation.
         Raises FailedPreconditionError when bubblewrap cannot start and isolation is required.
         """
     def run(self, command: str, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 120.0) -> dict:
