@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -419,8 +420,10 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   spawn.max_file_bytes = options_.max_file_bytes;
   spawn.seccomp = &filter;
   // The workspace may not grow past its limits, or past what it held when the command started
-  // (a workspace already over them can still be cleaned up).
-  const WorkspaceUse at_start = MeasureWorkspace(options_.workspace, options_.workspace_files);
+  // (a workspace already over them can still be cleaned up). Counted in full here: what earlier
+  // commands left is bounded by the same check (the limits and what one interval adds).
+  const WorkspaceUse at_start =
+      MeasureWorkspace(options_.workspace, std::numeric_limits<int64_t>::max() - 1);
   const int64_t byte_limit = std::max(options_.workspace_bytes, at_start.bytes);
   const int64_t file_limit = std::max(options_.workspace_files, at_start.entries);
   spawn.new_session = !isolated_;  // bubblewrap makes the sandbox's own session
