@@ -341,6 +341,7 @@ py::dict ShellResultToPython(const ShellResult& r) {
   d["workspace_exceeded"] = r.workspace_exceeded;
   d["workspace_bytes"] = r.workspace_bytes;
   d["workspace_files"] = r.workspace_files;
+  d["workspace_over_at_start"] = r.workspace_over_at_start;
   d["output"] = py::bytes(r.output).attr("decode")("utf-8", "replace");
   d["output_bytes"] = r.output_bytes;
   d["peak_memory_bytes"] = r.peak_memory_bytes;

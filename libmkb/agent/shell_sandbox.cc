@@ -105,42 +105,96 @@ void KillAll(pid_t pid, const std::vector<pid_t>& tree) {
 }
 
 struct WorkspaceUse {
-  int64_t bytes = 0;    // allocated blocks of every entry, each inode once
-  int64_t entries = 0;  // entries below the root (stops counting past max_entries)
+  int64_t bytes = 0;      // allocated blocks of every entry, each inode once
+  int64_t entries = 0;    // entries below the root (stops counting past max_entries)
+  bool too_deep = false;  // folders nested deeper than kMaxWorkspaceDepth
+  dev_t device = 0;       // the workspace's file system
 };
 
-// The workspace's use of the disk: a walk that follows no link, stays on the root's file
-// system, and stops once it has seen more than `max_entries` entries (a command that made that
-// many is over its limit anyway).
+constexpr size_t kMaxWorkspaceDepth = 128;
+
+// The workspace's use of the disk. Each folder is opened relative to its parent's descriptor,
+// never followed through a link (O_NOFOLLOW) and checked to be the one just stat-ed, so that
+// neither a path past PATH_MAX (a chain of folders made by relative mkdir and cd: their files
+// went uncounted) nor a folder swapped for a link meanwhile (RENAME_EXCHANGE: the walk read a
+// host folder's sizes into the kill message) is missed or followed (red team, 2026-12-06). It
+// stays on the root's file system and stops past `max_entries` entries or kMaxWorkspaceDepth
+// levels (too_deep: over the limit as such).
 WorkspaceUse MeasureWorkspace(const std::string& root, int64_t max_entries) {
   WorkspaceUse use;
+  const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (root_fd < 0) return use;
   struct stat top;
-  if (::lstat(root.c_str(), &top) != 0) return use;
+  DIR* first = ::fstat(root_fd, &top) == 0 ? ::fdopendir(root_fd) : nullptr;
+  if (first == nullptr) {
+    ::close(root_fd);
+    return use;
+  }
+  use.device = top.st_dev;
   std::set<std::pair<dev_t, ino_t>> linked;  // inodes with more than one name, counted once
-  std::vector<std::string> folders = {root};
-  while (!folders.empty() && use.entries <= max_entries) {
-    const std::string folder = std::move(folders.back());
-    folders.pop_back();
-    DIR* dir = ::opendir(folder.c_str());
+  std::vector<DIR*> open_folders = {first};  // the walk's path, each folder open
+  while (!open_folders.empty() && use.entries <= max_entries) {
+    DIR* dir = open_folders.back();
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      ::closedir(dir);
+      open_folders.pop_back();
+      continue;
+    }
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    ++use.entries;
+    struct stat st;
+    if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && !linked.insert({st.st_dev, st.st_ino}).second) {
+      continue;
+    }
+    use.bytes += static_cast<int64_t>(st.st_blocks) * 512;
+    if (!S_ISDIR(st.st_mode) || st.st_dev != top.st_dev) continue;
+    if (open_folders.size() >= kMaxWorkspaceDepth) {
+      use.too_deep = true;
+      continue;
+    }
+    const int fd =
+        ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat opened;
+    DIR* child = nullptr;
+    if (::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino) {
+      child = ::fdopendir(fd);
+    }
+    if (child == nullptr) {
+      ::close(fd);
+      continue;
+    }
+    open_folders.push_back(child);
+  }
+  for (DIR* dir : open_folders) ::closedir(dir);
+  return use;
+}
+
+// The blocks of files on `device` that the command's processes hold open with no name left (a
+// file written through a descriptor after its name was removed: the walk cannot see it, and it
+// held 1.8 GB of the host's disk for the command's life; red team, 2026-12-06), each inode once.
+int64_t UnlinkedOpenBytes(const std::vector<pid_t>& pids, dev_t device) {
+  int64_t bytes = 0;
+  std::set<ino_t> seen;
+  for (pid_t pid : pids) {
+    const std::string fds = absl::StrCat("/proc/", pid, "/fd");
+    DIR* dir = ::opendir(fds.c_str());
     if (dir == nullptr) continue;
     while (const dirent* entry = ::readdir(dir)) {
-      const absl::string_view name = entry->d_name;
-      if (name == "." || name == "..") continue;
-      if (++use.entries > max_entries) break;
+      if (entry->d_name[0] == '.') continue;
       struct stat st;
-      if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) &&
-          !linked.insert({st.st_dev, st.st_ino}).second) {
-        continue;
-      }
-      use.bytes += static_cast<int64_t>(st.st_blocks) * 512;
-      if (S_ISDIR(st.st_mode) && st.st_dev == top.st_dev) {
-        folders.push_back(absl::StrCat(folder, "/", name));
+      if (::fstatat(::dirfd(dir), entry->d_name, &st, 0) != 0) continue;  // the open file
+      if (S_ISREG(st.st_mode) && st.st_nlink == 0 && st.st_dev == device &&
+          seen.insert(st.st_ino).second) {
+        bytes += static_cast<int64_t>(st.st_blocks) * 512;
       }
     }
     ::closedir(dir);
   }
-  return use;
+  return bytes;
 }
 
 }  // namespace
@@ -158,11 +212,17 @@ std::string ShellResult::Observation() const {
     absl::StrAppend(&out, "[the command started too many processes and was killed]\n");
   } else if (workspace_exceeded) {
     absl::StrAppend(&out, "[the workspace grew past its limit (", workspace_bytes >> 20, " MiB in ",
-                    workspace_files, " files and folders) and the command was killed]\n");
+                    workspace_files, " files and folders, or folders nested too deep)",
+                    exit_code == -1 ? " and the command was killed]\n" : "]\n");
   } else if (signal != 0) {
     absl::StrAppend(&out, "[killed by signal ", signal, " (", strsignal(signal), ")]\n");
   } else if (exit_code != 0) {
     absl::StrAppend(&out, "[exit code ", exit_code, "]\n");
+  }
+  if (workspace_over_at_start) {
+    absl::StrAppend(&out,
+                    "[the workspace was over its limit when the command started: no file data "
+                    "can be written until files are removed]\n");
   }
   if (out.empty()) out = "[no output, exit code 0]\n";
   // Text for a model's context, a JSON request and a proto string: valid UTF-8 (a command may
@@ -242,14 +302,30 @@ bool IsSecretName(absl::string_view name) {
 
 std::vector<std::string> ShellSandbox::BwrapArguments(absl::string_view command) const {
   const std::string& ws = options_.workspace;
-  std::vector<std::string> args = {options_.bwrap, "--die-with-parent", "--new-session",
-                                   "--unshare-user-try", "--unshare-ipc", "--unshare-pid",
-                                   "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                                   "--hostname", "sandbox", "--dev", "/dev", "--proc", "/proc",
-                                   "--size", absl::StrCat(options_.tmp_bytes), "--tmpfs", "/tmp",
-                                   // The host's runtime sockets (a container engine's, D-Bus)
-                                   // live under /run: an empty one.
-                                   "--tmpfs", "/run"};
+  // A user namespace, and none nested in it: in one of its own a command holds every
+  // capability and mounts what it likes (a tmpfs no limit counts).
+  std::vector<std::string> args = {
+      options_.bwrap, "--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
+      "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+      "--hostname", "sandbox", "--dev", "/dev",
+      // Every writable tmpfs sized (tmpfs pages are in no process's
+      // resident memory, which the memory watcher reads): /dev's own
+      // is made read-only below, /dev/shm a tmpfs of its own.
+      "--size", absl::StrCat(std::min(options_.tmp_bytes, int64_t{256} << 20)), "--tmpfs",
+      "/dev/shm", "--proc", "/proc"};
+  // Where the harness runs as root the sandbox's root is the host's uid 0, which is all the
+  // kernel asks of a writer of a host-wide sysctl or of sysrq-trigger, capabilities or not
+  // (bubblewrap covers these only where it can tell they are writable): read-only here. A red
+  // team wrote kernel.core_pattern and ran a script as root on the host (2026-12-06).
+  for (const char* entry : {"sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "driver"}) {
+    const std::string path = absl::StrCat("/proc/", entry);
+    std::error_code missing;
+    if (fs::exists(path, missing)) args.insert(args.end(), {"--ro-bind", path, path});
+  }
+  args.insert(args.end(), {"--size", absl::StrCat(options_.tmp_bytes), "--tmpfs", "/tmp",
+                           // The host's runtime sockets (a container engine's, D-Bus) live
+                           // under /run: an empty one, and small.
+                           "--size", "1048576", "--tmpfs", "/run"});
   // The allow-list: the system's folders, the chosen /etc entries, then the given mounts.
   std::vector<Mounted> mounted;
   for (const char* top : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
@@ -324,8 +400,9 @@ std::vector<std::string> ShellSandbox::BwrapArguments(absl::string_view command)
   // After the workspace's mount point was made in them, the folders made here and the root
   // become read-only.
   for (const std::string& folder : made) args.insert(args.end(), {"--remount-ro", folder});
-  args.insert(args.end(), {"--remount-ro", "/", "--chdir", ws, "--cap-drop", "ALL", "--",
-                           options_.shell, "--noprofile", "--norc", "-c", std::string(command)});
+  args.insert(args.end(),
+              {"--remount-ro", "/dev", "--remount-ro", "/", "--chdir", ws, "--cap-drop", "ALL",
+               "--", options_.shell, "--noprofile", "--norc", "-c", std::string(command)});
   return args;
 }
 
@@ -415,15 +492,20 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   const absl::Time start = absl::Now();
   const cpu_set_t cpus = PickCpus(options_.cpus);
   const std::vector<sock_filter> filter = detail::ShellFilterProgram();
+  ShellResult result;
   detail::SpawnOptions spawn;
   spawn.cpus = &cpus;
-  spawn.max_file_bytes = options_.max_file_bytes;
   spawn.seccomp = &filter;
-  // The workspace may not grow past its limits, or past what it held when the command started
-  // (a workspace already over them can still be cleaned up). Counted in full here: what earlier
-  // commands left is bounded by the same check (the limits and what one interval adds).
+  // The workspace may not grow past its limits. One already over them when the command starts
+  // (by what the last command wrote before the watcher's next look, at most one interval's
+  // worth) may not grow at all: the command can write no file data (RLIMIT_FSIZE 0) and is
+  // killed if it adds entries, so that only removing files works until it is under again
+  // (each command's overshoot kept was the next one's limit: red team, 2026-12-06).
   const WorkspaceUse at_start =
       MeasureWorkspace(options_.workspace, std::numeric_limits<int64_t>::max() - 1);
+  result.workspace_over_at_start = at_start.bytes > options_.workspace_bytes ||
+                                   at_start.entries > options_.workspace_files || at_start.too_deep;
+  spawn.max_file_bytes = result.workspace_over_at_start ? 0 : options_.max_file_bytes;
   const int64_t byte_limit = std::max(options_.workspace_bytes, at_start.bytes);
   const int64_t file_limit = std::max(options_.workspace_files, at_start.entries);
   spawn.new_session = !isolated_;  // bubblewrap makes the sandbox's own session
@@ -431,7 +513,6 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   absl::StatusOr<Spawned> spawned = detail::Spawn(std::move(argv), Environment(), spawn);
   if (!spawned.ok()) return spawned.status();
   const pid_t pid = spawned->pid;
-  ShellResult result;
   HeadTail output(options_.max_output_bytes);
   const absl::Time deadline = start + timeout;
   absl::Time next_scan = start;
@@ -484,9 +565,12 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
         result.too_many_processes = true;
       }
       const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
-      result.workspace_bytes = use.bytes;
+      result.workspace_bytes = use.bytes + UnlinkedOpenBytes(scan.pids, use.device);
       result.workspace_files = use.entries;
-      if (use.bytes > byte_limit || use.entries > file_limit) result.workspace_exceeded = true;
+      if (result.workspace_bytes > byte_limit || use.entries > file_limit ||
+          (use.too_deep && !at_start.too_deep)) {
+        result.workspace_exceeded = true;
+      }
     }
     if (now >= deadline) result.timed_out = true;
     if (result.timed_out || result.memory_exceeded || result.too_many_processes ||
@@ -497,6 +581,17 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   }
   if (!exited) {
     while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  // One last look: a command that grew the workspace and ended between two looks is reported
+  // (and the next one starts over the limit, with no file data to write).
+  if (!killed) {
+    const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
+    result.workspace_bytes = use.bytes;
+    result.workspace_files = use.entries;
+    if (use.bytes > byte_limit || use.entries > file_limit ||
+        (use.too_deep && !at_start.too_deep)) {
+      result.workspace_exceeded = true;
     }
   }
   result.seconds = absl::ToDoubleSeconds(absl::Now() - start);

@@ -6,12 +6,14 @@
 //  - an allow-list view of the host's file system: the system's folders read-only (/usr, the
 //    /bin /sbin /lib* links, a few /etc entries: kSystemEtcEntries), the `read_only` mounts
 //    (the judge's Python, the variant's DSL, the problem: shell_view.h), the workspace
-//    read-write, a private /tmp (tmpfs, tmp_bytes), an empty /run, a minimal /dev (null, zero,
-//    random, urandom, tty, shm, pts: no /dev/nvidia*) and its own /proc; nothing else of the
-//    host (no home, no other workspace, no results store, no /sys). Inside the mounts,
-//    `hidden_paths` are replaced by empty directories or files. The root is read-only;
-//  - new user, pid, network, ipc, uts and cgroup namespaces, every capability dropped, a new
-//    session; it dies with the process that runs it;
+//    read-write, a private /tmp (tmpfs, tmp_bytes), an empty 1 MiB /run, a minimal read-only
+//    /dev (null, zero, random, urandom, tty, pts: no /dev/nvidia*) with a sized /dev/shm, and
+//    its own /proc with the host-wide entries (/proc/sys, sysrq-trigger, ...) read-only;
+//    nothing else of the host (no home, no other workspace, no results store, no /sys). Inside
+//    the mounts, `hidden_paths` are replaced by empty directories or files. The root is
+//    read-only;
+//  - new user, pid, network, ipc, uts and cgroup namespaces and no nested user namespace, every
+//    capability dropped, a new session; it dies with the process that runs it;
 //  - the environment is only what the options give, CUDA_VISIBLE_DEVICES="", and never a
 //    variable named like a secret (an API key, a token, a password: Create refuses one);
 //  - CPU affinity to `cpus` CPUs, RLIMIT_FSIZE, and a watcher that kills the command when the
@@ -92,11 +94,12 @@ struct ShellSandboxOptions {
   int max_processes = 512;
   int64_t max_file_bytes = int64_t{1} << 30;  // RLIMIT_FSIZE: one file's size
   int64_t tmp_bytes = int64_t{1} << 30;       // the private /tmp
-  // The workspace's files (their allocated blocks; each file once), and how many entries: a
-  // command that takes the workspace past either (or past what it held when the command
-  // started, if more) is killed. The workspace is the host's own disk. Checked every 100 ms,
-  // with fallocate refused (the shell's seccomp filter), so a command overshoots by at most
-  // what it writes in that time.
+  // The workspace's files (their allocated blocks, each file once, and the blocks of files its
+  // processes hold open with no name left), and how many entries: a command that takes the
+  // workspace past either, or nests folders deeper than 128, is killed. The workspace is the
+  // host's own disk. Checked every 100 ms, with fallocate refused (the shell's seccomp filter),
+  // so a command overshoots by at most what it writes in that time; one that starts over a
+  // limit can write no file data (RLIMIT_FSIZE 0) and may not add entries.
   int64_t workspace_bytes = int64_t{4} << 30;
   int64_t workspace_files = 100000;
   size_t max_output_bytes = 30000;  // stdout + stderr kept: head and tail
@@ -125,8 +128,9 @@ struct ShellResult {
   bool workspace_exceeded = false;  // killed for the workspace's size or number of files
   int64_t workspace_bytes = 0;      // the workspace's size when last measured
   int64_t workspace_files = 0;
-  std::string output;        // stdout and stderr interleaved, cut to max_output_bytes
-  int64_t output_bytes = 0;  // before cutting
+  bool workspace_over_at_start = false;  // then it ran with RLIMIT_FSIZE 0: removing files only
+  std::string output;                    // stdout and stderr interleaved, cut to max_output_bytes
+  int64_t output_bytes = 0;              // before cutting
   int64_t peak_memory_bytes = 0;
   double seconds = 0;
 

@@ -308,6 +308,56 @@ TEST_CASE(
   CHECK(clean.output.find("clean\n") != std::string::npos);
 }
 
+TEST_CASE("the watcher sees what a command hides: deep folders, nameless open files; no ratchet",
+          "[sandbox]") {
+  Scratch scratch;
+  mkb::ShellSandboxOptions options;
+  options.workspace_bytes = int64_t{64} << 20;
+  options.workspace_files = 5000;
+  auto sandbox = Sandbox(scratch, options);
+  // A chain of folders longer than PATH_MAX, made by relative mkdir and cd.
+  auto deep = Run(sandbox,
+                  "n=$(printf 'd%.0s' $(seq 1 250)); for i in $(seq 1 20); do mkdir $n && cd $n; "
+                  "done; for i in 1 2 3 4; do head -c 40M /dev/zero > big$i; done",
+                  absl::Seconds(60));
+  CHECK(deep.workspace_exceeded);
+  // Over the limit now: the next command writes no file data, and removing files works.
+  auto over = Run(sandbox, "head -c 10M /dev/zero > more; echo $?; ls");
+  CHECK(over.workspace_over_at_start);
+  const std::string more = scratch.path("ws") + "/more";
+  const bool wrote_more = fs::exists(more) && fs::file_size(more) > 0;
+  CHECK_FALSE(wrote_more);
+  CHECK(over.Observation().find("no file data can be written") != std::string::npos);
+  CHECK(Run(sandbox, "rm -rf d* && echo clean").output == "clean\n");
+  // Folders nested deeper than the walk goes.
+  auto nested =
+      Run(sandbox, "for i in $(seq 1 140); do mkdir a && cd a; done; echo made", absl::Seconds(60));
+  CHECK(nested.workspace_exceeded);
+  CHECK(Run(sandbox, "rm -rf a && echo clean").output == "clean\n");
+  // A file written through a descriptor after its name was removed.
+  auto nameless =
+      Run(sandbox, "exec 3<>f1; rm f1; head -c 200M /dev/zero >&3; sleep 2", absl::Seconds(60));
+  CHECK(nameless.workspace_exceeded);
+}
+
+TEST_CASE("host-wide settings, /run and /dev are read-only or small; no nested namespaces",
+          "[sandbox]") {
+  Scratch scratch;
+  auto sandbox = Sandbox(scratch);
+  // The current value written back: harmless even where the write would succeed. As the host's
+  // root the sandbox could write kernel.core_pattern (red team, 2026-12-06: a script of the
+  // workspace then ran as root on the host).
+  auto sysctl = Run(sandbox,
+                    "v=$(cat /proc/sys/vm/swappiness) && echo $v > /proc/sys/vm/swappiness && "
+                    "echo wrote");
+  CHECK(sysctl.output.find("wrote") == std::string::npos);
+  CHECK(Run(sandbox, "head -c 4M /dev/zero > /run/a 2>/dev/null; stat -c %s /run/a").output !=
+        "4194304\n");
+  CHECK(Run(sandbox, "echo x > /dev/c && echo wrote").output.find("wrote") == std::string::npos);
+  CHECK(Run(sandbox, "echo x > /dev/shm/ok && cat /dev/shm/ok").output == "x\n");
+  CHECK(Run(sandbox, "unshare -r true && echo nested").output.find("nested") == std::string::npos);
+}
+
 TEST_CASE("long output keeps its head and tail", "[sandbox]") {
   Scratch scratch;
   mkb::ShellSandboxOptions options;

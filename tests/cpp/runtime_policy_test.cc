@@ -191,6 +191,24 @@ TEST_CASE("the import system reads code from installed trees and kernel.py only"
         "runtime.dynamic_code");
   // The same file read by the kernel's own code is a read in the workspace.
   CHECK(Allowed("open", Kernel(), "/w/work/mkbx.pyc", "r"));
+  // zipimport reads an archive the same way.
+  const mkb::AuditCaller zip = {"<frozen zipimport>", "_get_module_code", ""};
+  CHECK_FALSE(Allowed("open", zip, "/w/work/x.zip", "rb"));
+  CHECK(Allowed("open", zip, "/venv/lib/python3.11/site-packages/egg.zip", "rb"));
+}
+
+TEST_CASE("a path with . or .. components is under no root, whatever it starts with") {
+  const std::string evil = "/dsl/cutedsl/cutlass/../../../w/work/x.zip/../../../usr/zz/evil.py";
+  CHECK_FALSE(mkb::PathUnder(evil, {"/dsl/cutedsl"}));
+  CHECK_FALSE(mkb::PathUnder(evil, {"/usr"}));
+  CHECK_FALSE(mkb::PathUnder("/usr/./lib/x.py", {"/usr"}));
+  CHECK(mkb::PathUnder("/usr/lib/x.py", {"/usr"}));
+  CHECK_FALSE(mkb::InstalledCode(Config(), evil));
+  // exec of a code object so named, from the import system: not installed code.
+  CHECK_FALSE(Allowed("exec", Import(), evil));
+  // a frame so named lends no trust to ctypes.
+  const mkb::AuditCaller named = {evil, "f", evil};
+  CHECK_FALSE(Allowed("ctypes.dlsym", named, "Py_AddPendingCall"));
 }
 
 TEST_CASE("files: reads in the toolchain and the workspace, writes in the workspace only") {

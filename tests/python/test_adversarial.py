@@ -243,6 +243,12 @@ def test_config_is_what_mkb_eval_builds(monkeypatch):
 
 @pytest.mark.parametrize("case", _params())
 def test_adversarial_case(case, tmp_path, monkeypatch):
+    if case.get("needs_dsl"):
+        from metakernelbench import toolchains
+
+        dsl = case.get("dsl", "cutedsl")
+        if not toolchains.toolchain(dsl).installed:
+            pytest.skip(f"the case goes through {dsl}: mkb dsl install --dsl {dsl}")
     started = time.monotonic()
     if "env" in case or case["name"] in CLI_CASES:
         verdict = _judge_by_command(case, tmp_path)

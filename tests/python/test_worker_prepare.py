@@ -57,6 +57,8 @@ def calls(monkeypatch):
     )
     monkeypatch.setattr(_core, "install_runtime_audit", lambda *a, **k: seen.append("install_runtime_audit"))
     monkeypatch.setattr(_core, "watch_kernel_code", lambda on: seen.append(f"watch({on})"))
+    # The real one would seal this test process against new processes (every later test's too).
+    monkeypatch.setattr(_core, "seal_processes", lambda: seen.append("seal_processes"))
     monkeypatch.setattr(worker, "_scrub_modules", lambda dsl: None)
     monkeypatch.setattr(worker, "cupti_dirs", lambda: [])
     return seen
@@ -74,6 +76,8 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     assert calls.index("torch.cuda.init") < calls.index("torch.cuda.device_count") < audit
     assert calls.index("PublishedClock(0)") < audit
     assert calls.index("watch(True)") > audit  # the watch on kernel code, on before the calibration
+    # No new process from the worker on a GPU either, once prepared.
+    assert calls.index("seal_processes") > calls.index("watch(True)")
     # The device made current on the kernel's thread, not this one, before the audit.
     made = next(c for c in calls if c.startswith("set_device(0) on "))
     assert calls.index(made) < audit and made != f"set_device(0) on {threading.get_ident()}"

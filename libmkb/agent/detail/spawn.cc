@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,7 +49,7 @@ absl::StatusOr<Spawned> Spawn(std::vector<std::string> argv, std::vector<std::st
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   std::vector<char*> argv_ptrs = Pointers(argv);
   std::vector<char*> envp_ptrs = Pointers(envp);
-  const rlim_t fsize_limit = static_cast<rlim_t>(options.max_file_bytes);
+  const rlim_t fsize_limit = static_cast<rlim_t>(std::max<int64_t>(options.max_file_bytes, 0));
   const rlimit fsize = {fsize_limit, fsize_limit};
   const rlimit core = {0, 0};
   const char* chdir_to = options.chdir_to.empty() ? nullptr : options.chdir_to.c_str();
@@ -64,7 +65,7 @@ absl::StatusOr<Spawned> Spawn(std::vector<std::string> argv, std::vector<std::st
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(126);
     if (options.cpus != nullptr) ::sched_setaffinity(0, sizeof(*options.cpus), options.cpus);
-    if (options.max_file_bytes > 0) ::setrlimit(RLIMIT_FSIZE, &fsize);
+    if (options.max_file_bytes >= 0) ::setrlimit(RLIMIT_FSIZE, &fsize);
     ::setrlimit(RLIMIT_CORE, &core);
     if (devnull.get() >= 0) ::dup2(devnull.get(), 0);
     ::dup2(write_end.get(), 1);

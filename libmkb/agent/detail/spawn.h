@@ -18,7 +18,7 @@ namespace mkb::detail {
 
 struct SpawnOptions {
   const cpu_set_t* cpus = nullptr;  // CPU affinity; nullptr: inherited
-  int64_t max_file_bytes = 0;       // RLIMIT_FSIZE; 0: inherited
+  int64_t max_file_bytes = -1;      // RLIMIT_FSIZE (0: no file data at all); -1: inherited
   bool new_session = false;         // setsid(), else a process group of its own
   std::string chdir_to;             // "": the caller's working directory
   // A seccomp program installed (with no_new_privs) before the exec; nullptr: none. A kernel
