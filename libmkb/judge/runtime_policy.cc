@@ -247,12 +247,12 @@ RuntimeDecision DecideFile(const RuntimePolicyConfig& config, absl::string_view 
 }  // namespace
 
 bool PathUnder(absl::string_view path, const std::vector<std::string>& roots) {
-  // A "." or ".." component: lexically under a root, really anywhere. Never under one (a code
-  // object named "<the DSL's folder>/../../<workspace>/x.zip/../../usr/zz/evil.py", loaded from
-  // a zip the kernel wrote, passed for the DSL's installed code: red team, 2026-12-06). No
-  // installed module's file has one (checked: every module both DSLs, torch and numpy import).
+  // A ".." component: lexically under a root, really anywhere. Never under one (a code object
+  // named "<the DSL's folder>/../../<workspace>/x.zip/../../usr/zz/evil.py", loaded from a zip
+  // the kernel wrote, passed for the DSL's installed code: red team, 2026-12-06). No installed
+  // module's file has one (checked: every module both DSLs, torch and numpy import).
   for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == "." || part == "..") return false;
+    if (part == "..") return false;
   }
   for (const std::string& root : roots) {
     if (root.empty()) continue;

@@ -197,11 +197,12 @@ TEST_CASE("the import system reads code from installed trees and kernel.py only"
   CHECK(Allowed("open", zip, "/venv/lib/python3.11/site-packages/egg.zip", "rb"));
 }
 
-TEST_CASE("a path with . or .. components is under no root, whatever it starts with") {
+TEST_CASE("a path with .. components is under no root, whatever it starts with") {
   const std::string evil = "/dsl/cutedsl/cutlass/../../../w/work/x.zip/../../../usr/zz/evil.py";
   CHECK_FALSE(mkb::PathUnder(evil, {"/dsl/cutedsl"}));
   CHECK_FALSE(mkb::PathUnder(evil, {"/usr"}));
-  CHECK_FALSE(mkb::PathUnder("/usr/./lib/x.py", {"/usr"}));
+  CHECK_FALSE(mkb::PathUnder("/usr/lib/../../w/work/x.py", {"/usr"}));
+  CHECK(mkb::PathUnder("/usr/./lib/x.py", {"/usr"}));  // cannot climb out
   CHECK(mkb::PathUnder("/usr/lib/x.py", {"/usr"}));
   CHECK_FALSE(mkb::InstalledCode(Config(), evil));
   // exec of a code object so named, from the import system: not installed code.
