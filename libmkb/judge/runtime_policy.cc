@@ -380,7 +380,7 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                     absl::StrCat("import of the judge's code from '", named.substr(0, 160),
                                  "' once kernel.py is loaded: off limits, under any name"));
       }
-      // The name as given: one with "." or ".." components is under no root (PathUnder).
+      // The name as given: one with ".." components is under no root (PathUnder).
       if (!file.empty() && !Writable(config, file) &&
           (PathUnder(named, config.code_roots) || PathUnder(named, config.dsl_roots) ||
            PathUnder(named, config.stdlib_roots) || PathUnder(named, config.judge_roots))) {
