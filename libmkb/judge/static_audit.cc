@@ -86,6 +86,13 @@ bool IsUtf8Name(std::string name) {
 // Class hooks that answer attribute names the source never spells.
 constexpr const char* kAttributeHooks[] = {"__getattr__", "__getattribute__", "__prepare__"};
 
+// Names the import system and the interpreter read from kernel.py's own namespace: binding one
+// makes kernel.py a package whose submodules load from anywhere (`__path__`: a zip the kernel
+// wrote, imported by CuTe DSL's import re-run; red team, 2026-12-06), changes where its code
+// claims to come from, or swaps the builtins its functions see.
+constexpr const char* kModuleMachinery[] = {"__path__", "__spec__",   "__loader__",  "__package__",
+                                            "__file__", "__cached__", "__builtins__"};
+
 // Callees that turn names they are given into attributes, by path, and which positional
 // argument carries the names (-1: every positional argument is a mapping of names).
 struct NameMaker {
@@ -601,6 +608,12 @@ class Auditor {
     CheckRawMemoryName(id, line, id);
     if (ContextOf(node) != "Load") {
       CheckAttributeHook(id, line, absl::StrCat(id, " = ..."));
+      if (audit_detail::Contains(kModuleMachinery, id)) {
+        Add(audit_detail::kModulePatch, v1::SEVERITY_VIOLATION, line,
+            absl::StrCat("binding ", id,
+                         ": the import system's names of kernel.py's module are the judge's"),
+            absl::StrCat(id, " = ..."));
+      }
       return;
     }
     if (!is_call_target) CheckTypeValue(node);

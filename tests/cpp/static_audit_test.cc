@@ -566,3 +566,15 @@ TEST_CASE("a module held under another name is checked as that module (module_al
   CHECK(Has(Audit("import torch._tensor as tt\ntt._C._dispatch_library('IMPL', 'aten', 'CPU')\n"),
             "static.introspection"));
 }
+
+TEST_CASE("kernel.py binds none of the import system's names of its module") {
+  // A zip the kernel wrote, imported through kernel.py's __path__ by CuTe DSL's import re-run.
+  CHECK(Has(Audit("__path__ = ['/w/work/x.zip']\n"), "static.module_patch"));
+  for (const char* name : {"__spec__", "__loader__", "__package__", "__file__", "__builtins__"}) {
+    INFO(name);
+    CHECK(Has(Audit(std::string(name) + " = None\n"), "static.module_patch"));
+  }
+  CHECK(Has(Audit("def f():\n    global __path__\n    __path__ = []\n"), "static.module_patch"));
+  // Reading them, and the module's own other dunders, stays allowed.
+  CHECK_FALSE(AnyViolation(Audit("__all__ = ['solve']\nname = __name__\n")));
+}
