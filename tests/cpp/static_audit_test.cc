@@ -578,3 +578,16 @@ TEST_CASE("kernel.py binds none of the import system's names of its module") {
   // Reading them, and the module's own other dunders, stays allowed.
   CHECK_FALSE(AnyViolation(Audit("__all__ = ['solve']\nname = __name__\n")));
 }
+
+TEST_CASE("the DSLs' native-module loaders are refused under each of their names") {
+  for (const char* call :
+       {"tvm_ffi.load_module", "tvm_ffi.module.load_module", "tvm_ffi._ffi_api.ModuleLoadFromFile",
+        "tvm_ffi.cpp.extension.load_module", "tvm.runtime.load_module",
+        "tvm.runtime.module._load_module", "tvm.runtime.load_static_library"}) {
+    const std::string path(call);
+    const std::string module = path.substr(0, path.find('.'));
+    INFO(call);
+    CHECK(Has(Audit("import " + module + "\n" + path + "('/w/work/x.so')\n"),
+              "static.forbidden_call"));
+  }
+}

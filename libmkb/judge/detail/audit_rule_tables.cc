@@ -324,6 +324,14 @@ constexpr Rule kAttributeRules[] = {
     {"tvm_ffi.get_global_func", kDynamicAttribute,
      "FFI functions looked up by name reach anything"},
     {"tvm_ffi.load_module", kCall, "loading native modules is forbidden"},
+    // The same loader under its other names (red team, 2026-12-06: not flagged; the worker's
+    // noexec view then failed the load of a library the kernel wrote).
+    {"tvm_ffi.module.load_module", kCall, "loading native modules is forbidden"},
+    {"tvm_ffi.cpp.extension.load_module", kCall, "loading native modules is forbidden"},
+    {"tvm_ffi._ffi_api.ModuleLoadFromFile", kCall, "loading native modules is forbidden"},
+    {"tvm.runtime.module._load_module", kCall, "loading native modules is forbidden"},
+    {"tvm.runtime.load_static_library", kCall, "loading native modules is forbidden"},
+    {"tvm.runtime.module.load_static_library", kCall, "loading native modules is forbidden"},
     // Registering a global function can replace the DSL's own hooks (its CUDA compile
     // callback, for one): raw CUDA in the DSL's name.
     {"tvm.register_func", kCall, "overriding the DSL's own functions is forbidden"},
