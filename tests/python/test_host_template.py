@@ -194,8 +194,12 @@ def test_concurrent_evaluations_fork_their_hosts_from_one_template_each_with_its
     for t in threads:
         t.join()
     assert [v.status for v in verdicts] == ["passed"] * 4
-    # Each forked host saw only its evaluation's GPU slot (set after the fork, in the host).
-    assert sorted(v.environment.visible_devices for v in verdicts) == ["0", "0", "1", "1"]
+    # Each forked host saw only its evaluation's GPU slot (set after the fork, in the host): one
+    # GPU each, and both in use (the first two evaluations hold both slots at once). How the
+    # last two share them depends on which of the first finishes first: 0,1,1,1 is as right
+    # as 0,0,1,1 (a fresh `make test` under load read the former).
+    seen = [v.environment.visible_devices for v in verdicts]
+    assert set(seen) == {"0", "1"}, seen
     assert len(set(children(b"--template-fd")) - others) == 1  # one for the DSL, serving both slots
     # A judge going away closes its template's channel and waits for it to exit: without its
     # interpreter's teardown (torch loaded), that is quick (2.5 s with it on this project's CPU).
