@@ -41,6 +41,10 @@ struct HookState {
   int64_t refused = 0;
   std::string workspace;        // named <workspace> in what the agent reads
   bool kernel_started = false;  // the phase has been "import" once: kernel.py's import began
+  // dsl_entry.py's globals (owned): a frame is the entry wrapper's only with them. A function of
+  // the kernel's given the wrapper's code (__code__ assigned) runs it under the kernel's own
+  // globals, and its frame passed for the entry point (red team, 2026-12-06).
+  PyObject* dsl_entry_globals = nullptr;
 };
 
 HookState* g_state = nullptr;
@@ -107,6 +111,15 @@ bool InStdlib(const std::string& file) {
 bool KernelMadeCode(PyCodeObject* code);
 constexpr char kMadeAtRunTime[] = "<made at run time>";
 
+// Whether `frame` runs with `globals` (a dict the hook holds); false when either is missing.
+bool FrameGlobalsAre(PyFrameObject* frame, PyObject* globals) {
+  if (globals == nullptr) return false;
+  PyObject* own = PyFrame_GetGlobals(frame);  // new reference
+  const bool same = own == globals;
+  Py_XDECREF(own);
+  return same;
+}
+
 // The walk goes on to the module body an import runs (`import_chain`), and to the first frame of
 // the DSL entry wrapper or of the kernel's (`in_dsl_entry`).
 AuditCaller FindCaller(int* kernel_line) {
@@ -130,7 +143,8 @@ AuditCaller FindCaller(int* kernel_line) {
         made && file != g_state->config.kernel_path ? std::string(kMadeAtRunTime) : file;
     if (window_open) {
       if (!made && !g_state->config.dsl_entry_file.empty() &&
-          file == g_state->config.dsl_entry_file && function == "entry") {
+          file == g_state->config.dsl_entry_file && function == "entry" &&
+          FrameGlobalsAre(frame, g_state->dsl_entry_globals)) {
         caller.in_dsl_entry = true;
         window_open = false;
       } else if (made || !InstalledCode(g_state->config, file)) {
@@ -192,6 +206,25 @@ std::pair<std::string, std::string> Arguments(const char* event, PyObject* args)
     }
   }
   if (std::string(event) == "object.__getattr__") a0.clear();  // the object itself: not text
+  if (std::string(event) == "object.__setattr__") {
+    // (object, name, value): for a function's __code__, the new code's file stands first when it
+    // is not the function's own file (CuTe DSL re-preprocessing one of its own @jit functions
+    // swaps in code of the same file).
+    a0.clear();
+    PyObject* target = PyTuple_GET_ITEM(args, 0);
+    PyObject* value = n > 2 ? PyTuple_GET_ITEM(args, 2) : nullptr;
+    if (a1 == "__code__" && value != nullptr && PyCode_Check(value)) {
+      const std::string file = Text(reinterpret_cast<PyCodeObject*>(value)->co_filename);
+      std::string own;
+      if (PyFunction_Check(target)) {
+        PyObject* code = PyFunction_GET_CODE(target);  // borrowed
+        if (code != nullptr && PyCode_Check(code)) {
+          own = Text(reinterpret_cast<PyCodeObject*>(code)->co_filename);
+        }
+      }
+      if (file != own) a0 = file;
+    }
+  }
   return {a0, a1};
 }
 
@@ -430,6 +463,12 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         c.readable_paths = list("readable_paths");
         if (config.contains("dsl_entry_file"))
           c.dsl_entry_file = config["dsl_entry_file"].cast<std::string>();
+        if (config.contains("dsl_entry_globals")) {
+          py::object globals = config["dsl_entry_globals"];
+          if (!PyDict_Check(globals.ptr()))
+            throw py::type_error("dsl_entry_globals: the entry wrapper's module dict");
+          state->dsl_entry_globals = globals.release().ptr();
+        }
         if (config.contains("workspace"))
           state->workspace = config["workspace"].cast<std::string>();
         state->enforce = enforce;

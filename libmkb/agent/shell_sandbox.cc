@@ -105,10 +105,13 @@ void KillAll(pid_t pid, const std::vector<pid_t>& tree) {
 }
 
 struct WorkspaceUse {
-  int64_t bytes = 0;      // allocated blocks of every entry, each inode once
-  int64_t entries = 0;    // entries below the root (stops counting past max_entries)
-  bool too_deep = false;  // folders nested deeper than kMaxWorkspaceDepth
-  dev_t device = 0;       // the workspace's file system
+  int64_t bytes = 0;    // allocated blocks of every entry, each inode once
+  int64_t entries = 0;  // entries below the root (stops counting past max_entries)
+  // a folder it could not measure: nested deeper than kMaxWorkspaceDepth, or one the harness
+  // may not read (a harness that is not root cannot open a folder of mode 0300, even its own:
+  // 3 GB went uncounted that way; red team, 2026-12-06)
+  bool unmeasured = false;
+  dev_t device = 0;  // the workspace's file system
 };
 
 constexpr size_t kMaxWorkspaceDepth = 128;
@@ -119,7 +122,8 @@ constexpr size_t kMaxWorkspaceDepth = 128;
 // went uncounted) nor a folder swapped for a link meanwhile (RENAME_EXCHANGE: the walk read a
 // host folder's sizes into the kill message) is missed or followed (red team, 2026-12-06). It
 // stays on the root's file system and stops past `max_entries` entries or kMaxWorkspaceDepth
-// levels (too_deep: over the limit as such).
+// levels; a folder it cannot measure (too deep, unreadable) makes the workspace over its limit
+// as such.
 WorkspaceUse MeasureWorkspace(const std::string& root, int64_t max_entries) {
   WorkspaceUse use;
   const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -152,12 +156,15 @@ WorkspaceUse MeasureWorkspace(const std::string& root, int64_t max_entries) {
     use.bytes += static_cast<int64_t>(st.st_blocks) * 512;
     if (!S_ISDIR(st.st_mode) || st.st_dev != top.st_dev) continue;
     if (open_folders.size() >= kMaxWorkspaceDepth) {
-      use.too_deep = true;
+      use.unmeasured = true;
       continue;
     }
     const int fd =
         ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      if (errno == EACCES || errno == EPERM) use.unmeasured = true;
+      continue;
+    }
     struct stat opened;
     DIR* child = nullptr;
     if (::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino) {
@@ -504,7 +511,8 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   const WorkspaceUse at_start =
       MeasureWorkspace(options_.workspace, std::numeric_limits<int64_t>::max() - 1);
   result.workspace_over_at_start = at_start.bytes > options_.workspace_bytes ||
-                                   at_start.entries > options_.workspace_files || at_start.too_deep;
+                                   at_start.entries > options_.workspace_files ||
+                                   at_start.unmeasured;
   spawn.max_file_bytes = result.workspace_over_at_start ? 0 : options_.max_file_bytes;
   const int64_t byte_limit = std::max(options_.workspace_bytes, at_start.bytes);
   const int64_t file_limit = std::max(options_.workspace_files, at_start.entries);
@@ -561,14 +569,16 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
       result.peak_memory_bytes = std::max(result.peak_memory_bytes, scan.resident_bytes);
       if (scan.resident_bytes > options_.memory_bytes) {
         result.memory_exceeded = true;
-      } else if (static_cast<int>(scan.pids.size()) > options_.max_processes) {
+      } else if (scan.threads > options_.max_processes) {
+        // Threads too: a command made 5,000 threads under a limit of 64 processes, each a pid
+        // of the host's (red team, 2026-12-06).
         result.too_many_processes = true;
       }
       const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
       result.workspace_bytes = use.bytes + UnlinkedOpenBytes(scan.pids, use.device);
       result.workspace_files = use.entries;
       if (result.workspace_bytes > byte_limit || use.entries > file_limit ||
-          (use.too_deep && !at_start.too_deep)) {
+          (use.unmeasured && !at_start.unmeasured)) {
         result.workspace_exceeded = true;
       }
     }
@@ -590,7 +600,7 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
     result.workspace_bytes = use.bytes;
     result.workspace_files = use.entries;
     if (use.bytes > byte_limit || use.entries > file_limit ||
-        (use.too_deep && !at_start.too_deep)) {
+        (use.unmeasured && !at_start.unmeasured)) {
       result.workspace_exceeded = true;
     }
   }

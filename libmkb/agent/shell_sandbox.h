@@ -91,7 +91,7 @@ struct ShellSandboxOptions {
   std::string workspace;  // an existing directory: the only writable place, cwd and HOME
   int cpus = 2;
   int64_t memory_bytes = int64_t{8} << 30;  // resident memory of all processes together
-  int max_processes = 512;
+  int max_processes = 512;  // processes and their threads (each takes a pid of the host's)
   int64_t max_file_bytes = int64_t{1} << 30;  // RLIMIT_FSIZE: one file's size
   int64_t tmp_bytes = int64_t{1} << 30;       // the private /tmp
   // The workspace's files (their allocated blocks, each file once, and the blocks of files its

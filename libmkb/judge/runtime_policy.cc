@@ -343,6 +343,26 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                                     "f_code", "__defaults__", "__kwdefaults__"})) {
     return Allow();
   }
+  // A function's code replaced: the function then runs code that is not its own under its own
+  // name and globals. A kernel gave a function of its own the DSL entry wrapper's code (its frame
+  // passed for the entry point) and then code the DSL compiled under one of its own file names
+  // (ctypes trusted, the watch on kernel code blind; red team, 2026-12-06: 13-16x strict). Only
+  // the DSL's own code, for itself, and the judge before kernel.py.
+  // And never with installed code of another file than the function's own (arg0: the new
+  // code's file, given only when it differs), whoever asks: CuTe DSL's front end itself assigns
+  // a function's `_original_code`, an attribute the kernel can set; re-preprocessing one of the
+  // DSL's own @jit functions keeps its file.
+  if (event == "object.__setattr__" && arg1 == "__code__") {
+    if (!arg0.empty() && Normalize(arg0) != config.kernel_path && InstalledCode(config, arg0)) {
+      return Deny("runtime.dynamic_code",
+                  absl::StrCat("a function given the code of ", arg0,
+                               ": installed code runs under its own module only"));
+    }
+    if (TrustedCaller(config, caller)) return Allow();
+    return Deny("runtime.dynamic_code",
+                absl::StrCat("a function's __code__ replaced (", caller.direct_file,
+                             "): it would run code that is not its own under its name"));
+  }
   // The collector: the judge's own code only (neither DSL needs it; through a DSL function that
   // calls back, kernel.py would walk every object of the worker).
   if (OneOf(event,

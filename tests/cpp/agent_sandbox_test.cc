@@ -365,6 +365,27 @@ TEST_CASE("host-wide settings, /run and /dev are read-only or small; no nested n
   CHECK(nested.output == "refused\n");
 }
 
+TEST_CASE("threads count as processes; memory outside any process's resident set is refused",
+          "[sandbox]") {
+  Scratch scratch;
+  mkb::ShellSandboxOptions options;
+  options.max_processes = 64;
+  auto sandbox = Sandbox(scratch, options);
+  // Each thread takes a pid of the host's (5,000 under a limit of 64 processes: red team).
+  auto threads =
+      Run(sandbox,
+          "python3 -c \"import threading, time; "
+          "[threading.Thread(target=time.sleep, args=(10,)).start() for _ in range(200)]\"",
+          absl::Seconds(60));
+  CHECK(threads.too_many_processes);
+  CHECK(Run(sandbox, "python3 -c \"import os; os.memfd_create('x'); print('made')\"")
+            .output.find("made") == std::string::npos);
+  CHECK(Run(sandbox,
+            "python3 -c \"import ctypes; c = ctypes.CDLL(None); "
+            "print('made' if c.shmget(0, 1 << 20, 0o1600) >= 0 else 'refused')\"")
+            .output == "refused\n");
+}
+
 TEST_CASE("long output keeps its head and tail", "[sandbox]") {
   Scratch scratch;
   mkb::ShellSandboxOptions options;

@@ -401,3 +401,23 @@ TEST_CASE("the DSLs' front ends are named functions of the variant's DSL") {
   CHECK(mkb::DslFrontEnd(c, "/dsl/tirx/tvm/script/parser/ir/entry.py", "ir_module"));
   CHECK_FALSE(mkb::DslFrontEnd(c, "/dsl/tirx/tvm/runtime/module.py", "__call__"));
 }
+
+TEST_CASE("a function's code is replaced only by the DSL, and never with installed code") {
+  // The kernel grafting the DSL entry wrapper's code (or code compiled under a DSL file's name)
+  // onto a function of its own.
+  CHECK_FALSE(Allowed("object.__setattr__", Kernel(), "/w/work/kernel.py", "__code__"));
+  CHECK_FALSE(Allowed("object.__setattr__", Torch(), "/w/work/kernel.py", "__code__"));
+  mkb::AuditCaller front_end = Dsl();
+  front_end.kernel_started = true;
+  front_end.in_dsl_front_end = true;  // CuTe DSL's jit_wrapper swapping in the preprocessed code
+  CHECK(Allowed("object.__setattr__", front_end, "/w/work/kernel.py", "__code__"));
+  CHECK(Allowed("object.__setattr__", front_end, "<preprocessed>", "__code__"));
+  // One of the DSL's own @jit functions re-preprocessed: code of its own file (no file given).
+  CHECK(Allowed("object.__setattr__", front_end, "", "__code__"));
+  CHECK_FALSE(Allowed("object.__setattr__", front_end, "/src/metakernelbench/judge/dsl_entry.py",
+                      "__code__"));
+  CHECK_FALSE(
+      Allowed("object.__setattr__", front_end, "/dsl/cutedsl/cutlass/cute/runtime.py", "__code__"));
+  // Other attributes are not this rule's.
+  CHECK(Allowed("object.__setattr__", Kernel(), "", "__name__"));
+}

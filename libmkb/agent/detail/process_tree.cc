@@ -19,6 +19,7 @@ namespace {
 struct StatLine {
   pid_t ppid = 0;
   int64_t rss_pages = 0;
+  int64_t threads = 1;
 };
 
 // /proc/<pid>/stat: "pid (comm) state ppid ... rss(24th field) ...". comm may hold spaces and
@@ -41,6 +42,8 @@ bool ReadStat(pid_t pid, StatLine* out) {
   int ppid = 0;
   int64_t rss = 0;
   if (!absl::SimpleAtoi(fields[1], &ppid) || !absl::SimpleAtoi(fields[21], &rss)) return false;
+  // num_threads (field 20): each thread takes a pid of the host's.
+  if (!absl::SimpleAtoi(fields[17], &out->threads) || out->threads < 1) out->threads = 1;
   out->ppid = ppid;
   out->rss_pages = rss;
   return true;
@@ -71,6 +74,7 @@ ProcessTree ScanProcessTree(pid_t root) {
     if (it == all.end()) continue;
     tree.pids.push_back(pid);
     tree.resident_bytes += it->second.rss_pages * page;
+    tree.threads += it->second.threads;
     auto kids = children.find(pid);
     if (kids != children.end()) {
       for (pid_t child : kids->second) frontier.push_back(child);

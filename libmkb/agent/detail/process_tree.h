@@ -12,6 +12,7 @@ namespace mkb::detail {
 struct ProcessTree {
   std::vector<pid_t> pids;  // `root` first when it is alive, then its descendants
   int64_t resident_bytes = 0;
+  int64_t threads = 0;  // of every process in `pids` (each takes a pid of the host's)
 };
 
 // One scan of /proc. Processes that exit during the scan are skipped.

@@ -71,6 +71,12 @@ std::vector<sock_filter> ShellFilterProgram() {
   Refuse(&p, __NR_io_uring_setup, ENOSYS);
   Refuse(&p, __NR_io_uring_enter, ENOSYS);
   Refuse(&p, __NR_io_uring_register, ENOSYS);
+  // Memory no watcher counts: a memfd written, not mapped; SysV segments filled and detached; a
+  // POSIX message queue (2 GiB each under a 256 MiB cap from the first two; red team,
+  // 2026-12-06).
+  Refuse(&p, __NR_memfd_create, ENOSYS);
+  Refuse(&p, __NR_shmget, ENOSYS);
+  Refuse(&p, __NR_mq_open, ENOSYS);
 #if defined(__NR_chmod)
   RefuseSetIdMode(&p, __NR_chmod, 1);
 #endif

@@ -21,6 +21,8 @@ namespace mkb::detail {
 //    without writing them: a command filled gigabytes of the host's disk in an instant. Written
 //    bytes are bounded by the workspace's limit (ShellSandboxOptions::workspace_bytes);
 //  - io_uring (ENOSYS), whose requests open, change modes and allocate without these calls;
+//  - memfd_create, shmget and mq_open (ENOSYS): memory that is in no process's resident set, so
+//    the memory watcher never counts it;
 //  - calls of another ABI (x32, 32-bit: ENOSYS), whose numbers would bypass the table.
 std::vector<sock_filter> ShellFilterProgram();
 

@@ -252,7 +252,11 @@ class Worker:
             self._thread = _core.KernelThread()
         # The DSL's code is trusted after kernel.py's import began only inside the wrapped entry
         # points: the wrapper's frames are named by the file its code objects were made from.
-        audit = dict(self.options["audit"], dsl_entry_file=dsl_entry.wrapper.__code__.co_filename)
+        audit = dict(
+            self.options["audit"],
+            dsl_entry_file=dsl_entry.wrapper.__code__.co_filename,
+            dsl_entry_globals=dsl_entry.wrapper.__globals__,
+        )
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _refuse_unaudited_reach()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
