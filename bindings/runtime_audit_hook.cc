@@ -292,15 +292,43 @@ bool KernelMadeCode(PyCodeObject* code) {
          g_kernel_made_code->contains(reinterpret_cast<PyObject*>(code));
 }
 
-void RememberKernelMadeCode(PyObject* code, int depth = 0) {
-  if (code == nullptr || !PyCode_Check(code) || depth > 16) return;
+// Every code object nested in `code` too, however deep (a walk with no depth limit: with one of
+// 16, a kernel nested 18 defs in code the DSL compiled for it, and the innermost were taken for
+// the DSL's installed code, ctypes trusted; red team, 2026-12-06), and in constant tuples and
+// frozensets as well.
+void RememberKernelMadeCode(PyObject* code) {
   if (g_kernel_made_code == nullptr) g_kernel_made_code = new absl::flat_hash_set<PyObject*>();
-  if (!g_kernel_made_code->insert(code).second) return;
-  Py_INCREF(code);
-  PyObject* consts = reinterpret_cast<PyCodeObject*>(code)->co_consts;
-  if (consts != nullptr && PyTuple_Check(consts)) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i)
-      RememberKernelMadeCode(PyTuple_GET_ITEM(consts, i), depth + 1);
+  std::vector<PyObject*> pending = {code};
+  absl::flat_hash_set<PyObject*> seen_constants;  // tuples and frozensets visited
+  while (!pending.empty()) {
+    PyObject* item = pending.back();
+    pending.pop_back();
+    if (item == nullptr) continue;
+    if (PyTuple_Check(item) || PyFrozenSet_Check(item)) {
+      if (!seen_constants.insert(item).second) continue;
+      if (PyTuple_Check(item)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(item); ++i)
+          pending.push_back(PyTuple_GET_ITEM(item, i));
+      } else if (PyFrozenSet_CheckExact(item)) {
+        // An exact frozenset's iterator runs no Python code; its items stay alive with it.
+        PyObject* iterator = PyObject_GetIter(item);
+        if (iterator == nullptr) {
+          PyErr_Clear();
+          continue;
+        }
+        while (PyObject* key = PyIter_Next(iterator)) {
+          pending.push_back(key);
+          Py_DECREF(key);
+        }
+        Py_DECREF(iterator);
+        if (PyErr_Occurred()) PyErr_Clear();
+      }
+      continue;
+    }
+    if (!PyCode_Check(item)) continue;
+    if (!g_kernel_made_code->insert(item).second) continue;
+    Py_INCREF(item);
+    pending.push_back(reinterpret_cast<PyCodeObject*>(item)->co_consts);
   }
 }
 
