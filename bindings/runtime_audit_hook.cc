@@ -206,25 +206,9 @@ std::pair<std::string, std::string> Arguments(const char* event, PyObject* args)
     }
   }
   if (std::string(event) == "object.__getattr__") a0.clear();  // the object itself: not text
-  if (std::string(event) == "object.__setattr__") {
-    // (object, name, value): for a function's __code__, the new code's file stands first when it
-    // is not the function's own file (CuTe DSL re-preprocessing one of its own @jit functions
-    // swaps in code of the same file).
-    a0.clear();
-    PyObject* target = PyTuple_GET_ITEM(args, 0);
-    PyObject* value = n > 2 ? PyTuple_GET_ITEM(args, 2) : nullptr;
-    if (a1 == "__code__" && value != nullptr && PyCode_Check(value)) {
-      const std::string file = Text(reinterpret_cast<PyCodeObject*>(value)->co_filename);
-      std::string own;
-      if (PyFunction_Check(target)) {
-        PyObject* code = PyFunction_GET_CODE(target);  // borrowed
-        if (code != nullptr && PyCode_Check(code)) {
-          own = Text(reinterpret_cast<PyCodeObject*>(code)->co_filename);
-        }
-      }
-      if (file != own) a0 = file;
-    }
-  }
+  // (object, name, value): the object is no text; for a function's __code__ the hook puts the
+  // new code's file there (CodeReplacementFile).
+  if (std::string(event) == "object.__setattr__") a0.clear();
   return {a0, a1};
 }
 
@@ -332,6 +316,46 @@ void RememberKernelMadeCode(PyObject* code) {
   }
 }
 
+// Functions whose __code__ an allowed replacement changed, with the code each had before the
+// first one (both held): putting that code back is a restore (CuTe DSL puts a @jit function's
+// original code back before preprocessing it again).
+absl::flat_hash_map<PyObject*, PyObject*>* g_original_code = nullptr;
+
+// For object.__setattr__(function, "__code__", code): the file the policy is to judge the new
+// code by. None ("") when the code will run as the kernel's anyway (made at run time: every
+// code object an exec'd module or function holds, as the DSL's preprocessed code is) or when it
+// puts back the function's own original code; else its file, whatever it names. Code compiled
+// under an installed file's name and never exec'd is what is left, and it is no installed code
+// (a TIRx kernel compiled its source under a TVM file's name through TVMScript's operator
+// lambdas, put it on a TVM function of that file and ran it in TVM's entry point: 11.7x strict;
+// red team, 2026-12-06).
+std::string CodeReplacementFile(PyObject* args) {
+  if (args == nullptr || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 3) return "";
+  PyObject* target = PyTuple_GET_ITEM(args, 0);
+  PyObject* value = PyTuple_GET_ITEM(args, 2);
+  if (!PyCode_Check(value)) return "";
+  if (KernelMadeCode(reinterpret_cast<PyCodeObject*>(value))) return "";
+  if (g_original_code != nullptr) {
+    auto it = g_original_code->find(target);
+    if (it != g_original_code->end() && it->second == value) return "";
+  }
+  return Text(reinterpret_cast<PyCodeObject*>(value)->co_filename);
+}
+
+// After an allowed replacement of `function`'s code: its code from before, the first time.
+void RememberOriginalCode(PyObject* args) {
+  if (args == nullptr || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 3) return;
+  PyObject* target = PyTuple_GET_ITEM(args, 0);
+  if (!PyFunction_Check(target)) return;
+  if (g_original_code == nullptr) g_original_code = new absl::flat_hash_map<PyObject*, PyObject*>();
+  if (g_original_code->contains(target)) return;
+  PyObject* code = PyFunction_GET_CODE(target);  // borrowed
+  if (code == nullptr) return;
+  Py_INCREF(target);
+  Py_INCREF(code);
+  g_original_code->emplace(target, code);
+}
+
 int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
   ++t_in_hook;
@@ -348,8 +372,11 @@ int Hook(const char* event, PyObject* args, void*) {
     caller.library_native =
         SourceMentions(caller.library_file, name == "mmap.__new__" ? "mmap" : "ctypes");
   }
-  const auto [arg0, arg1] = Arguments(event, args);
+  auto [arg0, arg1] = Arguments(event, args);
+  const bool code_replaced = name == "object.__setattr__" && arg1 == "__code__";
+  if (code_replaced) arg0 = CodeReplacementFile(args);
   const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
+  if (code_replaced && decision.allow) RememberOriginalCode(args);
   if (decision.allow && g_state->kernel_started && args != nullptr && PyTuple_Check(args) &&
       PyTuple_GET_SIZE(args) > 0 && (name == "exec" || name == "function.__new__")) {
     // An installed module's import is no code of the kernel's; anything else made from now on is.

@@ -348,10 +348,10 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   // passed for the entry point) and then code the DSL compiled under one of its own file names
   // (ctypes trusted, the watch on kernel code blind; red team, 2026-12-06: 13-16x strict). Only
   // the DSL's own code, for itself, and the judge before kernel.py.
-  // And never with installed code of another file than the function's own (arg0: the new
-  // code's file, given only when it differs), whoever asks: CuTe DSL's front end itself assigns
-  // a function's `_original_code`, an attribute the kernel can set; re-preprocessing one of the
-  // DSL's own @jit functions keeps its file.
+  // And never with code that would pass for installed code (arg0: the new code's file; the hook
+  // gives none for code made at run time, which runs as the kernel's, and for the function's
+  // own original code put back), whoever asks: CuTe DSL's front end itself assigns a function's
+  // `_original_code`, an attribute the kernel can set.
   if (event == "object.__setattr__" && arg1 == "__code__") {
     if (!arg0.empty() && Normalize(arg0) != config.kernel_path && InstalledCode(config, arg0)) {
       return Deny("runtime.dynamic_code",

@@ -591,3 +591,10 @@ TEST_CASE("the DSLs' native-module loaders are refused under each of their names
               "static.forbidden_call"));
   }
 }
+
+TEST_CASE("TVMScript from source text is refused") {
+  CHECK(Has(Audit("import tvm\ntvm.script.from_source('x')\n", mkb::v1::TIRX),
+            "static.forbidden_call"));
+  CHECK(Has(Audit("from tvm.script import parse\nparse('x')\n", mkb::v1::TIRX),
+            "static.forbidden_call"));
+}

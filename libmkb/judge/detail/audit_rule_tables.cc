@@ -316,6 +316,12 @@ constexpr Rule kAttributeRules[] = {
     {"tvm.contrib.nvcc", kCall, "compiling raw CUDA source is forbidden"},
     {"tvm.contrib.cc", kCall, "compiling native code is forbidden"},
     {"tvm.rpc", kCall, kNoNetwork},
+    // TVMScript from text: the parser evaluates the text's expressions with builtins at hand,
+    // none of which the static audit reads (red team, 2026-12-06: a deputy set-up passed as a
+    // string). Kernels define their functions with the decorators, which parse kernel.py.
+    {"tvm.script.from_source", kCall, "parsing source text at run time is forbidden"},
+    {"tvm.script.parse", kCall, "parsing source text at run time is forbidden"},
+    {"tvm.script.parser.parse", kCall, "parsing source text at run time is forbidden"},
     {"tvm.runtime.load_module", kCall, "loading native modules is forbidden"},
     {"tvm.runtime.module.load_module", kCall, "loading native modules is forbidden"},
     {"tvm.get_global_func", kDynamicAttribute, "FFI functions looked up by name reach anything"},
