@@ -14,6 +14,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -356,6 +357,43 @@ void RememberOriginalCode(PyObject* args) {
   g_original_code->emplace(target, code);
 }
 
+// The import system's code is the file it names only if it was read from that file: a loader of
+// the import system's own class, built by a kernel with get_data and path_stats of its own on the
+// instance, compiled kernel source under a DSL file's name from the import system's frames (its
+// exec is not registered as the kernel's), and ctypes was trusted (red team, 2026-12-06: 5.7-7x
+// strict). So, once kernel.py's import began, the import system's compile must be of the named
+// file's bytes, and its marshal.loads of the bytes after the header of the .pyc it last opened.
+thread_local std::string t_import_opened;  // the last file the import system opened
+
+bool FileHolds(const std::string& path, size_t offset, const char* data, size_t size) {
+  if (path.empty() || path[0] != '/') return false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  const std::streamoff length = in.tellg();
+  if (length < 0 || static_cast<size_t>(length) != offset + size) return false;
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string content(size, '\0');
+  if (size > 0 && !in.read(content.data(), static_cast<std::streamsize>(size))) return false;
+  return std::memcmp(content.data(), data, size) == 0;
+}
+
+// Empty when the import system's compile or marshal.loads (args) is of what it read from a
+// file; else why not.
+std::string ImportedCodeMismatch(const std::string& event, PyObject* args,
+                                 const std::string& filename) {
+  if (args == nullptr || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return "no data";
+  PyObject* data = PyTuple_GET_ITEM(args, 0);
+  if (!PyBytes_Check(data)) return "code not read from a file";
+  const char* bytes = PyBytes_AS_STRING(data);
+  const size_t size = static_cast<size_t>(PyBytes_GET_SIZE(data));
+  if (event == "compile") {
+    return FileHolds(filename, 0, bytes, size) ? "" : "source that is not the file's";
+  }
+  if (!absl::EndsWith(t_import_opened, ".pyc")) return "bytecode read from no cache file";
+  return FileHolds(t_import_opened, 16, bytes, size) ? "" : "bytecode that is not the file's";
+}
+
 int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
   ++t_in_hook;
@@ -375,7 +413,18 @@ int Hook(const char* event, PyObject* args, void*) {
   auto [arg0, arg1] = Arguments(event, args);
   const bool code_replaced = name == "object.__setattr__" && arg1 == "__code__";
   if (code_replaced) arg0 = CodeReplacementFile(args);
-  const RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
+  RuntimeDecision decision = DecideAuditEvent(g_state->config, event, caller, arg0, arg1);
+  const bool import_system = absl::StartsWith(caller.direct_file, "<frozen importlib");
+  if (import_system && name == "open") t_import_opened = arg0;
+  if (decision.allow && import_system && g_state->kernel_started &&
+      (name == "compile" || name == "marshal.loads")) {
+    const std::string mismatch = ImportedCodeMismatch(name, args, arg1);
+    if (!mismatch.empty()) {
+      decision = {false, "runtime.dynamic_code",
+                  absl::StrCat("the import system's ", name, " of ", mismatch,
+                               name == "compile" ? absl::StrCat(" (", arg1, ")") : "")};
+    }
+  }
   if (code_replaced && decision.allow) RememberOriginalCode(args);
   if (decision.allow && g_state->kernel_started && args != nullptr && PyTuple_Check(args) &&
       PyTuple_GET_SIZE(args) > 0 && (name == "exec" || name == "function.__new__")) {
