@@ -429,8 +429,7 @@ int Hook(const char* event, PyObject* args, void*) {
   if (decision.allow && g_state->kernel_started && args != nullptr && PyTuple_Check(args) &&
       PyTuple_GET_SIZE(args) > 0 && (name == "exec" || name == "function.__new__")) {
     // An installed module's import is no code of the kernel's; anything else made from now on is.
-    const bool installed_import = absl::StartsWith(caller.direct_file, "<frozen importlib") &&
-                                  arg0 != g_state->config.kernel_path;
+    const bool installed_import = import_system && arg0 != g_state->config.kernel_path;
     if (!installed_import) RememberKernelMadeCode(PyTuple_GET_ITEM(args, 0));
   }
   int result = 0;

@@ -516,6 +516,16 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   spawn.max_file_bytes = result.workspace_over_at_start ? 0 : options_.max_file_bytes;
   const int64_t byte_limit = std::max(options_.workspace_bytes, at_start.bytes);
   const int64_t file_limit = std::max(options_.workspace_files, at_start.entries);
+  // One look at the workspace (and at the files `pids` hold open with no name left).
+  auto look = [&](const std::vector<pid_t>& pids) {
+    const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
+    result.workspace_bytes = use.bytes + UnlinkedOpenBytes(pids, use.device);
+    result.workspace_files = use.entries;
+    if (result.workspace_bytes > byte_limit || use.entries > file_limit ||
+        (use.unmeasured && !at_start.unmeasured)) {
+      result.workspace_exceeded = true;
+    }
+  };
   spawn.new_session = !isolated_;  // bubblewrap makes the sandbox's own session
   if (!isolated_) spawn.chdir_to = options_.workspace;
   absl::StatusOr<Spawned> spawned = detail::Spawn(std::move(argv), Environment(), spawn);
@@ -574,13 +584,7 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
         // of the host's (red team, 2026-12-06).
         result.too_many_processes = true;
       }
-      const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
-      result.workspace_bytes = use.bytes + UnlinkedOpenBytes(scan.pids, use.device);
-      result.workspace_files = use.entries;
-      if (result.workspace_bytes > byte_limit || use.entries > file_limit ||
-          (use.unmeasured && !at_start.unmeasured)) {
-        result.workspace_exceeded = true;
-      }
+      look(scan.pids);
     }
     if (now >= deadline) result.timed_out = true;
     if (result.timed_out || result.memory_exceeded || result.too_many_processes ||
@@ -595,15 +599,7 @@ absl::StatusOr<ShellResult> ShellSandbox::Run(absl::string_view command,
   }
   // One last look: a command that grew the workspace and ended between two looks is reported
   // (and the next one starts over the limit, with no file data to write).
-  if (!killed) {
-    const WorkspaceUse use = MeasureWorkspace(options_.workspace, file_limit);
-    result.workspace_bytes = use.bytes;
-    result.workspace_files = use.entries;
-    if (use.bytes > byte_limit || use.entries > file_limit ||
-        (use.unmeasured && !at_start.unmeasured)) {
-      result.workspace_exceeded = true;
-    }
-  }
+  if (!killed) look({});  // the command's processes are gone
   result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   result.output = output.Contents();
   result.output_bytes = output.total();

@@ -50,10 +50,6 @@ def _native_kernel(tmp_path) -> Path:
     include = sysconfig.get_paths()["include"]
     if compiler is None or not Path(include, "Python.h").exists():
         pytest.skip("needs a C compiler and Python.h to build the case's extension")
-    from metakernelbench import toolchains
-
-    if not toolchains.toolchain("cutedsl").installed:
-        pytest.skip("the case goes through CuTe DSL's import retry: mkb dsl install --dsl cutedsl")
     native = HERE / "native"
     so = tmp_path / "mkbx.so"
     source = native / "pending_rmsnorm.c"
