@@ -426,6 +426,19 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
 
   // Native code.
   if (absl::StartsWith(event, "ctypes.") || event == "mmap.__new__") {
+    // The interpreter's own C API, looked up once kernel.py's import began: never, whoever asks.
+    // A C callable of the kernel's, called by the DSL's native layer inside an entry point (an
+    // attribute of an object kernel.py made, which jit_executor.py calls), looked up
+    // Py_AddPendingCall with the layer's trust and did the work on the main thread after the
+    // clock (red team, 2026-12-06: 5.2-5.6x strict). The DSLs look up what they use of it as
+    // their modules load (cutlass_function.py: PyCapsule_*), before kernel.py.
+    if (caller.kernel_started && (event == "ctypes.dlsym" || event == "ctypes.dlsym/handle") &&
+        (absl::StartsWith(arg1, "Py") || absl::StartsWith(arg1, "_Py"))) {
+      return Deny("runtime.native_code",
+                  absl::StrCat(event, " ", arg1.substr(0, 80),
+                               ": the interpreter's C API through ctypes is off limits once "
+                               "kernel.py is loaded, whoever asks"));
+    }
     if (TrustedCaller(config, caller, /*native=*/true)) return Allow();
     return Deny("runtime.native_code",
                 absl::StrCat(event, arg0.empty() ? "" : absl::StrCat(" ", arg0),

@@ -263,6 +263,12 @@ class Auditor {
                   what.empty() ? path : what, depth + 1);
       }
     }
+    for (const std::string& part : parts) {
+      if (part != kGap && part != kUnknown && audit_detail::IsImportHelperName(part)) {
+        AddImportHelper(part, line, what.empty() ? path : what);
+        break;
+      }
+    }
     for (size_t begin = 0; begin < parts.size(); ++begin) {
       if (parts[begin] == kGap || parts[begin] == kUnknown) continue;
       size_t end = begin;
@@ -336,6 +342,17 @@ class Auditor {
           absl::StrCat("access to .", attribute, ": reaching interpreter internals is forbidden"),
           what.empty() ? absl::StrCat(".", attribute) : what);
     }
+  }
+
+  // A library helper that imports a module or resolves an object by a name given as text
+  // (sympy.external.import_module, jinja2.utils.import_string), reached through a module or any
+  // value: what it returns is a module the audit cannot follow.
+  void AddImportHelper(absl::string_view name, int line, const std::string& what) {
+    Add(audit_detail::kDynamicImport, v1::SEVERITY_VIOLATION, line,
+        absl::StrCat(name,
+                     ": a helper that imports or resolves by a name given as text (dynamic "
+                     "imports are forbidden: what it returns cannot be audited)"),
+        what);
   }
 
   // __array_interface__ and its kin, torch's raw-address and C++-file members, wherever the
@@ -677,6 +694,7 @@ class Auditor {
     const std::string what = ChainText(node);
     CheckIntrospectionAttribute(attribute, line, what);
     CheckRawMemoryName(attribute, line, what);
+    if (audit_detail::IsImportHelperName(attribute)) AddImportHelper(attribute, line, what);
     const PyNode* value = node.Child("value");
     if (value == nullptr) return;
     for (const std::string& path : values_->Of(*value)) {

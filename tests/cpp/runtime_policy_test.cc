@@ -148,6 +148,24 @@ TEST_CASE("native code is the DSL runtime's only") {
         "runtime.native_code");
 }
 
+TEST_CASE("the interpreter's C API through ctypes, once kernel.py is loaded: never") {
+  // The DSL's native layer inside an entry point, where its ctypes is trusted: a C callable of
+  // the kernel's it called there looked up Py_AddPendingCall (red team, 2026-12-06).
+  mkb::AuditCaller native = Dsl();
+  native.kernel_started = true;
+  native.in_dsl_entry = true;
+  native.library_native = true;
+  CHECK(Allowed("ctypes.dlsym", native, "<CDLL 'libcuda.so.1'>", "cuLaunchKernel"));
+  for (const char* name : {"Py_AddPendingCall", "PyThreadState_SetAsyncExc", "_PyEval_X"}) {
+    CHECK_FALSE(Allowed("ctypes.dlsym", native, "<PyDLL 'None'>", name));
+    CHECK_FALSE(Allowed("ctypes.dlsym/handle", native, "fd:1", name));
+    CHECK(mkb::DecideAuditEvent(Config(), "ctypes.dlsym", native, "", name).code ==
+          "runtime.native_code");
+  }
+  // As the DSL's modules load, before kernel.py: its own look-ups (cutlass_function.py).
+  CHECK(Allowed("ctypes.dlsym", Dsl(), "<PyDLL 'None'>", "PyCapsule_GetPointer"));
+}
+
 TEST_CASE("imports: never the judge or the other DSL; a forbidden module only from a library") {
   CHECK_FALSE(Allowed("import", Kernel(), "metakernelbench.judge.worker"));
   CHECK_FALSE(Allowed("import", Torch(), "metakernelbench"));

@@ -550,6 +550,28 @@ TEST_CASE("raw memory without ctypes: strided views and array interfaces") {
             .empty());
 }
 
+TEST_CASE("ctypes' API by name, and helpers that import by text, however they were reached") {
+  // A library helper handed the kernel ctypes' module (red team, 2026-12-06: sympy's and
+  // jinja2's, 5.2-5.6x strict): the helper itself, and the module's API wherever it appears.
+  CHECK(Has(Audit("import sympy.external as se\nm = se.import_module('c' + 'types')\n"),
+            "static.dynamic_import"));
+  CHECK(Has(Audit("from sympy.external import import_module\n"), "static.dynamic_import"));
+  CHECK(Has(Audit("from jinja2.utils import import_string\n"), "static.dynamic_import"));
+  CHECK(Has(Audit("m = obj.import_module(name)\n"), "static.dynamic_import"));
+  CHECK(Has(Audit("m = helpers.lazy_import(name)\n"), "static.dynamic_import"));
+  CHECK(Has(Audit("m = pkg.locate(name)\n"), "static.dynamic_import"));
+  CHECK(Has(Audit("api = m.pythonapi\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("f = m.CFUNCTYPE(m.c_int)\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("m.memmove(a, b, n)\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("x = m.c_void_p.from_address(p)\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("f = getattr(m, 'pythonapi')\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("f = ffi_module.FFI()\n"), "static.forbidden_call"));
+  // Ordinary names that only look alike pass.
+  CHECK(Violations("import torch\nimport cutlass\ny = torch.empty(4).to(torch.float32)\n"
+                   "important = 1\n")
+            .empty());
+}
+
 TEST_CASE("a module held under another name is checked as that module (module_aliases)") {
   const std::string source =
       "import enum\nimport torch._tensor as tt\n"

@@ -31,6 +31,9 @@ constexpr char kSparse[] =
 constexpr char kNoRawCuda[] =
     "raw CUDA modules, launches and graphs through the driver / runtime API are forbidden";
 constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
+constexpr char kForeignApi[] =
+    "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
+    "forbidden)";
 
 // Modules a kernel may not import (SPEC §2: no other compilers, raw CUDA, processes, network,
 // files, threads, introspection, kernel libraries; the judge and the reference are off limits).
@@ -622,7 +625,58 @@ constexpr RawName kRawNames[] = {
     {"_reshape_alias", kUncheckedView},
     {"_reshape_alias_copy", kUncheckedView},
     {"_alloc_from_pool", kUncheckedView},
+    // ctypes' API and cffi's, by name: a module object reaches the kernel through any library
+    // helper that imports by a name given as text (sympy.external.import_module,
+    // jinja2.utils.import_string: red team, 2026-12-06, 5.2-5.6x strict, the interpreter's
+    // Py_AddPendingCall called on the main thread after the clock), and ctypes' foreign calls
+    // and memmove raise no audit event. Whatever route brought the module, these names do the
+    // harm (generic ones, cast and pointer, are left to the module rules).
+    {"pythonapi", kForeignApi},
+    {"PyDLL", kForeignApi},
+    {"pydll", kForeignApi},
+    {"CDLL", kForeignApi},
+    {"cdll", kForeignApi},
+    {"LibraryLoader", kForeignApi},
+    {"CFUNCTYPE", kForeignApi},
+    {"PYFUNCTYPE", kForeignApi},
+    {"WINFUNCTYPE", kForeignApi},
+    {"memmove", kForeignApi},
+    {"memset", kForeignApi},
+    {"string_at", kForeignApi},
+    {"wstring_at", kForeignApi},
+    {"addressof", kForeignApi},
+    {"from_address", kForeignApi},
+    {"in_dll", kForeignApi},
+    {"byref", kForeignApi},
+    {"POINTER", kForeignApi},
+    {"py_object", kForeignApi},
+    {"c_void_p", kForeignApi},
+    {"c_char_p", kForeignApi},
+    {"c_wchar_p", kForeignApi},
+    {"PyObj_FromPtr", kForeignApi},
+    {"_FuncPtr", kForeignApi},
+    {"_CFuncPtr", kForeignApi},
+    {"_SimpleCData", kForeignApi},
+    {"_Pointer", kForeignApi},
+    {"_dlopen", kForeignApi},
+    {"dlopen", kForeignApi},
+    {"dlsym", kForeignApi},
+    {"call_function", kForeignApi},
+    {"call_cdeclfunction", kForeignApi},
+    {"ctypeslib", kForeignApi},
+    {"as_ctypes", kForeignApi},
+    {"FFI", kForeignApi},
 };
+
+// Library helpers that import a module, or resolve an object, by a name given as text: any
+// attribute or imported name that contains "import" (case aside: import_module, import_string,
+// _import, lazy_import) or is one of these. Each hands back a module object the audit cannot
+// follow (a red team reached ctypes through sympy's and jinja2's, 2026-12-06).
+constexpr const char* kImportHelperNames[] = {
+    "locate",       "resolve_name",     "_resolve_name",    "load_entry_point",
+    "entry_points", "EntryPoint",       "get_class",        "load_class",
+    "load_object",  "module_from_spec", "spec_from_loader", "find_spec",
+    "load_module",  "exec_module",      "find_loader",      "reload"};
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).
 constexpr const char* kLibraryComputeCalls[] = {"torch.matmul",
@@ -677,6 +731,7 @@ absl::Span<const char* const> InterpreterGlobals() { return kInterpreterGlobals;
 absl::Span<const char* const> AttributeBuiltins() { return kAttributeBuiltins; }
 absl::Span<const char* const> IntrospectionAttributes() { return kIntrospectionAttributes; }
 absl::Span<const RawName> RawNames() { return kRawNames; }
+absl::Span<const char* const> ImportHelperNames() { return kImportHelperNames; }
 absl::Span<const char* const> LibraryComputeCalls() { return kLibraryComputeCalls; }
 absl::Span<const char* const> InertBuiltins() { return kInertBuiltins; }
 absl::Span<const char* const> SideStreamPrefixes() { return kSideStreamPrefixes; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -193,6 +194,11 @@ const char* RawNameReason(absl::string_view name) {
     if (name == raw.name) return raw.why;
   }
   return nullptr;
+}
+
+bool IsImportHelperName(absl::string_view name) {
+  return absl::StrContains(absl::AsciiStrToLower(name), "import") ||
+         Contains(ImportHelperNames(), name);
 }
 
 bool IsLibraryCompute(absl::string_view path) {

@@ -36,6 +36,10 @@ bool IsIntrospectionAttribute(absl::string_view name);
 // Why `name` is flagged wherever it appears (raw memory or a file through any object: the
 // array-interface protocols, a storage's _set_cdata, from_file), or nullptr.
 const char* RawNameReason(absl::string_view name);
+// A library helper that imports a module or resolves an object by a name given as text
+// (import_module, import_string, locate): any name containing "import", case aside, or one of
+// ImportHelperNames().
+bool IsImportHelperName(absl::string_view name);
 // Library compute only the runtime audit can weigh (torch.matmul and below).
 bool IsLibraryCompute(absl::string_view path);
 // A path that makes or enters a side stream (torch.cuda.Stream(...), torch.cuda.stream(s)).
