@@ -10,7 +10,9 @@ std::vector<std::pair<std::string, std::string>> CodeDescriptions() {
       {kCall,
        "calls or references a forbidden function (torch.compile, CUDA Graphs, os.system, "
        "open, ...), through any alias or module"},
-      {kDynamicImport, "imports modules at run time (__import__, importlib, pkgutil)"},
+      {kDynamicImport,
+       "imports modules at run time (__import__, importlib, pkgutil, a library helper that "
+       "imports or resolves by a name given as text)"},
       {kDynamicCode, "runs code built at run time (eval, exec, compile, code objects)"},
       {kDynamicAttribute,
        "reaches attributes by computed name (getattr / setattr with a non-literal name, getattr "
