@@ -537,6 +537,9 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
        "had a Python thread of its own (started any way: threading, a re-export of it, a C "
        "callable) alive when solve returned or its import ended; such a thread can work after "
        "the clock stops"},
+      {"runtime.pending_call",
+       "queued a call for the interpreter's main thread (Py_AddPendingCall, reached any way) "
+       "while its code ran: the main thread would run it after the clock stopped"},
       {"runtime.clock_tampered",
        "changed a name the judge's clock or its handling of the outputs looks up when it runs "
        "(torch's synchronise, its current stream, torch.Tensor's methods, torch's functions, a "

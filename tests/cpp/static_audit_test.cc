@@ -566,6 +566,14 @@ TEST_CASE("ctypes' API by name, and helpers that import by text, however they we
   CHECK(Has(Audit("x = m.c_void_p.from_address(p)\n"), "static.forbidden_call"));
   CHECK(Has(Audit("f = getattr(m, 'pythonapi')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("f = ffi_module.FFI()\n"), "static.forbidden_call"));
+  // A function pointer made from an address: a CFuncPtr subclass (its _ctypes reached through
+  // yaml's !!python/module tag), and tvm_ffi's calls of a raw address.
+  CHECK(Has(Audit("class F(c.CFuncPtr):\n    _flags_ = 1\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("class F(Base):\n    _restype_ = int\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("f.argtypes = [a]\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("g = tvm_ffi.Function.__from_extern_c__(p)\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("import yaml\n"), "static.dynamic_import"));
+  CHECK(Has(Audit("from _pytest.monkeypatch import resolve\n"), "static.dynamic_import"));
   // Ordinary names that only look alike pass.
   CHECK(Violations("import torch\nimport cutlass\ny = torch.empty(4).to(torch.float32)\n"
                    "important = 1\n")

@@ -180,6 +180,45 @@ os._exit(0)
     assert any("in interpreter" in r and "threading.py" in r for r in new), done.stdout
 
 
+def test_the_pending_call_queue_is_held_all_but_one_slot_while_a_job_runs():
+    """Py_AddPendingCall from the kernel's thread: the main thread would run the call after the
+    clock stopped, before the outputs are read (red teams 2026-12-05/06). While a job runs the
+    queue holds the judge's no-op calls in all but one slot: a kernel's first call is queued and
+    reported (runtime.pending_call), a second is refused; a job that queues none reports nothing.
+    In a process of its own, the runtime audit in record mode (the report goes through it)."""
+    code = """
+import ctypes, json, os
+from metakernelbench import _core
+
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+thread = _core.KernelThread()
+add = ctypes.pythonapi.Py_AddPendingCall
+add.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+add.restype = ctypes.c_int
+ran = []
+callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(lambda _: ran.append(1) or 0)
+
+def queue(n):
+    return [add(ctypes.cast(callback, ctypes.c_void_p), None) for _ in range(n)]
+
+out = []
+for n in (0, 1, 2, 0):
+    status, _, codes = thread.call(queue, (n,))
+    thread.release_collector()
+    reports = [l for l in _core.runtime_audit_recorded() if l.startswith("runtime.pending_call")]
+    out.append({"codes": codes, "reports": len(reports), "ran": len(ran)})
+print(json.dumps(out))
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [s["codes"] for s in steps] == [[], [0], [0, -1], []], steps
+    # Reported once per job that queued; the queued call ran (on the main thread) after the job.
+    assert [s["reports"] for s in steps] == [0, 1, 2, 2], steps
+    assert [s["ran"] for s in steps] == [0, 1, 2, 2], steps
+
+
 def test_a_clock_in_parts_closes_its_window_before_the_watch_and_reads_watched(tmp_path):
     """The watch on kernel code (runtime.outside_call) around a timed call: off from after the
     clock's start to the close of the timed window, so that a Python clock (PublishedClock) pays

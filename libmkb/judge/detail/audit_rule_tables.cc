@@ -149,6 +149,12 @@ constexpr Rule kModuleRules[] = {
     {"code", kImport, "interactive interpreters run code", false},
     {"codeop", kImport, "compiling code at run time is forbidden"},
     {"runpy", kDynamicImport, "running modules by name is forbidden"},
+    // Loaders and test tools that hand back a module named as text (yaml's !!python/module tag,
+    // _pytest.monkeypatch.resolve: red team, 2026-12-06).
+    {"yaml", kDynamicImport, "YAML's loaders build modules and objects from text"},
+    {"_yaml", kDynamicImport, "YAML's loaders build modules and objects from text"},
+    {"_pytest", kDynamicImport, "pytest's helpers import and resolve names given as text"},
+    {"pytest", kDynamicImport, "pytest's helpers import and resolve names given as text"},
     {"importlib", kDynamicImport, "dynamic imports are forbidden"},
     {"pkgutil", kDynamicImport, "importing and resolving names at run time is forbidden"},
     {"zipimport", kDynamicImport, "dynamic imports are forbidden"},
@@ -666,6 +672,22 @@ constexpr RawName kRawNames[] = {
     {"ctypeslib", kForeignApi},
     {"as_ctypes", kForeignApi},
     {"FFI", kForeignApi},
+    // ctypes' base classes and the attributes that define a foreign function or a C type: a
+    // subclass of _ctypes.CFuncPtr with _flags_ set is a callable at any address (red team,
+    // 2026-12-06, its _ctypes reached through yaml's !!python/module tag).
+    {"CFuncPtr", kForeignApi},
+    {"_flags_", kForeignApi},
+    {"_restype_", kForeignApi},
+    {"_argtypes_", kForeignApi},
+    {"restype", kForeignApi},
+    {"argtypes", kForeignApi},
+    {"errcheck", kForeignApi},
+    {"_fields_", kForeignApi},
+    {"_type_", kForeignApi},
+    {"_length_", kForeignApi},
+    // tvm_ffi's calls of a raw address, with no ctypes (both DSLs ship tvm_ffi).
+    {"__from_extern_c__", kForeignApi},
+    {"__from_mlir_packed_safe_call__", kForeignApi},
 };
 
 // Library helpers that import a module, or resolve an object, by a name given as text: any
