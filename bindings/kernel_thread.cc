@@ -7,6 +7,7 @@
 // exception's release and the finalisers it fires — is kernel.py's work, done while a call is
 // under way (the watch on kernel code is off).
 #include <Python.h>
+#include <dlfcn.h>
 #include <frameobject.h>
 #include <pybind11/stl.h>
 #include <sys/syscall.h>
@@ -165,6 +166,28 @@ int QueueNoPendingWork(int count) {
   return queued;
 }
 
+// CPython 3.12 has a second queue, the interpreter's own (private _PyEval_AddPendingCall with
+// mainthreadonly 0, exported), whose calls any of its threads runs at its next check: the
+// kernel's thread itself inside the call (timed work), or, if that thread runs no more Python
+// before the job ends (the CPU judge's clock is C++), the main thread after it. Its calls still
+// queued when a job ends are found by filling it (measured on 3.12.1: a call queued there during
+// the job ran on the kernel's thread before the job ended). Looked up, not linked: absent, no
+// check.
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+using InterpreterQueueAdd = int (*)(PyInterpreterState*, int (*)(void*), void*, int);
+int QueueNoPendingWorkForInterpreter(int count) {
+  static const auto add =
+      reinterpret_cast<InterpreterQueueAdd>(::dlsym(RTLD_DEFAULT, "_PyEval_AddPendingCall"));
+  if (add == nullptr) return -1;
+  PyInterpreterState* interpreter = PyInterpreterState_Get();
+  int queued = 0;
+  while (queued < count && add(interpreter, &NoPendingWork, nullptr, 0) == 0) ++queued;
+  return queued;
+}
+#else
+int QueueNoPendingWorkForInterpreter(int) { return -1; }  // one queue: Py_AddPendingCall's
+#endif
+
 // The main thread (its thread id is the process's): only it runs pending calls.
 bool OnMainThread() { return ::getpid() == static_cast<pid_t>(::syscall(SYS_gettid)); }
 
@@ -187,6 +210,7 @@ class KernelThread {
     // (elsewhere no thread can: the hold below is off).
     if (OnMainThread()) {
       pending_size_ = QueueNoPendingWork(4096);
+      interpreter_queue_size_ = QueueNoPendingWorkForInterpreter(4096);
       RunPendingCalls();
     }
     std::thread([this] { Loop(); }).detach();  // lives as long as the process
@@ -291,6 +315,9 @@ class KernelThread {
       bool foreign = hold > 0 && QueueNoPendingWork(hold) < hold;  // queued before the job
       PyObject* result = Run(job);
       if (hold > 0 && QueueNoPendingWork(1) == 0) foreign = true;  // the slot taken
+      if (interpreter_queue_size_ > 0 &&
+          QueueNoPendingWorkForInterpreter(interpreter_queue_size_) < interpreter_queue_size_)
+        foreign = true;  // a call still queued for any thread (3.12)
       if (foreign) ReportPendingCall();
       state = PyEval_SaveThread();
       {
@@ -685,6 +712,7 @@ class KernelThread {
   std::vector<std::pair<py::object, uint64_t>> dict_versions_;  // owners' dicts, their tags
   bool marked_ = false;                                         // guarded by the GIL
   int pending_size_ = 0;               // the pending-call queue's size (0: not measured, no hold)
+  int interpreter_queue_size_ = -1;    // 3.12's queue for any thread (-1: none)
   std::set<ThreadKey> known_threads_;  // guarded by the GIL
   bool holding_ = false;               // guarded by the GIL
   bool collector_was_enabled_ = true;
