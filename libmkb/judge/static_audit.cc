@@ -269,6 +269,15 @@ class Auditor {
         break;
       }
     }
+    for (size_t k = 1; k < parts.size(); ++k) {  // below a module: from m import getattr_helper
+      if (parts[k] != kGap && parts[k] != kUnknown &&
+          audit_detail::IsAttributeHelperName(parts[k])) {
+        AddDynamicName(
+            line, absl::StrCat(path, ": a helper that reads attributes by a name given as text"),
+            what.empty() ? path : what);
+        break;
+      }
+    }
     for (size_t begin = 0; begin < parts.size(); ++begin) {
       if (parts[begin] == kGap || parts[begin] == kUnknown) continue;
       size_t end = begin;
@@ -695,6 +704,11 @@ class Auditor {
     CheckIntrospectionAttribute(attribute, line, what);
     CheckRawMemoryName(attribute, line, what);
     if (audit_detail::IsImportHelperName(attribute)) AddImportHelper(attribute, line, what);
+    if (audit_detail::IsAttributeHelperName(attribute)) {
+      AddDynamicName(line,
+                     absl::StrCat(what, ": a helper that reads attributes by a name given as text"),
+                     what);
+    }
     const PyNode* value = node.Child("value");
     if (value == nullptr) return;
     for (const std::string& path : values_->Of(*value)) {
@@ -765,6 +779,10 @@ class Auditor {
       CheckAttribute(node);
     } else if (type == "Subscript") {
       CheckSubscript(node);
+      if (const auto text = FoldedText(node)) {  // "sepytc"[::-1]
+        CheckRawMemoryName(*text, node.line, *text);
+        CheckNamedText(*text, node.line, /*computed=*/true);
+      }
     } else if (type == "Call") {
       CheckCall(node);
       CheckNameMakers(node);
@@ -790,7 +808,10 @@ class Auditor {
     } else if (type == "keyword" || type == "arg") {
       CheckRawMemoryName(node.Str("arg"), node.line, absl::StrCat(node.Str("arg"), "=..."));
     } else if (type == "Constant") {
-      if (const auto text = StringConstant(&node)) CheckRawMemoryName(*text, node.line, "");
+      if (const auto text = StringConstant(&node)) {
+        CheckRawMemoryName(*text, node.line, "");
+        CheckNamedText(*text, node.line, /*computed=*/false);
+      }
     } else if (type == "Match") {
       // `case C(attr=p)` reads attr of the subject (of a part of it: taken as the subject).
       if (const PyNode* subject = node.Child("subject")) CheckPatternReads(node, *subject);
@@ -800,7 +821,15 @@ class Auditor {
         CheckIntrospectionAttribute(attribute.text, node.line,
                                     "case ...(" + attribute.text + "=...)");
       }
-    } else if (type == "BinOp") {
+    } else if (type == "BinOp" || type == "JoinedStr") {
+      // A name split to pass the audit ("c" + "types", "python" + "api", f"{'ca'}st"):
+      // the text the expression makes, checked as its parts would be if written whole.
+      if (const auto text = FoldedText(node); text && !StringConstant(&node)) {
+        CheckRawMemoryName(*text, node.line, *text);
+        CheckNamedText(*text, node.line, /*computed=*/true);
+      }
+    }
+    if (type == "BinOp") {
       const PyNode* op = node.Child("op");
       if (op != nullptr && op->Is("MatMult")) {
         Add(audit_detail::kLibraryCompute, v1::SEVERITY_WARNING, node.line,
@@ -810,6 +839,104 @@ class Auditor {
       }
     }
     ForEachChild(node, [&](const PyNode& child) { Check(child); });
+  }
+
+  // The text a string expression of constants makes: a constant, + of two such, an f-string
+  // of constants and such expressions, a constant sliced [::-1]; nullopt for anything else.
+  static std::optional<std::string> FoldedText(const PyNode& node, int depth = 0) {
+    if (depth > 64) return std::nullopt;
+    if (const auto text = StringConstant(&node)) return text;
+    if (node.Is("BinOp")) {
+      const PyNode* op = node.Child("op");
+      const PyNode* left = node.Child("left");
+      const PyNode* right = node.Child("right");
+      if (op == nullptr || !op->Is("Add") || left == nullptr || right == nullptr)
+        return std::nullopt;
+      auto a = FoldedText(*left, depth + 1);
+      if (!a) return std::nullopt;
+      auto b = FoldedText(*right, depth + 1);
+      if (!b) return std::nullopt;
+      return *a + *b;
+    }
+    if (node.Is("JoinedStr")) {
+      std::string out;
+      for (const PyNode* part : NodeItems(node, "values")) {
+        const PyNode* value =
+            part != nullptr && part->Is("FormattedValue") ? part->Child("value") : part;
+        if (value == nullptr) return std::nullopt;
+        auto text = FoldedText(*value, depth + 1);
+        if (!text) return std::nullopt;
+        out += *text;
+      }
+      return out;
+    }
+    if (node.Is("Subscript")) {  // "sepytc"[::-1]
+      const PyNode* slice = node.Child("slice");
+      const PyNode* value = node.Child("value");
+      if (slice == nullptr || value == nullptr || !slice->Is("Slice") || slice->Child("lower") ||
+          slice->Child("upper")) {
+        return std::nullopt;
+      }
+      const PyNode* step = slice->Child("step");
+      const PyNode* operand =
+          step != nullptr && step->Is("UnaryOp") ? step->Child("operand") : nullptr;
+      const PyValue* one =
+          operand != nullptr && operand->Is("Constant") ? operand->Get("value") : nullptr;
+      if (one == nullptr || one->text != "1" || !step->Child("op") ||
+          !step->Child("op")->Is("USub"))
+        return std::nullopt;
+      auto text = FoldedText(*value, depth + 1);
+      if (!text) return std::nullopt;
+      return std::string(text->rbegin(), text->rend());
+    }
+    return std::nullopt;
+  }
+
+  // Text that names what the audit refuses by name: a forbidden module ("ctypes",
+  // "!!python/module:_ctypes": each dotted name in it), an attribute that reaches the
+  // interpreter, the interpreter's C API (Py_*, _Py*). A computed text is checked whole and by
+  // its words; a literal one only where it is such a name whole (a docstring's words are not).
+  void CheckNamedText(const std::string& text, int line, bool computed) {
+    if (text.size() > 4096) return;
+    std::vector<std::string> words;
+    if (computed) {
+      std::string word;
+      for (char c : text + " ") {
+        if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
+          word += c;
+        } else if (!word.empty()) {
+          words.push_back(word);
+          word.clear();
+        }
+      }
+    } else {
+      words.push_back(text);
+    }
+    for (const std::string& word : words) {
+      if (word.empty() || !audit_detail::IsDottedIdentifier(word)) continue;
+      const std::string shown = computed ? absl::StrCat("\"", text.substr(0, 80), "\"") : word;
+      if (computed) CheckRawMemoryName(word, line, shown);
+      if (computed && audit_detail::IsIntrospectionAttribute(word)) {
+        Add(audit_detail::kIntrospection, v1::SEVERITY_VIOLATION, line,
+            absl::StrCat("a string made to name ", word,
+                         ": reaching interpreter internals is forbidden"),
+            shown);
+      }
+      const bool c_api = absl::StartsWith(word, "Py_") || absl::StartsWith(word, "_Py") ||
+                         (absl::StartsWith(word, "Py") && word.size() > 3 &&
+                          absl::ascii_isupper(static_cast<unsigned char>(word[2])) &&
+                          absl::StrContains(word, '_'));
+      if (c_api) {
+        Add(audit_detail::kCall, v1::SEVERITY_VIOLATION, line,
+            absl::StrCat("'", word, "': the interpreter's C API is off limits"), shown);
+      }
+      const Parts parts = SplitPath(word);
+      const audit_detail::Rule* rule = audit_detail::BestRule(parts, 0, parts.size(), true);
+      if (rule != nullptr && rule->code != nullptr && rule->inside_chains) {
+        Add(rule->code, v1::SEVERITY_VIOLATION, line,
+            absl::StrCat("a string naming ", word, ": ", rule->reason), shown);
+      }
+    }
   }
 
   // isinstance(x, type), isinstance(x, (int, type)): the type only tested against.

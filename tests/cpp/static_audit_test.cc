@@ -573,6 +573,34 @@ TEST_CASE("ctypes' API by name, and helpers that import by text, however they we
   CHECK(Has(Audit("f.argtypes = [a]\n"), "static.forbidden_call"));
   CHECK(Has(Audit("g = tvm_ffi.Function.__from_extern_c__(p)\n"), "static.forbidden_call"));
   CHECK(Has(Audit("import yaml\n"), "static.dynamic_import"));
+  // A getattr by text through a library (jinja2's Environment.getattr), ctypes' C types and
+  // numpy's ctypes helper by name (red team, 2026-12-06: raw writes through cast and POINTER).
+  CHECK(Has(Audit("g = env.getattr\nm = g(a, 'c' + 'types')\n"), "static.dynamic_attribute"));
+  CHECK(Has(Audit("v = env.getitem(a, name)\n"), "static.dynamic_attribute"));
+  CHECK(Has(Audit("from torch.autograd.profiler_util import attrgetter\n"),
+            "static.dynamic_attribute"));
+  CHECK(Has(Audit("f = helpers.safe_getattr(o, n)\n"), "static.dynamic_attribute"));
+  CHECK(Has(Audit("import jinja2\n"), "static.dynamic_attribute"));
+  CHECK(Has(Audit("w = g(m, 'c_uint64')\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("p = a.ctypes.data_as(t)\n"), "static.forbidden_call"));
+  // Names split to pass the audit: the text a string expression of constants makes is checked
+  // as the name would be ("c" + "types", f-strings, a reversed constant; rounds 16-18 each split
+  // one), and the interpreter's C API by name.
+  CHECK(Has(Audit("m = h('c' + 'ty' + 'pes')\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("m = h(f\"{'_c'}types\")\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("m = h('sepytc'[::-1])\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("a = g(m, 'python' + 'api')\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("a = g(m, 'ca' + 'st') and g(m, 'POI' + 'NTER')\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("f = g(m, 'Py_AddPend' + 'ingCall')\n"), "static.forbidden_call"));
+  CHECK(Has(Audit("f = g(m, '__glo' + 'bals__')\n"), "static.introspection"));
+  CHECK(Has(Audit("t = y('!!python/module:' + '_ctypes')\n"), "static.forbidden_import"));
+  // Ordinary text, split or whole, passes (words of a message; PyTorch is no C API).
+  CHECK(Violations("import torch\nmsg = 'shape ' + 'mismatch in PyTorch' + f'{3}'\n"
+                   "doc = 'avoids threading and ctypes overhead'\n")
+            .empty());
+  // The interpreter's own hooks are introspection, not helpers; t.__getitem__ is neither.
+  CHECK_FALSE(
+      Has(Audit("import torch\nv = torch.zeros(2).__getitem__(0)\n"), "static.dynamic_attribute"));
   CHECK(Has(Audit("from _pytest.monkeypatch import resolve\n"), "static.dynamic_import"));
   // Ordinary names that only look alike pass.
   CHECK(Violations("import torch\nimport cutlass\ny = torch.empty(4).to(torch.float32)\n"

@@ -152,6 +152,8 @@ constexpr Rule kModuleRules[] = {
     // Loaders and test tools that hand back a module named as text (yaml's !!python/module tag,
     // _pytest.monkeypatch.resolve: red team, 2026-12-06).
     {"yaml", kDynamicImport, "YAML's loaders build modules and objects from text"},
+    {"jinja2", kDynamicAttribute,
+     "Jinja's environments read attributes by names given as text and compile templates"},
     {"_yaml", kDynamicImport, "YAML's loaders build modules and objects from text"},
     {"_pytest", kDynamicImport, "pytest's helpers import and resolve names given as text"},
     {"pytest", kDynamicImport, "pytest's helpers import and resolve names given as text"},
@@ -686,9 +688,48 @@ constexpr RawName kRawNames[] = {
     {"_type_", kForeignApi},
     {"_length_", kForeignApi},
     // tvm_ffi's calls of a raw address, with no ctypes (both DSLs ship tvm_ffi).
+    // ctypes' C types, and numpy's ctypes helper's cast (red team, 2026-12-06: the ctypes module
+    // reached as an array's .ctypes helper's _ctypes, through a getattr deputy; cast(address,
+    // POINTER(c_uint64)) wrote the interpreter's pending-call queue, no audit event).
+    {"c_bool", kForeignApi},
+    {"c_byte", kForeignApi},
+    {"c_ubyte", kForeignApi},
+    {"c_char", kForeignApi},
+    {"c_wchar", kForeignApi},
+    {"c_short", kForeignApi},
+    {"c_ushort", kForeignApi},
+    {"c_int", kForeignApi},
+    {"c_uint", kForeignApi},
+    {"c_long", kForeignApi},
+    {"c_ulong", kForeignApi},
+    {"c_longlong", kForeignApi},
+    {"c_ulonglong", kForeignApi},
+    {"c_size_t", kForeignApi},
+    {"c_ssize_t", kForeignApi},
+    {"c_float", kForeignApi},
+    {"c_double", kForeignApi},
+    {"c_longdouble", kForeignApi},
+    {"c_int8", kForeignApi},
+    {"c_int16", kForeignApi},
+    {"c_int32", kForeignApi},
+    {"c_int64", kForeignApi},
+    {"c_uint8", kForeignApi},
+    {"c_uint16", kForeignApi},
+    {"c_uint32", kForeignApi},
+    {"c_uint64", kForeignApi},
+    {"c_buffer", kForeignApi},
+    {"data_as", kForeignApi},
+    {"shape_as", kForeignApi},
+    {"strides_as", kForeignApi},
     {"__from_extern_c__", kForeignApi},
     {"__from_mlir_packed_safe_call__", kForeignApi},
 };
+
+// Library helpers that read an attribute by a name given as text (jinja2's Environment.getattr
+// and getitem, a torch module's attrgetter): an attribute, or an imported name, that contains
+// one of these (case aside), or is getitem. A red team reached ctypes through jinja2's, 2026-12-06.
+constexpr const char* kAttributeHelperParts[] = {"getattr", "setattr", "delattr", "attrgetter",
+                                                 "methodcaller"};
 
 // Library helpers that import a module, or resolve an object, by a name given as text: any
 // attribute or imported name that contains "import" (case aside: import_module, import_string,
@@ -754,6 +795,7 @@ absl::Span<const char* const> AttributeBuiltins() { return kAttributeBuiltins; }
 absl::Span<const char* const> IntrospectionAttributes() { return kIntrospectionAttributes; }
 absl::Span<const RawName> RawNames() { return kRawNames; }
 absl::Span<const char* const> ImportHelperNames() { return kImportHelperNames; }
+absl::Span<const char* const> AttributeHelperParts() { return kAttributeHelperParts; }
 absl::Span<const char* const> LibraryComputeCalls() { return kLibraryComputeCalls; }
 absl::Span<const char* const> InertBuiltins() { return kInertBuiltins; }
 absl::Span<const char* const> SideStreamPrefixes() { return kSideStreamPrefixes; }

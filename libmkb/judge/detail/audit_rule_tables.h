@@ -44,6 +44,8 @@ struct RawName {
 absl::Span<const RawName> RawNames();
 // Names of library helpers that import or resolve by text, besides any name containing "import".
 absl::Span<const char* const> ImportHelperNames();
+// Parts of names of library helpers that read attributes by text (getattr, attrgetter, ...).
+absl::Span<const char* const> AttributeHelperParts();
 // Library compute only the runtime audit can weigh: these paths and everything below them.
 absl::Span<const char* const> LibraryComputeCalls();
 // Builtins that only read what is passed to them (print, repr, type, isinstance).

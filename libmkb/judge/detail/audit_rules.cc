@@ -201,6 +201,16 @@ bool IsImportHelperName(absl::string_view name) {
          Contains(ImportHelperNames(), name);
 }
 
+bool IsAttributeHelperName(absl::string_view name) {
+  if (absl::StartsWith(name, "__") && absl::EndsWith(name, "__")) return false;
+  if (name == "getitem") return true;
+  const std::string lower = absl::AsciiStrToLower(name);
+  for (const char* part : AttributeHelperParts()) {
+    if (absl::StrContains(lower, part)) return true;
+  }
+  return false;
+}
+
 bool IsLibraryCompute(absl::string_view path) {
   for (const char* library : LibraryComputeCalls()) {
     if (path == library || absl::StartsWith(path, absl::StrCat(library, "."))) return true;

@@ -40,6 +40,10 @@ const char* RawNameReason(absl::string_view name);
 // (import_module, import_string, locate): any name containing "import", case aside, or one of
 // ImportHelperNames().
 bool IsImportHelperName(absl::string_view name);
+// A library helper that reads an attribute by a name given as text (Environment.getattr,
+// attrgetter): a name containing one of AttributeHelperParts(), case aside, or getitem. The
+// interpreter's own hooks (__getattr__ and kin) are introspection attributes, not these.
+bool IsAttributeHelperName(absl::string_view name);
 // Library compute only the runtime audit can weigh (torch.matmul and below).
 bool IsLibraryCompute(absl::string_view path);
 // A path that makes or enters a side stream (torch.cuda.Stream(...), torch.cuda.stream(s)).
