@@ -299,8 +299,10 @@ void RegisterJudge(py::module_& m) {
       "static_audit",
       [](const std::string& source, const std::string& dsl, bool require_dsl, py::object policy,
          const std::string& filename, const std::string& parser,
-         std::vector<std::pair<std::string, std::string>> module_aliases) {
+         std::vector<std::pair<std::string, std::string>> module_aliases,
+         std::vector<std::string> third_party_roots) {
         StaticAuditOptions options;
+        options.third_party_roots = std::move(third_party_roots);
         options.dsl = dsl.empty() ? v1::DSL_UNSPECIFIED : ValueOrThrow(ParseDsl(dsl));
         options.require_dsl = require_dsl;
         options.filename = filename;
@@ -327,9 +329,11 @@ void RegisterJudge(py::module_& m) {
       py::arg("policy") = py::none(), py::arg("filename") = "kernel.py",
       py::arg("parser") = "cpython",
       py::arg("module_aliases") = std::vector<std::pair<std::string, std::string>>{},
+      py::arg("third_party_roots") = std::vector<std::string>{},
       "The static audit of a kernel source: a list of AuditFinding. module_aliases: (alias, "
       "module) pairs, attribute paths that hold a module under another name (a path through one "
-      "is checked as the module's own too). parser 'cpython' reads the "
+      "is checked as the module's own too). third_party_roots: top-level packages installed "
+      "beside the toolchain that a kernel may not import. parser 'cpython' reads the "
       "source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ "
       "parser (what C++ callers of mkb::StaticAudit get).");
   m.def(

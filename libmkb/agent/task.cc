@@ -193,7 +193,9 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       " kernels taken from a kernel library (those vendored in PyTorch included) instead of "
       "written in kernel.py; CUDA Graphs (they remove launch overhead the eager baseline pays); "
       "depending on seeds, call order, the timing phase, judge state or the results of earlier "
-      "calls; modifying or circumventing the judge.\n");
+      "calls; modifying or circumventing the judge; importing packages other than torch, "
+      "numpy, the variant's DSL and its runtime, and Python's standard library (others the "
+      "environment has, such as sympy, jinja2 or PyYAML, are refused).\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "

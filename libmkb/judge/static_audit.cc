@@ -590,6 +590,15 @@ class Auditor {
 
   void CheckModule(const std::string& module, int line, const std::string& snippet) {
     imported_.insert(module);
+    const std::string root = module.substr(0, module.find('.'));
+    if (std::find(options_.third_party_roots.begin(), options_.third_party_roots.end(), root) !=
+        options_.third_party_roots.end()) {
+      Add(audit_detail::kImport, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("import of ", module, ": ", root,
+                       " is a package installed beside the toolchain, not part of it (a kernel "
+                       "uses torch, numpy, the variant's DSL and Python's standard library)"),
+          snippet);
+    }
     const Parts parts = SplitPath(module);
     const audit_detail::Rule* rule = audit_detail::BestRule(parts, 0, parts.size(), false);
     if (rule != nullptr && rule->code != nullptr) {

@@ -1,4 +1,4 @@
-// The static audit of a kernel.py (SPEC §2): forbidden imports, calls and introspection, found
+// The static audit of a kernel.py: forbidden imports, calls and introspection, found
 // in the source before anything runs. It reads the syntax tree (CPython's own `ast` in the judge
 // host, python_parser.h for C++ callers) and follows every name that may hold a module, however
 // it was bound; it is the first line of defence, the runtime audit in the worker the second.
@@ -42,6 +42,12 @@ struct StaticAuditOptions {
   // judge host lists them from the modules it has loaded (metakernelbench/module_aliases.py); only
   // those whose module a rule forbids, or leads to one, are kept.
   std::vector<std::pair<std::string, std::string>> module_aliases;
+  // Top-level packages installed beside the toolchain that a kernel may not import (sympy,
+  // jinja2, yaml, _pytest, ...): the variant's code is torch, numpy, the DSL and Python's
+  // standard library, and every other package is a library of helpers that import,
+  // read attributes or evaluate text for it (red team, 2026-12-06). The judge host lists them
+  // from the installed distributions (metakernelbench/kernel_imports.py); empty, no check.
+  std::vector<std::string> third_party_roots;
 };
 
 // Findings with their default severities: VIOLATION for what SPEC §2 forbids, WARNING for what

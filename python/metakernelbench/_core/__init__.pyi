@@ -644,9 +644,9 @@ def standard_arms() -> list:
     """
     The four arms of the published protocol.
     """
-def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython', module_aliases: collections.abc.Sequence[tuple[str, str]] = []) -> list:
+def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython', module_aliases: collections.abc.Sequence[tuple[str, str]] = [], third_party_roots: collections.abc.Sequence[str] = []) -> list:
     """
-    The static audit of a kernel source: a list of AuditFinding. module_aliases: (alias, module) pairs, attribute paths that hold a module under another name (a path through one is checked as the module's own too). parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
+    The static audit of a kernel source: a list of AuditFinding. module_aliases: (alias, module) pairs, attribute paths that hold a module under another name (a path through one is checked as the module's own too). third_party_roots: top-level packages installed beside the toolchain that a kernel may not import. parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
     """
 def static_audit_codes() -> list[tuple[str, str]]:
     ...

@@ -39,9 +39,12 @@ def main() -> None:
     import re
 
     from .. import _core
+    from ..kernel_imports import third_party_roots
     from ..module_aliases import module_aliases
 
-    for finding in _core.static_audit(source, args.dsl, True, None, module_aliases=module_aliases()):
+    for finding in _core.static_audit(
+        source, args.dsl, True, None, module_aliases=module_aliases(), third_party_roots=third_party_roots()
+    ):
         if finding.severity == "violation":
             m = re.match(r"kernel\.py:(\d+):", finding.evidence)
             diagnostics.append(

@@ -30,6 +30,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() wi
 import torch  # noqa: E402
 
 from .. import _core, toolchains  # noqa: E402
+from ..kernel_imports import third_party_roots  # noqa: E402
 from ..module_aliases import module_aliases  # noqa: E402
 from ..suite import correctness_reference_of  # noqa: E402
 from . import values  # noqa: E402
@@ -215,7 +216,12 @@ class Evaluation:
             self.require_dsl = self.plan.require_dsl
             b.add_findings(
                 _core.static_audit(
-                    text, self.request.dsl, self.require_dsl, self.policy, module_aliases=module_aliases()
+                    text,
+                    self.request.dsl,
+                    self.require_dsl,
+                    self.policy,
+                    module_aliases=module_aliases(),
+                    third_party_roots=third_party_roots(),
                 )
             )
             if b.has_violation():
@@ -1005,6 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
 
         preimport(args.dsl)
         module_aliases()  # listed once here, before any host is forked
+        third_party_roots()
     if args.template_fd is not None:
         from .template import serve
 
