@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -793,6 +794,10 @@ class Auditor {
         CheckNamedText(*text, node.line, /*computed=*/true);
       }
     } else if (type == "Call") {
+      if (const auto text = FoldedText(node)) {  // "".join([...]), chr(99), b"...".decode()
+        CheckRawMemoryName(*text, node.line, *text);
+        CheckNamedText(*text, node.line, /*computed=*/true);
+      }
       CheckCall(node);
       CheckNameMakers(node);
       CheckTypeOf(node);
@@ -878,6 +883,46 @@ class Auditor {
         out += *text;
       }
       return out;
+    }
+    if (node.Is("Call")) {
+      // "".join(["c", "types"]), chr(99), b"ctypes".decode()
+      const PyNode* func = node.Child("func");
+      const auto args = NodeItems(node, "args");
+      if (func != nullptr && func->Is("Attribute") && func->Str("attr") == "join" &&
+          args.size() == 1 && args[0] != nullptr && (args[0]->Is("List") || args[0]->Is("Tuple"))) {
+        const PyNode* separator = func->Child("value");
+        auto joiner = separator != nullptr ? FoldedText(*separator, depth + 1) : std::nullopt;
+        if (!joiner) return std::nullopt;
+        std::string out;
+        bool first = true;
+        for (const PyNode* item : NodeItems(*args[0], "elts")) {
+          auto text = item != nullptr ? FoldedText(*item, depth + 1) : std::nullopt;
+          if (!text) return std::nullopt;
+          if (!first) out += *joiner;
+          out += *text;
+          first = false;
+        }
+        return out;
+      }
+      if (func != nullptr && func->Is("Name") && func->Str("id") == "chr" && args.size() == 1 &&
+          args[0] != nullptr && args[0]->Is("Constant")) {
+        const PyValue* value = args[0]->Get("value");
+        int code = 0;
+        if (value != nullptr && value->kind == PyValue::Kind::kInt &&
+            absl::SimpleAtoi(value->text, &code) && code > 0 && code < 128) {
+          return std::string(1, static_cast<char>(code));
+        }
+        return std::nullopt;
+      }
+      if (func != nullptr && func->Is("Attribute") && func->Str("attr") == "decode" &&
+          args.empty()) {
+        const PyNode* bytes = func->Child("value");
+        const PyValue* value =
+            bytes != nullptr && bytes->Is("Constant") ? bytes->Get("value") : nullptr;
+        if (value != nullptr && value->kind == PyValue::Kind::kBytes && !value->inexact)
+          return value->text;
+      }
+      return std::nullopt;
     }
     if (node.Is("Subscript")) {  // "sepytc"[::-1]
       const PyNode* slice = node.Child("slice");

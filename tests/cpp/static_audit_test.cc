@@ -594,6 +594,18 @@ TEST_CASE("ctypes' API by name, and helpers that import by text, however they we
   CHECK(Has(Audit("f = g(m, 'Py_AddPend' + 'ingCall')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("f = g(m, '__glo' + 'bals__')\n"), "static.introspection"));
   CHECK(Has(Audit("t = y('!!python/module:' + '_ctypes')\n"), "static.forbidden_import"));
+  // Round 19's string building: str.join, chr, a bytes literal decoded.
+  CHECK(Has(Audit("m = h(''.join(['c', 'types']))\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("m = h('c' + chr(116) + 'ypes')\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("m = h(b'ctypes'.decode())\n"), "static.forbidden_import"));
+  // ... and its stdlib readers of attributes by data: dataclasses' replace / asdict / astuple
+  // (a field renamed after the class exists), __getstate__ as vars(), unittest's loaders.
+  CHECK(Has(Audit("import dataclasses\nv = dataclasses.replace(o)\n"), "static.dynamic_attribute"));
+  CHECK(Has(Audit("from dataclasses import asdict\n"), "static.dynamic_attribute"));
+  CHECK(Has(Audit("d = helper.__getstate__()\n"), "static.introspection"));
+  CHECK(Has(Audit("import unittest\n"), "static.dynamic_import"));
+  CHECK(
+      Violations("import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int = 0\n").empty());
   // Ordinary text, split or whole, passes (words of a message; PyTorch is no C API).
   CHECK(Violations("import torch\nmsg = 'shape ' + 'mismatch in PyTorch' + f'{3}'\n"
                    "doc = 'avoids threading and ctypes overhead'\n")

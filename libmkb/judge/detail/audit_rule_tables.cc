@@ -47,6 +47,8 @@ constexpr Rule kModuleRules[] = {
     {"_ctypes", kImport, "ctypes (raw native calls) is forbidden"},
     // mock's patchers read and replace attributes named as text (patch.object(o, name)).
     {"unittest.mock", kImport, "mock's patchers reach attributes by computed names"},
+    // The test loader imports and reads attributes by names given as text (loadTestsFromName).
+    {"unittest", kDynamicImport, "its loaders import and resolve names given as text"},
     {"_operator", kImport, "the C module behind operator: getters by computed names"},
     {"cffi", kImport, "cffi (raw native calls) is forbidden"},
     {"cupy", kImport, "CuPy (raw CUDA kernels, library ops) is forbidden"},
@@ -374,6 +376,16 @@ constexpr Rule kAttributeRules[] = {
     // put a str-subclass key into a module's namespace with it, 2026-12-05 evening).
     {"dataclasses._*", kDynamicAttribute,
      "dataclasses' private helpers set attributes by computed names"},
+    // They read each field's attribute by the field's name, which a kernel can set after the
+    // class exists (dataclasses.fields(C)[0].name = text: round 19, 2026-12-06, read numpy's
+    // .ctypes helper through replace with no getattr in the source).
+    {"dataclasses.replace", kDynamicAttribute,
+     "it reads attributes by field names, which can be changed at run time"},
+    {"dataclasses.asdict", kDynamicAttribute,
+     "it reads attributes by field names, which can be changed at run time"},
+    {"dataclasses.astuple", kDynamicAttribute,
+     "it reads attributes by field names, which can be changed at run time"},
+    {"warnings._getcategory", kDynamicImport, "it imports and resolves a name given as text"},
     {"operator.attrgetter", kDynamicAttribute, "attribute access by computed name"},
     {"operator.methodcaller", kDynamicAttribute, "attribute access by computed name"},
     // Formatter.get_field walks a dotted path of attributes given as text and hands back the
@@ -515,6 +527,8 @@ constexpr const char* kIntrospectionAttributes[] = {"__globals__",
                                                     "__delattr__",
                                                     "__reduce__",
                                                     "__reduce_ex__",
+                                                    "__getstate__",
+                                                    "__setstate__",
                                                     "__loader__",
                                                     "__spec__",
                                                     "__traceback__",
