@@ -789,15 +789,9 @@ class Auditor {
       CheckAttribute(node);
     } else if (type == "Subscript") {
       CheckSubscript(node);
-      if (const auto text = FoldedText(node)) {  // "sepytc"[::-1]
-        CheckRawMemoryName(*text, node.line, *text);
-        CheckNamedText(*text, node.line, /*computed=*/true);
-      }
+      CheckFolded(node);  // "sepytc"[::-1]
     } else if (type == "Call") {
-      if (const auto text = FoldedText(node)) {  // "".join([...]), chr(99), b"...".decode()
-        CheckRawMemoryName(*text, node.line, *text);
-        CheckNamedText(*text, node.line, /*computed=*/true);
-      }
+      CheckFolded(node);  // "".join([...]), chr(99), b"...".decode()
       CheckCall(node);
       CheckNameMakers(node);
       CheckTypeOf(node);
@@ -838,10 +832,7 @@ class Auditor {
     } else if (type == "BinOp" || type == "JoinedStr") {
       // A name split to pass the audit ("c" + "types", "python" + "api", f"{'ca'}st"):
       // the text the expression makes, checked as its parts would be if written whole.
-      if (const auto text = FoldedText(node); text && !StringConstant(&node)) {
-        CheckRawMemoryName(*text, node.line, *text);
-        CheckNamedText(*text, node.line, /*computed=*/true);
-      }
+      CheckFolded(node);
     }
     if (type == "BinOp") {
       const PyNode* op = node.Child("op");
@@ -857,8 +848,33 @@ class Auditor {
 
   // The text a string expression of constants makes: a constant, + of two such, an f-string
   // of constants and such expressions, a constant sliced [::-1]; nullopt for anything else.
-  static std::optional<std::string> FoldedText(const PyNode& node, int depth = 0) {
-    if (depth > 64) return std::nullopt;
+  std::optional<std::string> FoldedText(const PyNode& node, int depth = 0) {
+    if (depth > 2000 || unfoldable_.count(&node)) return std::nullopt;
+    auto text = FoldText(node, depth);
+    if (!text || text->size() > (1u << 20)) {
+      unfoldable_.insert(&node);
+      return std::nullopt;
+    }
+    return text;
+  }
+
+  // Checks the text a string expression of constants makes, once for the largest expression
+  // that makes one (its parts are not checked again: a chain of n pieces costs n, not n^2).
+  void CheckFolded(const PyNode& node) {
+    if (folded_.count(&node) || StringConstant(&node)) return;
+    const auto text = FoldedText(node);
+    if (!text) return;
+    MarkFolded(node);
+    CheckRawMemoryName(*text, node.line, *text);
+    CheckNamedText(*text, node.line, /*computed=*/true);
+  }
+
+  void MarkFolded(const PyNode& node) {
+    if (!folded_.insert(&node).second) return;
+    ForEachChild(node, [&](const PyNode& child) { MarkFolded(child); });
+  }
+
+  std::optional<std::string> FoldText(const PyNode& node, int depth) {
     if (const auto text = StringConstant(&node)) return text;
     if (node.Is("BinOp")) {
       const PyNode* op = node.Child("op");
@@ -1054,6 +1070,8 @@ class Auditor {
   absl::flat_hash_map<std::string, std::string> aliases_;  // alias path -> module (kept ones)
   std::set<std::string> imported_;
   std::set<const PyNode*> allowed_type_values_;
+  std::set<const PyNode*> folded_;           // parts of a string expression already checked whole
+  std::set<const PyNode*> unfoldable_;       // expressions that make no text of constants
   std::set<const PyNode*> allowed_type_of_;  // type(x) calls standing where MarkTypeOfUses allows
   std::set<std::string> seen_;
   std::vector<v1::AuditFinding> findings_;
