@@ -594,6 +594,13 @@ TEST_CASE("ctypes' API by name, and helpers that import by text, however they we
   CHECK(Has(Audit("f = g(m, 'Py_AddPend' + 'ingCall')\n"), "static.forbidden_call"));
   CHECK(Has(Audit("f = g(m, '__glo' + 'bals__')\n"), "static.introspection"));
   CHECK(Has(Audit("t = y('!!python/module:' + '_ctypes')\n"), "static.forbidden_import"));
+  // However long the chain: 1,000 empty strings before the name (the first version folded 64).
+  {
+    std::string padded = "m = h(";
+    for (int i = 0; i < 1000; ++i) padded += "'' + ";
+    padded += "'c' + 'types')\n";
+    CHECK(Has(Audit(padded), "static.forbidden_import"));
+  }
   // Round 19's string building: str.join, chr, a bytes literal decoded.
   CHECK(Has(Audit("m = h(''.join(['c', 'types']))\n"), "static.forbidden_import"));
   CHECK(Has(Audit("m = h('c' + chr(116) + 'ypes')\n"), "static.forbidden_import"));
