@@ -930,6 +930,42 @@ class Auditor {
         }
         return std::nullopt;
       }
+      // "CTYPES".lower(), " ctypes ".strip(), "cXtypes".replace("X", ""): a text method of a
+      // folded text with constant arguments.
+      if (func != nullptr && func->Is("Attribute") && func->Child("value") != nullptr &&
+          NodeItems(node, "keywords").empty()) {
+        const std::string method(func->Str("attr"));
+        const bool no_args = args.empty();
+        if ((no_args && (method == "lower" || method == "upper" || method == "casefold" ||
+                         method == "swapcase" || method == "strip" || method == "lstrip" ||
+                         method == "rstrip")) ||
+            (method == "replace" && args.size() == 2)) {
+          auto text = FoldedText(*func->Child("value"), depth + 1);
+          if (!text) return std::nullopt;
+          if (method == "replace") {
+            auto from = args[0] != nullptr ? FoldedText(*args[0], depth + 1) : std::nullopt;
+            auto to = args[1] != nullptr ? FoldedText(*args[1], depth + 1) : std::nullopt;
+            if (!from || !to || from->empty()) return std::nullopt;
+            return absl::StrReplaceAll(*text, {{*from, *to}});
+          }
+          if (method == "strip" || method == "lstrip" || method == "rstrip") {
+            absl::string_view view(*text);
+            if (method != "rstrip") view = absl::StripLeadingAsciiWhitespace(view);
+            if (method != "lstrip") view = absl::StripTrailingAsciiWhitespace(view);
+            return std::string(view);
+          }
+          std::string out = *text;
+          for (char& c : out) {
+            const auto u = static_cast<unsigned char>(c);
+            if (method == "upper" || (method == "swapcase" && absl::ascii_islower(u))) {
+              c = absl::ascii_toupper(u);
+            } else if (method != "upper") {
+              if (method != "swapcase" || absl::ascii_isupper(u)) c = absl::ascii_tolower(u);
+            }
+          }
+          return out;
+        }
+      }
       if (func != nullptr && func->Is("Attribute") && func->Str("attr") == "decode" &&
           args.empty()) {
         const PyNode* bytes = func->Child("value");

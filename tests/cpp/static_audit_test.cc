@@ -601,6 +601,11 @@ TEST_CASE("ctypes' API by name, and helpers that import by text, however they we
     padded += "'c' + 'types')\n";
     CHECK(Has(Audit(padded), "static.forbidden_import"));
   }
+  // Text methods of a folded text with constant arguments.
+  CHECK(Has(Audit("m = h('CTYPES'.lower())\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("m = h(' ctypes '.strip())\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("m = h('cXtypes'.replace('X', ''))\n"), "static.forbidden_import"));
+  CHECK(Has(Audit("a = g(m, 'PYTHONAPI'.swapcase())\n"), "static.forbidden_call"));
   // Round 19's string building: str.join, chr, a bytes literal decoded.
   CHECK(Has(Audit("m = h(''.join(['c', 'types']))\n"), "static.forbidden_import"));
   CHECK(Has(Audit("m = h('c' + chr(116) + 'ypes')\n"), "static.forbidden_import"));
