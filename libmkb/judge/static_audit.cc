@@ -783,15 +783,18 @@ class Auditor {
   void Check(const PyNode& node) {
     const std::string& type = node.type;
     MarkTypeOfUses(node);
+    // A name split to pass the audit ("c" + "types", f"{'ca'}st", "".join([...]), "sepytc"[::-1]):
+    // the text the expression makes, checked as its parts would be if written whole.
+    if (type == "BinOp" || type == "JoinedStr" || type == "Call" || type == "Subscript") {
+      CheckFolded(node);
+    }
     if (type == "Import" || type == "ImportFrom") {
       CheckImport(node);
     } else if (type == "Attribute") {
       CheckAttribute(node);
     } else if (type == "Subscript") {
       CheckSubscript(node);
-      CheckFolded(node);  // "sepytc"[::-1]
     } else if (type == "Call") {
-      CheckFolded(node);  // "".join([...]), chr(99), b"...".decode()
       CheckCall(node);
       CheckNameMakers(node);
       CheckTypeOf(node);
@@ -829,12 +832,7 @@ class Auditor {
         CheckIntrospectionAttribute(attribute.text, node.line,
                                     "case ...(" + attribute.text + "=...)");
       }
-    } else if (type == "BinOp" || type == "JoinedStr") {
-      // A name split to pass the audit ("c" + "types", "python" + "api", f"{'ca'}st"):
-      // the text the expression makes, checked as its parts would be if written whole.
-      CheckFolded(node);
-    }
-    if (type == "BinOp") {
+    } else if (type == "BinOp") {
       const PyNode* op = node.Child("op");
       if (op != nullptr && op->Is("MatMult")) {
         Add(audit_detail::kLibraryCompute, v1::SEVERITY_WARNING, node.line,
@@ -865,7 +863,6 @@ class Auditor {
     const auto text = FoldedText(node);
     if (!text) return;
     MarkFolded(node);
-    CheckRawMemoryName(*text, node.line, *text);
     CheckNamedText(*text, node.line, /*computed=*/true);
   }
 
@@ -954,14 +951,12 @@ class Auditor {
             if (method != "lstrip") view = absl::StripTrailingAsciiWhitespace(view);
             return std::string(view);
           }
+          if (method == "upper") return absl::AsciiStrToUpper(*text);
+          if (method != "swapcase") return absl::AsciiStrToLower(*text);  // lower, casefold
           std::string out = *text;
           for (char& c : out) {
             const auto u = static_cast<unsigned char>(c);
-            if (method == "upper" || (method == "swapcase" && absl::ascii_islower(u))) {
-              c = absl::ascii_toupper(u);
-            } else if (method != "upper") {
-              if (method != "swapcase" || absl::ascii_isupper(u)) c = absl::ascii_tolower(u);
-            }
+            c = absl::ascii_isupper(u) ? absl::ascii_tolower(u) : absl::ascii_toupper(u);
           }
           return out;
         }
