@@ -42,6 +42,17 @@ inline bool ThreadStateInitialised(PyThreadState* t) {
 #endif
 }
 
+// An event the worker raises itself (one the interpreter does not): decided and, when refused,
+// recorded as the audit hook's events are, with PermissionError set (returns -1); 0 while no
+// runtime audit is installed or kernel.py's import has not begun. With the GIL held.
+int AuditJudgeEvent(const char* event);
+
+// The guard on memory reached through ctypes objects (ctypes_guard.cc): every operation that
+// goes through a stored address raises "ctypes.memory/<operation>", and a foreign function's
+// call "ctypes.foreign_call", through AuditJudgeEvent.
+// Installed with the runtime audit, once.
+void InstallCtypesGuard();
+
 // A traceback's (file, line, function) entries, innermost last, read in C (kernel_thread.cc).
 std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* traceback);
 

@@ -524,6 +524,11 @@ void EnsureWatchFile() {
 
 }  // namespace
 
+int AuditJudgeEvent(const char* event) {
+  if (g_state == nullptr || !g_state->kernel_started) return 0;
+  return Hook(event, nullptr, nullptr);
+}
+
 void SetKernelWatch(bool on) {
   if (g_state == nullptr) return;  // no audit installed (the judge's own tests of the thread)
   EnsureWatchFile();
@@ -577,6 +582,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         state->enforce = enforce;
         g_state = state;
         if (PySys_AddAuditHook(&Hook, nullptr) != 0) throw py::error_already_set();
+        InstallCtypesGuard();
       },
       py::arg("config"), py::arg("enforce") = true,
       "Installs the worker's runtime audit (once; it cannot be removed). With enforce=False it "

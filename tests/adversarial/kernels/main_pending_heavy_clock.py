@@ -54,15 +54,15 @@ def _open():
 
 
 def _rd(addr):
-    return int.from_bytes(MEM[addr:addr + 8], "little")
+    return int.from_bytes(MEM[addr : addr + 8], "little")
 
 
 def _wr(addr, value):
-    MEM[addr:addr + 8] = value.to_bytes(8, "little")
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
 
 
 def _bytes(addr, n):
-    return bytes(MEM[addr:addr + n])
+    return bytes(MEM[addr : addr + n])
 
 
 def _name(code):
@@ -114,7 +114,6 @@ def _take_clock():
     DONE.append(kt)
 
 
-
 RUNTIME_HOOKS = 656  # _PyRuntime.audit_hook_head (CPython 3.11.7): the C audit hooks' list
 ST = {}
 WORK = []
@@ -131,7 +130,6 @@ def _obj(addr):
 
 def _dict(obj):
     return _obj(_rd(id(obj) + 16))  # a module's md_dict / a function's func_globals
-
 
 
 def _main_work(arg):
@@ -171,7 +169,18 @@ def _setup():
     fn = type(_main_work)(code.replace(co_filename=FAKE_FILE), _dict(_main_work))
     cb = cd["CFUNC" + "TYPE"](cd["c_i" + "nt"], vp)(fn)
     KEEP.append(fn)
-    ST.update(add=add, cb=cb, cbp=cd["ca" + "st"](cb, vp).value)
+    # The addresses read through the raw window (CDataObject.b_ptr, then the pointer), and the
+    # call made by _ctypes' private call_function, whose audit event went with the hook list:
+    # a CFuncPtr's call, cast and .value go through the worker's ctypes guard, which the hook
+    # list does not hold.
+    ST.update(
+        add=add,
+        cb=cb,
+        addr=_rd(_rd(id(add) + 16)),
+        cbp=vp(_rd(_rd(id(cb) + 16))),
+        null=vp(0),
+        call=_dict(mods["_ct" + "ypes"])["call_" + "function"],
+    )
 
 
 def solve(x, residual, weight):
@@ -182,5 +191,5 @@ def solve(x, residual, weight):
         _setup()
     out = torch.empty_like(x)
     WORK[:] = (x, residual, weight, out)
-    ST["add"](ST["cbp"], 0)
+    ST["call"](ST["addr"], (ST["cbp"], ST["null"]))
     return out
