@@ -580,9 +580,10 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         if (config.contains("workspace"))
           state->workspace = config["workspace"].cast<std::string>();
         state->enforce = enforce;
+        // The guard first: it imports ctypes, which is the judge's own doing, not the caller's.
+        InstallCtypesGuard();
         g_state = state;
         if (PySys_AddAuditHook(&Hook, nullptr) != 0) throw py::error_already_set();
-        InstallCtypesGuard();
       },
       py::arg("config"), py::arg("enforce") = true,
       "Installs the worker's runtime audit (once; it cannot be removed). With enforce=False it "

@@ -440,10 +440,18 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                                "kernel.py is loaded, whoever asks"));
     }
     if (TrustedCaller(config, caller, /*native=*/true)) return Allow();
-    // The worker's own event for an operation through a stored address (a pointer's item or
-    // contents, a c_char_p's or py_object's value, a union's field): raw memory with no event of
-    // the interpreter's (bindings/ctypes_guard.cc). A kernel that reached ctypes through a
-    // library read and wrote any byte of the worker so (red team, 2026-12-06).
+    // The worker's own events (bindings/ctypes_guard.cc), for what CPython raises none for: an
+    // operation through a stored address (a pointer's item or contents, a c_char_p's or
+    // py_object's value, a union's field) and a foreign function's call. A kernel that reached
+    // ctypes through a library read and wrote any byte of the worker so (red team, 2026-12-06).
+    // Allowed also where an installed module is imported (scipy's _ccallback casts as it loads):
+    // never refused to installed imports before the guard raised them; the kernel only chose the
+    // import.
+    const bool guard_event =
+        absl::StartsWith(event, "ctypes.memory/") || event == "ctypes.foreign_call";
+    if (guard_event && caller.kernel_started && InstalledImportTime(config, caller)) {
+      return Allow();
+    }
     if (absl::StartsWith(event, "ctypes.memory/")) {
       return Deny("runtime.native_code",
                   absl::StrCat(event.substr(14),

@@ -2,6 +2,8 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "absl/strings/match.h"
+
 namespace {
 
 mkb::RuntimePolicyConfig Config() {
@@ -164,6 +166,44 @@ TEST_CASE("the interpreter's C API through ctypes, once kernel.py is loaded: nev
   }
   // As the DSL's modules load, before kernel.py: its own look-ups (cutlass_function.py).
   CHECK(Allowed("ctypes.dlsym", Dsl(), "<PyDLL 'None'>", "PyCapsule_GetPointer"));
+}
+
+TEST_CASE("the ctypes guard's events: the DSL's native layer, and installed modules as they load") {
+  // Memory through a stored address and foreign calls (bindings/ctypes_guard.cc), once kernel.py
+  // is loaded: the DSL's native layer inside an entry point, as its foreign calls need.
+  mkb::AuditCaller native = Dsl();
+  native.kernel_started = true;
+  native.in_dsl_entry = true;
+  native.library_native = true;
+  mkb::AuditCaller kernel = Kernel();
+  kernel.kernel_started = true;
+  mkb::AuditCaller torch = Torch();
+  torch.kernel_started = true;
+  for (const char* event : {"ctypes.memory/pointer item", "ctypes.foreign_call"}) {
+    CHECK(Allowed(event, native));
+    CHECK_FALSE(Allowed(event, kernel));
+    CHECK_FALSE(Allowed(event, torch));  // a library called at run time: a deputy
+    CHECK(mkb::DecideAuditEvent(Config(), event, kernel, "", "").code == "runtime.native_code");
+    // The DSL's module outside its entry points: what kernel.py calls, a deputy too.
+    mkb::AuditCaller outside = native;
+    outside.in_dsl_entry = false;
+    CHECK_FALSE(Allowed(event, outside));
+    // An installed module's import, every frame down to its body installed (scipy's
+    // _ccallback casts as it loads): the kernel only chose the import.
+    mkb::AuditCaller loading = torch;
+    loading.import_chain = {torch.library_file, "/venv/lib/python3.11/site-packages/torch/fx/x.py"};
+    CHECK(Allowed(event, loading));
+    loading.import_chain.push_back("/w/work/kernel.py");  // a body of the kernel's: no
+    CHECK_FALSE(Allowed(event, loading));
+  }
+  // The reason names the operation.
+  CHECK(absl::StrContains(
+      mkb::DecideAuditEvent(Config(), "ctypes.memory/pointer item", kernel, "", "").reason,
+      "pointer item through a ctypes object"));
+  // Older ctypes events keep their rule: no import-time trust for a library outside the DSL.
+  mkb::AuditCaller loading = torch;
+  loading.import_chain = {torch.library_file};
+  CHECK_FALSE(Allowed("ctypes.dlopen", loading, "/lib/x.so"));
 }
 
 TEST_CASE("imports: never the judge or the other DSL; a forbidden module only from a library") {

@@ -13,7 +13,7 @@ import cutlass
 
 FAKE = os.path.join(os.path.dirname(os.path.abspath(cutlass.__file__)), "__init__.py")
 
-SRC = b'''
+SRC = b"""
 if "_add" not in globals():
     import ctypes
     _add = ctypes.pythonapi.Py_AddPendingCall
@@ -39,11 +39,15 @@ if ARGS:
     WORK[:] = ARGS
     del ARGS[:]
     _add(_CBP, None)
-'''
+"""
 
 
-import scipy
-_LT = scipy._importlib.machinery.SourceFileLoader
+# The red team reached the loader as scipy._importlib.machinery (a re-export); scipy's import now
+# stops at the worker's ctypes guard (its _ccallback_c extension casts through ctypes as it
+# loads, with no installed module body between), so the route goes to the same class directly.
+import importlib.machinery as _machinery
+
+_LT = _machinery.SourceFileLoader
 _L = _LT("mkbfake", FAKE)
 _L.get_data = lambda path: SRC
 
