@@ -524,8 +524,82 @@ void EnsureWatchFile() {
 
 }  // namespace
 
+// What the native window's walk asks of a code object, all of its file and name (a code
+// object's are fixed): held with a reference, so that no other code object takes its address.
+// The kernel-made registry is asked afresh each time.
+struct CodeFacts {
+  std::string file;
+  bool stdlib = false;
+  bool installed = false;
+  bool entry = false;  // the entry wrapper's code, by file and name (its globals asked apart)
+};
+
+const CodeFacts& FactsOf(PyCodeObject* code) {
+  static auto* facts = new absl::flat_hash_map<PyCodeObject*, CodeFacts>();
+  static CodeFacts scratch;
+  auto it = facts->find(code);
+  if (it != facts->end()) return it->second;
+  CodeFacts made;
+  made.file = Text(code->co_filename);
+  made.stdlib = InStdlib(made.file);
+  made.installed = InstalledCode(g_state->config, made.file);
+  made.entry = !g_state->config.dsl_entry_file.empty() &&
+               made.file == g_state->config.dsl_entry_file && Text(code->co_name) == "entry";
+  if (facts->size() >= 4096) {  // code made without end: asked each time, not held
+    scratch = std::move(made);
+    return scratch;
+  }
+  Py_INCREF(code);
+  return facts->emplace(code, std::move(made)).first->second;
+}
+
+// The caller of an event as far as the DSL's native window goes: the innermost frame outside the
+// standard library and whether an entry point's wrapper is reached from the event through
+// installed code only, as FindCaller finds them (no import chain, no kernel line). Enough for
+// the policy to allow the DSL's native layer its own operations; anything it does not allow
+// goes to the full hook. The walk ends at the entry wrapper or at the first frame that is not
+// installed code, a few frames in the DSL's executor.
+AuditCaller NativeWindowCaller() {
+  AuditCaller caller;
+  caller.kernel_started = g_state->kernel_started;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+    const CodeFacts& facts = FactsOf(code);
+    const bool made = KernelMadeCode(code);
+    const bool entry = !made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals);
+    if (caller.library_file.empty() && (made || !facts.stdlib)) {
+      caller.library_file = made && facts.file != g_state->config.kernel_path
+                                ? std::string(kMadeAtRunTime)
+                                : facts.file;
+    }
+    const bool stop = entry || made || !facts.installed;
+    Py_DECREF(code);
+    if (entry) caller.in_dsl_entry = true;
+    if (stop) {
+      Py_DECREF(frame);
+      break;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
+    Py_DECREF(frame);
+    frame = back;
+  }
+  if (PathUnder(caller.library_file, g_state->config.dsl_roots)) {
+    caller.library_native = SourceMentions(caller.library_file, "ctypes");
+  }
+  return caller;
+}
+
 int AuditJudgeEvent(const char* event) {
-  if (g_state == nullptr || !g_state->kernel_started) return 0;
+  if (g_state == nullptr || !g_state->kernel_started || t_in_hook > 0) return 0;
+  // The DSL's executor makes a few of these in every call of a compiled kernel (its foreign call,
+  // `.value` reads): allowed on the short walk when the policy allows them there; the full
+  // hook decides (and records) everything else.
+  ++t_in_hook;
+  const bool allowed = DecideAuditEvent(g_state->config, event, NativeWindowCaller(), "", "").allow;
+  --t_in_hook;
+  if (allowed) return 0;
   return Hook(event, nullptr, nullptr);
 }
 
