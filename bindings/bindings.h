@@ -53,6 +53,10 @@ int AuditJudgeEvent(const char* event);
 // Installed with the runtime audit, once.
 void InstallCtypesGuard();
 
+// Whether an object.__setattr__ event's arguments give a ctypes object another class (or any
+// object a ctypes class); false before InstallCtypesGuard. With the GIL held.
+bool CtypesClassChange(PyObject* args);
+
 // A traceback's (file, line, function) entries, innermost last, read in C (kernel_thread.cc).
 std::vector<std::tuple<std::string, int, std::string>> TracebackEntries(PyObject* traceback);
 

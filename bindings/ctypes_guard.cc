@@ -17,7 +17,11 @@
 //   - a structure's or union's field, read (a field is the union's pun of an address);
 //   - an array's item, read (an array of c_char_p or py_object);
 //   - a foreign function's call (ctypes.memmove, cast, a CDLL function, a CFUNCTYPE made at an
-//     address: CPython raises no event for any of them).
+//     address: CPython raises no event for any of them);
+//   - a ctypes object given another class (`obj.__class__ = Bigger`: the same layout to CPython,
+//     but a structure's fields and an array's items are then placed by the new type's sizes
+//     over the old, smaller buffer, so a field's write lands past its end), through the
+//     interpreter's object.__setattr__ event (runtime_audit_hook.cc).
 // Everything else of ctypes stays inside an object's own buffer. The operations are C slots and
 // C functions, so they are replaced where CPython dispatches them: the slot of each type that
 // holds the original (the base and every subclass made so far), the wrapper descriptors that
@@ -51,6 +55,7 @@ struct Originals {
 
 Originals g_original;
 bool g_installed = false;
+PyTypeObject* g_cdata = nullptr;  // _ctypes._CData: every ctypes object's base
 
 // Whether the audit refuses the operation to whoever does it (a PermissionError set, the finding
 // recorded); false while kernel.py's import has not begun.
@@ -276,7 +281,8 @@ void InstallCtypesGuard() {
   PyGetSetDef* contents = GetSet(pointer, "contents");
   PyGetSetDef* value = GetSet(simple, "value");
   PyMethodDef* outparam = Method(simple, "__ctypes_from_outparam__");
-  if (pointer->tp_as_mapping == nullptr || pointer->tp_as_sequence == nullptr ||
+  if (simple->tp_base == nullptr || !PyType_IsSubtype(pointer, simple->tp_base) ||
+      pointer->tp_as_mapping == nullptr || pointer->tp_as_sequence == nullptr ||
       array->tp_as_mapping == nullptr || array->tp_as_sequence == nullptr || contents == nullptr ||
       value == nullptr || outparam == nullptr || field->tp_descr_get == nullptr ||
       simple->tp_repr == nullptr || function->tp_call == nullptr ||
@@ -298,6 +304,7 @@ void InstallCtypesGuard() {
   g_original.simple_value = value->get;
   g_original.simple_from_outparam = outparam->ml_meth;
 
+  g_cdata = simple->tp_base;
   contents->get = &PointerContents;
   value->get = &SimpleValue;
   outparam->ml_meth = &SimpleFromOutparam;
@@ -306,6 +313,18 @@ void InstallCtypesGuard() {
     PatchTree(reinterpret_cast<PyObject*>(base), &seen);
   }
   g_installed = true;
+}
+
+bool CtypesClassChange(PyObject* args) {
+  if (g_cdata == nullptr || args == nullptr || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 3)
+    return false;
+  PyObject* name = PyTuple_GET_ITEM(args, 1);
+  if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "__class__") != 0)
+    return false;
+  PyObject* target = PyTuple_GET_ITEM(args, 0);
+  PyObject* value = PyTuple_GET_ITEM(args, 2);
+  return PyObject_TypeCheck(target, g_cdata) ||
+         (PyType_Check(value) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(value), g_cdata));
 }
 
 }  // namespace mkb::python

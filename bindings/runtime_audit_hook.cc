@@ -396,6 +396,12 @@ std::string ImportedCodeMismatch(const std::string& event, PyObject* args,
 
 int Hook(const char* event, PyObject* args, void*) {
   if (g_state == nullptr || t_in_hook > 0) return 0;
+  // A ctypes object given another class: its fields and items would be placed by the new type's
+  // sizes over the old buffer (bindings/ctypes_guard.cc). Decided as the guard's events are.
+  if (std::strcmp(event, "object.__setattr__") == 0 && CtypesClassChange(args) &&
+      AuditJudgeEvent("ctypes.memory/class assignment") != 0) {
+    return -1;
+  }
   ++t_in_hook;
   int kernel_line = 0;
   AuditCaller caller = FindCaller(&kernel_line);

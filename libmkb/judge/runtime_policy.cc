@@ -455,8 +455,8 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
     if (absl::StartsWith(event, "ctypes.memory/")) {
       return Deny("runtime.native_code",
                   absl::StrCat(event.substr(14),
-                               " through a ctypes object: memory at an address ctypes holds is "
-                               "the DSL runtime's only"));
+                               " through a ctypes object: memory through ctypes objects is the "
+                               "DSL runtime's only"));
     }
     return Deny("runtime.native_code",
                 absl::StrCat(event, arg0.empty() ? "" : absl::StrCat(" ", arg0),

@@ -2,10 +2,11 @@
 
 A kernel that holds ctypes' types reads and writes any address through a pointer's item, a
 c_char_p's or py_object's value, a union's field or an array of such, or a foreign function's call
-(memmove, cast), with no audit event of the interpreter's (red team, 2026-12-06). Each route is
-refused to kernel.py once its import began and works before it, for pointer types made before and
-after the guard, through the slot, the type's `__getitem__` and a subclass's `super()`. Each in a
-process of its own (the audit cannot be removed)."""
+(memmove, cast), with no audit event of the interpreter's (red team, 2026-12-06), and past a
+structure's buffer once it gave the structure a larger one's class (an event the audit allowed).
+Each route is refused to kernel.py once its import began and works before it, for pointer types
+made before and after the guard, through the slot, the type's `__getitem__` and a subclass's
+`super()`. Each in a process of its own (the audit cannot be removed)."""
 
 import json
 import subprocess
@@ -34,6 +35,8 @@ OPERATIONS = {
     "foreign_memmove": "ctypes.memmove((ctypes.c_char * 4)(), b'abc', 3)",
     "foreign_cast": "ctypes.cast(P(C(b'z')), ctypes.c_void_p)",
     "foreign_callback": "ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)()",
+    # A small structure given a larger one's class: its field's write lands past the buffer.
+    "class_assignment": "setattr(Small(), '__class__', Big)",
 }
 
 SCRIPT = """
@@ -52,6 +55,10 @@ class Sub(P):
         return super().__getitem__(i)
 class CharP(ctypes.c_char_p):
     pass
+class Small(ctypes.Structure):
+    _fields_ = [("a", ctypes.c_char)]
+class Big(ctypes.Structure):
+    _fields_ = [("pad", ctypes.c_char * 100000), ("b", ctypes.c_char)]
 class Pun(ctypes.Union):
     _fields_ = [("a", ctypes.c_void_p), ("o", ctypes.py_object)]
 KEEP = object()
