@@ -156,13 +156,31 @@ class CollectorHeld {
 // judge's own no-op calls all but one slot (the main thread, waiting in C++ with the GIL
 // released, runs none of them until the job is over): a kernel can queue one call at most, and
 // the judge sees it taken. NoPendingWork is such a call.
-int NoPendingWork(void*) { return 0; }
+//
+// The hold counts the queue, and a kernel with raw memory (TIR compiled for the CPU, its buffers
+// unchecked) rewrote one of the judge's queued entries into a call of its own, which the count
+// never sees (red team, 2026-12-06: 3.4-5.3x strict). So each of the judge's calls of a job
+// carries a token (its place, 1-based) and marks it run with the job's number: a token not
+// marked once the main thread has run the queue is an entry that was not the judge's any more.
+constexpr int kMaxTokens = 64;
+uint64_t g_token_run[kMaxTokens + 1] = {};  // the job number each token last ran with (GIL)
+uint64_t g_token_job = 0;                   // the job whose tokens are queued (GIL)
 
-// Queues up to `count` of the judge's no-op pending calls; how many it could (the queue's size
-// is CPython's: 31 in 3.11 and 3.12).
-int QueueNoPendingWork(int count) {
+int NoPendingWork(void* token) {
+  const auto place = reinterpret_cast<intptr_t>(token);
+  if (place > 0 && place <= kMaxTokens) g_token_run[place] = g_token_job;
+  return 0;
+}
+
+// Queues up to `count` of the judge's no-op pending calls, with tokens first, first + 1, ...
+// (0: none); how many it could (the queue's size is CPython's: 31 in 3.11 and 3.12).
+int QueueNoPendingWork(int count, int first = 0) {
   int queued = 0;
-  while (queued < count && Py_AddPendingCall(&NoPendingWork, nullptr) == 0) ++queued;
+  while (queued < count) {
+    const intptr_t token = first > 0 && first + queued <= kMaxTokens ? first + queued : 0;
+    if (Py_AddPendingCall(&NoPendingWork, reinterpret_cast<void*>(token)) != 0) break;
+    ++queued;
+  }
   return queued;
 }
 
@@ -209,6 +227,7 @@ class KernelThread {
     // The pending-call queue's size, measured here on the main thread, which then empties it
     // (elsewhere no thread can: the hold below is off).
     if (OnMainThread()) {
+      main_thread_submits_ = true;
       pending_size_ = QueueNoPendingWork(4096);
       interpreter_queue_size_ = QueueNoPendingWorkForInterpreter(4096);
       RunPendingCalls();
@@ -270,6 +289,15 @@ class KernelThread {
     // The judge's no-op pending calls queued for the job, and a call of the kernel's if it
     // queued one (already reported): run now, before the worker reads what the job returned.
     RunPendingCalls();
+    // Each of the job's tokens ran: else an entry of the judge's was rewritten in the queue.
+    if (tokens_ > 0 && OnMainThread()) {
+      bool rewritten = false;
+      for (int place = 1; place <= tokens_; ++place) {
+        if (g_token_run[place] != g_token_job) rewritten = true;
+      }
+      if (rewritten) ReportPendingCall();
+    }
+    tokens_ = 0;
     if (result == nullptr) throw std::runtime_error("the kernel's thread returned nothing");
     return py::reinterpret_steal<py::tuple>(result);
   }
@@ -312,9 +340,13 @@ class KernelThread {
       PyEval_RestoreThread(state);
       // The queue all but full of the judge's no-op calls while the job runs: one slot left.
       const int hold = pending_size_ >= 2 ? pending_size_ - 1 : 0;
-      bool foreign = hold > 0 && QueueNoPendingWork(hold) < hold;  // queued before the job
+      // Tokenised only where the main thread runs the queue once the job is over (Submit).
+      const bool tokens = hold > 0 && hold + 1 <= kMaxTokens && main_thread_submits_;
+      if (tokens) ++g_token_job;
+      bool foreign = hold > 0 && QueueNoPendingWork(hold, tokens ? 1 : 0) < hold;  // queued before
       PyObject* result = Run(job);
-      if (hold > 0 && QueueNoPendingWork(1) == 0) foreign = true;  // the slot taken
+      if (hold > 0 && QueueNoPendingWork(1, tokens ? hold + 1 : 0) == 0) foreign = true;  // taken
+      tokens_ = foreign || !tokens ? 0 : hold + 1;
       if (interpreter_queue_size_ > 0 &&
           QueueNoPendingWorkForInterpreter(interpreter_queue_size_) < interpreter_queue_size_)
         foreign = true;  // a call still queued for any thread (3.12)
@@ -712,6 +744,8 @@ class KernelThread {
   std::vector<std::pair<py::object, uint64_t>> dict_versions_;  // owners' dicts, their tags
   bool marked_ = false;                                         // guarded by the GIL
   int pending_size_ = 0;               // the pending-call queue's size (0: not measured, no hold)
+  int tokens_ = 0;                     // the last job's tokens, to be found run (GIL)
+  bool main_thread_submits_ = false;   // jobs come from the main thread, which runs the queue
   int interpreter_queue_size_ = -1;    // 3.12's queue for any thread (-1: none)
   std::set<ThreadKey> known_threads_;  // guarded by the GIL
   bool holding_ = false;               // guarded by the GIL
