@@ -968,6 +968,26 @@ class Auditor {
             bytes != nullptr && bytes->Is("Constant") ? bytes->Get("value") : nullptr;
         if (value != nullptr && value->kind == PyValue::Kind::kBytes && !value->inexact)
           return value->text;
+        // bytes([99, 116, ...]).decode(): a list or tuple of constant byte values.
+        const PyNode* made = bytes != nullptr && bytes->Is("Call") ? bytes->Child("func") : nullptr;
+        const auto made_args =
+            bytes != nullptr ? NodeItems(*bytes, "args") : std::vector<const PyNode*>{};
+        if (made != nullptr && made->Is("Name") && made->Str("id") == "bytes" &&
+            made_args.size() == 1 && made_args[0] != nullptr &&
+            (made_args[0]->Is("List") || made_args[0]->Is("Tuple"))) {
+          std::string out;
+          for (const PyNode* item : NodeItems(*made_args[0], "elts")) {
+            const PyValue* byte =
+                item != nullptr && item->Is("Constant") ? item->Get("value") : nullptr;
+            int code = -1;
+            if (byte == nullptr || byte->kind != PyValue::Kind::kInt ||
+                !absl::SimpleAtoi(byte->text, &code) || code < 0 || code > 255) {
+              return std::nullopt;
+            }
+            out += static_cast<char>(code);
+          }
+          return out;
+        }
       }
       return std::nullopt;
     }

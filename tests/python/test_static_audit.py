@@ -183,6 +183,25 @@ EVASIONS = {
         "import cuda.bindings.driver as cuda\ncuda.cuModuleLoadData(b'')\n",
         "static.forbidden_call",
     ),
+    # Round 20 (2026-12-06): TIR's extern calls, tvm_ffi's registry, optparse's import by text,
+    # _ctypes' reference counting, a name spelled as a list of byte values.
+    "TIR call_extern": (
+        "from tvm.script import tirx as T\nn = 'x'\nT.call_extern('int64', n)\n",
+        "static.forbidden_call",
+    ),
+    "tvm_ffi registry": (
+        "import tvm_ffi\nf = tvm_ffi.registry.get_global_func(n)\n",
+        "static.dynamic_attribute",
+    ),
+    "optparse read_module": (
+        "import optparse\noptparse.Values().read_module(n, 'loose')\n",
+        "static.dynamic_import",
+    ),
+    "Py_DECREF attribute": ("def f(m, o):\n    m.Py_DECREF(o)\n", "static.forbidden_call"),
+    "bytes list decoded": (
+        "x = bytes([99, 116, 121, 112, 101, 115]).decode()\n",
+        "static.forbidden_import",
+    ),
 }
 
 

@@ -34,6 +34,9 @@ constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
 constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
     "forbidden)";
+constexpr char kExternCall[] =
+    "a TIR call of a native symbol or packed function by name: compiled for the host, it calls "
+    "anything in the process (native calls are forbidden)";
 
 // Modules a kernel may not import (SPEC §2: no other compilers, raw CUDA, processes, network,
 // files, threads, introspection, kernel libraries; the judge and the reference are off limits).
@@ -342,6 +345,12 @@ constexpr Rule kAttributeRules[] = {
      "FFI functions looked up by name reach anything"},
     {"tvm_ffi.get_global_func", kDynamicAttribute,
      "FFI functions looked up by name reach anything"},
+    // The same through tvm_ffi's registry module (red team, 2026-12-06: not flagged).
+    {"tvm_ffi.registry.get_global_func", kDynamicAttribute,
+     "FFI functions looked up by name reach anything"},
+    {"tvm_ffi.registry.register_global_func", kCall,
+     "overriding the DSL's own functions is forbidden"},
+    {"tvm_ffi.registry.register_func", kCall, "overriding the DSL's own functions is forbidden"},
     {"tvm_ffi.load_module", kCall, "loading native modules is forbidden"},
     // The same loader under its other names (red team, 2026-12-06: not flagged; the worker's
     // noexec view then failed the load of a library the kernel wrote).
@@ -737,6 +746,23 @@ constexpr RawName kRawNames[] = {
     {"strides_as", kForeignApi},
     {"__from_extern_c__", kForeignApi},
     {"__from_mlir_packed_safe_call__", kForeignApi},
+    // ctypes' other names for its types, and _ctypes' reference counting (red team, 2026-12-06:
+    // _ctypes.Py_DECREF freed a live bytearray, a forged header took its block).
+    {"c_voidp", kForeignApi},
+    {"Py_INCREF", kForeignApi},
+    {"Py_DECREF", kForeignApi},
+    // TIR's calls of a symbol or packed function named by a string (red team, 2026-12-06: TIR
+    // compiled for the CPU called dlsym and memcpy through T.call_extern, 3.4-3.9x strict).
+    {"call_extern", kExternCall},
+    {"call_pure_extern", kExternCall},
+    {"call_llvm_intrin", kExternCall},
+    {"call_llvm_pure_intrin", kExternCall},
+    {"call_packed", kExternCall},
+    {"call_cpacked", kExternCall},
+    {"call_packed_lowered", kExternCall},
+    {"call_cpacked_lowered", kExternCall},
+    {"tvm_call_packed", kExternCall},
+    {"tvm_call_cpacked", kExternCall},
 };
 
 // Library helpers that read an attribute by a name given as text (jinja2's Environment.getattr
@@ -750,10 +776,12 @@ constexpr const char* kAttributeHelperParts[] = {"getattr", "setattr", "delattr"
 // _import, lazy_import) or is one of these. Each hands back a module object the audit cannot
 // follow (a red team reached ctypes through sympy's and jinja2's, 2026-12-06).
 constexpr const char* kImportHelperNames[] = {
-    "locate",       "resolve_name",     "_resolve_name",    "load_entry_point",
-    "entry_points", "EntryPoint",       "get_class",        "load_class",
-    "load_object",  "module_from_spec", "spec_from_loader", "find_spec",
-    "load_module",  "exec_module",      "find_loader",      "reload"};
+    "locate", "resolve_name", "_resolve_name", "load_entry_point", "entry_points", "EntryPoint",
+    "get_class", "load_class", "load_object", "module_from_spec", "spec_from_loader", "find_spec",
+    "load_module", "exec_module", "find_loader", "reload",
+    // optparse.Values.read_module: imports a module named as text and copies its namespace
+    // (red team, 2026-12-06: ctypes reached so).
+    "read_module"};
 
 // Library compute that only the runtime audit can weigh (its share of GPU time).
 constexpr const char* kLibraryComputeCalls[] = {"torch.matmul",
