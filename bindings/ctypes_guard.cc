@@ -18,6 +18,8 @@
 //   - an array's item, read (an array of c_char_p or py_object);
 //   - a foreign function's call (ctypes.memmove, cast, a CDLL function, a CFUNCTYPE made at an
 //     address: CPython raises no event for any of them);
+//   - _ctypes' resize (an object's buffer reallocated under a memoryview of it) and its
+//     Py_INCREF / Py_DECREF (a live object freed);
 //   - a ctypes object given another class (`obj.__class__ = Bigger`: the same layout to CPython,
 //     but a structure's fields and an array's items are then placed by the new type's sizes
 //     over the old, smaller buffer, so a field's write lands past its end), through the
@@ -51,6 +53,9 @@ struct Originals {
   PyCFunction simple_from_outparam = nullptr;
   descrgetfunc field_get = nullptr;
   ternaryfunc function_call = nullptr;
+  PyCFunction resize = nullptr;
+  PyCFunction incref = nullptr;
+  PyCFunction decref = nullptr;
 };
 
 Originals g_original;
@@ -111,6 +116,35 @@ PyObject* FieldGet(PyObject* self, PyObject* instance, PyObject* owner) {
 PyObject* FunctionCall(PyObject* self, PyObject* args, PyObject* kwargs) {
   if (Refused("ctypes.foreign_call")) return nullptr;
   return g_original.function_call(self, args, kwargs);
+}
+
+// _ctypes' module functions that free or move memory other objects still view: resize
+// reallocates an object's buffer under a memoryview of it, Py_DECREF frees a live object (red
+// team, 2026-12-06: each made a forged bytearray header, raw memory past the guard).
+PyObject* Resize(PyObject* self, PyObject* args) {
+  if (Refused("ctypes.memory/resize")) return nullptr;
+  return g_original.resize(self, args);
+}
+PyObject* IncRef(PyObject* self, PyObject* arg) {
+  if (Refused("ctypes.memory/reference count")) return nullptr;
+  return g_original.incref(self, arg);
+}
+PyObject* DecRef(PyObject* self, PyObject* arg) {
+  if (Refused("ctypes.memory/reference count")) return nullptr;
+  return g_original.decref(self, arg);
+}
+
+// The table entry of one of _ctypes' module functions (nullptr if it has none of that name).
+PyMethodDef* ModuleFunction(PyObject* module, const char* name) {
+  PyObject* function = PyObject_GetAttrString(module, name);
+  if (function == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyMethodDef* def =
+      PyCFunction_Check(function) ? reinterpret_cast<PyCFunctionObject*>(function)->m_ml : nullptr;
+  Py_DECREF(function);
+  return def;
 }
 
 // A type's own dictionary (borrowed where the interpreter keeps it; a new reference from 3.12).
@@ -249,6 +283,9 @@ void InstallCtypesGuard() {
   PyTypeObject* simple = array ? TypeOf(module, "_SimpleCData") : nullptr;
   PyTypeObject* structure = simple ? TypeOf(module, "Structure") : nullptr;
   PyTypeObject* function = structure ? TypeOf(module, "CFuncPtr") : nullptr;
+  PyMethodDef* resize = ModuleFunction(module, "resize");
+  PyMethodDef* incref = ModuleFunction(module, "Py_INCREF");
+  PyMethodDef* decref = ModuleFunction(module, "Py_DECREF");
   Py_DECREF(module);
   if (function == nullptr) {
     Py_DECREF(ctypes);
@@ -300,6 +337,9 @@ void InstallCtypesGuard() {
   g_original.simple_repr = simple->tp_repr;
   g_original.field_get = field->tp_descr_get;
   g_original.function_call = function->tp_call;
+  g_original.resize = resize->ml_meth;
+  g_original.incref = incref->ml_meth;
+  g_original.decref = decref->ml_meth;
   g_original.pointer_contents = contents->get;
   g_original.simple_value = value->get;
   g_original.simple_from_outparam = outparam->ml_meth;
@@ -308,6 +348,9 @@ void InstallCtypesGuard() {
   contents->get = &PointerContents;
   value->get = &SimpleValue;
   outparam->ml_meth = &SimpleFromOutparam;
+  resize->ml_meth = &Resize;
+  incref->ml_meth = &IncRef;
+  decref->ml_meth = &DecRef;
   absl::flat_hash_set<PyObject*> seen;
   for (PyTypeObject* base : {pointer, array, simple, field, function}) {
     PatchTree(reinterpret_cast<PyObject*>(base), &seen);

@@ -35,6 +35,9 @@ OPERATIONS = {
     "foreign_memmove": "ctypes.memmove((ctypes.c_char * 4)(), b'abc', 3)",
     "foreign_cast": "ctypes.cast(P(C(b'z')), ctypes.c_void_p)",
     "foreign_callback": "ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)()",
+    "module_resize": "ctypes.resize((ctypes.c_char * 4)(), 64)",
+    "module_incref": "__import__('_ctypes').Py_INCREF(KEEP)",
+    "module_decref": "__import__('_ctypes').Py_DECREF(KEEP)",  # after the incref: balanced
     # A small structure given a larger one's class: its field's write lands past the buffer.
     "class_assignment": "setattr(Small(), '__class__', Big)",
 }
