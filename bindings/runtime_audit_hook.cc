@@ -722,6 +722,9 @@ void RegisterRuntimeAuditHook(py::module_& m) {
     return out;
   });
   m.def("runtime_audit_codes", &RuntimeAuditCodes);
+  m.def("tir_compile_refusal", &TirCompileRefusal, py::arg("call_ops"), py::arg("target_kinds"),
+        "Why tvm.compile of a TIR module is refused (empty: allowed), from the op names of its "
+        "calls and the kinds of its targets (runtime_policy.h).");
   m.def(
       "traceback_entries", [](py::object tb) { return TracebackEntries(tb.ptr()); },
       py::arg("traceback"),

@@ -530,6 +530,41 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
   return Allow();
 }
 
+std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
+                              const std::vector<std::string>& target_kinds) {
+  static constexpr absl::string_view kNativeByName[] = {"call_extern",
+                                                        "call_pure_extern",
+                                                        "call_llvm_intrin",
+                                                        "call_llvm_pure_intrin",
+                                                        "tvm_call_packed",
+                                                        "tvm_call_cpacked",
+                                                        "tvm_call_packed_lowered",
+                                                        "tvm_call_cpacked_lowered",
+                                                        "tvm_call_trace_packed",
+                                                        "tvm_call_trace_packed_lowered"};
+  for (const std::string& op : call_ops) {
+    const size_t dot = op.rfind('.');
+    const absl::string_view name =
+        dot == std::string::npos ? absl::string_view(op) : absl::string_view(op).substr(dot + 1);
+    for (absl::string_view refused : kNativeByName) {
+      if (name == refused) {
+        return absl::StrCat("a TIR call of a native symbol or packed function by name (", op,
+                            "): it calls anything in the process");
+      }
+    }
+  }
+  if (target_kinds.empty())
+    return "tvm.compile with no target: a kernel's TIR is built for the GPU";
+  for (const std::string& kind : target_kinds) {
+    if (kind != "cuda") {
+      return absl::StrCat("tvm.compile for the '", kind.substr(0, 40),
+                          "' target: a kernel's TIR is built for the GPU (host code compiled "
+                          "from it indexes memory unchecked)");
+    }
+  }
+  return "";
+}
+
 std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
   return {
       {"runtime.subprocess", "started or replaced a process (os.system, subprocess, exec, fork)"},

@@ -120,6 +120,16 @@ bool IsRuntimeCodeEvent(absl::string_view event);
 // Whether `path` (absolute, normalised) lies in one of `roots`.
 bool PathUnder(absl::string_view path, const std::vector<std::string>& roots);
 
+// tvm.compile of a TIR module, checked by the worker before TVM builds it (dsl_entry.py): the op
+// names of every call in its PrimFuncs ("tirx.call_extern", any namespace) and the kinds of the
+// targets it is built for. Empty when allowed; else why not (a runtime.native_code finding).
+// TIR compiled for the host calls any symbol of the process by name (call_extern and its kin, a
+// packed call) and indexes its buffers unchecked: raw memory and native calls with no audit event
+// (red team, 2026-12-06: 3.3-5.3x strict through TVM's in-process LLVM). A kernel's TIR is for
+// the GPU.
+std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
+                              const std::vector<std::string>& target_kinds);
+
 // The runtime finding codes with a line each (docs, --help).
 std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes();
 

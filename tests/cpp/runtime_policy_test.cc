@@ -206,6 +206,21 @@ TEST_CASE("the ctypes guard's events: the DSL's native layer, and installed modu
   CHECK_FALSE(Allowed("ctypes.dlopen", loading, "/lib/x.so"));
 }
 
+TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target only") {
+  // What the shipped TIRx solutions compile: CUDA, the DSL's own intrinsics.
+  CHECK(mkb::TirCompileRefusal({"tirx.cuda.__shfl_xor_sync", "tirx.cuda_warp_reduce"}, {"cuda"})
+            .empty());
+  // T.call_extern and its kin, in either namespace (red team, 2026-12-06).
+  for (const char* op : {"tirx.call_extern", "tir.call_pure_extern", "tirx.call_llvm_intrin",
+                         "tir.tvm_call_packed", "tvm_call_cpacked_lowered"}) {
+    CHECK(absl::StrContains(mkb::TirCompileRefusal({op}, {"cuda"}), "native symbol"));
+  }
+  // A CPU target (its host code indexes buffers unchecked), or none at all.
+  CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"llvm"}), "'llvm' target"));
+  CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"cuda", "c"}), "'c' target"));
+  CHECK_FALSE(mkb::TirCompileRefusal({}, {}).empty());
+}
+
 TEST_CASE("imports: never the judge or the other DSL; a forbidden module only from a library") {
   CHECK_FALSE(Allowed("import", Kernel(), "metakernelbench.judge.worker"));
   CHECK_FALSE(Allowed("import", Torch(), "metakernelbench"));

@@ -337,6 +337,10 @@ class Worker:
                 owner = getattr(owner, name, None)
             original = getattr(owner, path[-1], None) if owner is not None else None
             if callable(original):
+                if (dsl, module_name, *path) == ("tirx", "tvm", "compile"):
+                    original = dsl_entry.tir_checked(
+                        original, _core.tir_compile_refusal, _core.refusing_function
+                    )
                 run = monitor.entry_runner(original) if monitor is not None else None
                 setattr(owner, path[-1], dsl_entry.wrapper(run, original))
 
