@@ -33,6 +33,9 @@ import sys
 import time
 from pathlib import Path
 
+from metakernelbench import _core
+from metakernelbench.judge import dsl_entry
+
 from .common import ANSI, Patches, error_chain, from_exception, import_file, kernel_line, syntax_diagnostic
 
 _TORCH_TO_TVM = {
@@ -227,12 +230,23 @@ class _State:
     def was_compiled(self, value) -> bool:
         return _structural_hash(value) in self.hashes
 
+    def _cuda(self):
+        import tvm
+
+        return tvm.target.Target({"kind": "cuda", "arch": self.arch})
+
     def compile_offline(self, mod, target, *args, label: str | None = None, **kwargs):
         """Compile `mod` for CUDA `arch` (host: LLVM) and its CUDA source with NVRTC."""
         import tvm
 
-        if target is not None and not _is_cuda(target):
-            return self.compile_fn(mod, target, *args, **kwargs)  # a CPU build: leave it alone
+        # What the judge's worker refuses of a tvm.compile (dsl_entry.tir_facts, decided in C++),
+        # said here first, for the target as given.
+        # (The hook's own compile of a module-level PrimFunc, `label` given, is for CUDA `arch`.)
+        as_given = target if target is not None or label is None else self._cuda()
+        facts = dsl_entry.tir_facts(mod, as_given)
+        reason = "not a PrimFunc or IRModule" if facts is None else _core.tir_compile_refusal(*facts)
+        if reason:
+            raise RuntimeError(f"the judge refuses this tvm.compile: {reason}")
         self.hashes.add(_structural_hash(mod))
         funcs = _prim_funcs(mod)
         for func in funcs.values():

@@ -42,6 +42,14 @@ _DSL_ENTRY_POINTS = {
     ),
     "tirx": (("tvm", "compile"),),
 }
+# TVM's builds besides the entry point (tvm.compile is tvm.driver.build_module.compile).
+_TIR_BUILDS = (
+    ("tvm.tirx", "build"),
+    ("tvm.tirx.build", "build"),
+    ("tvm", "build"),
+    ("tvm.driver.build_module", "compile"),
+    ("tvm.driver.build_module", "build"),
+)
 # Modules the DSLs import lazily while they compile, imported before kernel.py so that they are
 # the harness's imports, not events raised during the kernel's calls.
 _DSL_LAZY_IMPORTS = {
@@ -343,6 +351,18 @@ class Worker:
                     )
                 run = monitor.entry_runner(original) if monitor is not None else None
                 setattr(owner, path[-1], dsl_entry.wrapper(run, original))
+        if dsl == "tirx":
+            # TVM's other doors to the same build, checked as tvm.compile is (a kernel calling
+            # one of them directly would build for the host unchecked).
+            for module_name, name in _TIR_BUILDS:
+                owner = sys.modules.get(module_name)
+                original = getattr(owner, name, None) if owner is not None else None
+                if callable(original):
+                    setattr(
+                        owner,
+                        name,
+                        dsl_entry.tir_checked(original, _core.tir_compile_refusal, _core.refusing_function),
+                    )
 
     # --- RESERVE_INPUTS ------------------------------------------------------------------------
     def _reserve_inputs(self, request) -> dict:
