@@ -219,6 +219,68 @@ os._exit(0)
     assert [s["ran"] for s in steps] == [0, 1, 2, 2], steps
 
 
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the queue's layout is CPython 3.11's")
+def test_a_judge_entry_rewritten_in_the_queue_is_reported():
+    """Raw memory rewrote one of the judge's queued no-op calls in place into a call of the
+    kernel's, which the main thread ran after the clock; the count never changed (red team round
+    20, 2026-12-06: 3.3-5.3x strict). Each of the judge's calls carries a token it marks as it
+    runs: here the job rewrites the last queued entry's function (CPython 3.11's queue, read
+    through ctypes: the test's own raw memory) and the token not run is reported
+    (runtime.pending_call); a job that rewrites nothing reports nothing."""
+    code = """
+import ctypes, json, os
+from metakernelbench import _core
+
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+thread = _core.KernelThread()
+main = ctypes.pythonapi.PyInterpreterState_Main
+main.restype = ctypes.c_void_p
+interp = main()
+CALLS, FIRST, LAST = 128, 640, 644  # ceval.pending in PyInterpreterState (3.11)
+ran = []
+callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(lambda _: ran.append(1) or 0)
+address = ctypes.cast(callback, ctypes.c_void_p).value
+
+def entries():
+    first = ctypes.c_int.from_address(interp + FIRST).value
+    last = ctypes.c_int.from_address(interp + LAST).value
+    out, i = [], first
+    while i != last:
+        base = interp + CALLS + 16 * i
+        out.append((ctypes.c_void_p.from_address(base).value,
+                    ctypes.c_void_p.from_address(base + 8).value))
+        i = (i + 1) % 32
+    return out
+
+def rewrite(on):
+    queued = entries()
+    # The layout as expected: the judge's calls, one function, tokens 1, 2, ...
+    layout = len({f for f, _ in queued}) == 1 and [a for _, a in queued] == list(
+        range(1, len(queued) + 1))
+    if on and layout:
+        last = ctypes.c_int.from_address(interp + LAST).value
+        ctypes.c_void_p.from_address(interp + CALLS + 16 * ((last - 1) % 32)).value = address
+    return layout
+
+out = []
+for on in (False, True, False):
+    status, _, layout = thread.call(rewrite, (on,))
+    thread.release_collector()
+    reports = [l for l in _core.runtime_audit_recorded() if l.startswith("runtime.pending_call")]
+    out.append({"layout": layout, "reports": len(reports), "ran": len(ran)})
+print(json.dumps(out))
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    if not all(s["layout"] for s in steps):
+        pytest.skip(f"this interpreter's pending-call queue is not where 3.11.7 keeps it: {steps}")
+    # The rewritten entry ran (the kernel's call, on the main thread) and was reported, once.
+    assert [s["ran"] for s in steps] == [0, 1, 1], steps
+    assert [s["reports"] for s in steps] == [0, 1, 1], steps
+
+
 def test_a_clock_in_parts_closes_its_window_before_the_watch_and_reads_watched(tmp_path):
     """The watch on kernel code (runtime.outside_call) around a timed call: off from after the
     clock's start to the close of the timed window, so that a Python clock (PublishedClock) pays

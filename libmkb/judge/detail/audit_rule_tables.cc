@@ -649,6 +649,10 @@ constexpr RawName kRawNames[] = {
     // Memory freed or shrunk under a live tensor (red team round 8): a storage's size or
     // reference count set by hand, an array resized whatever views it.
     {"resize_storage_bytes_", kFreedUnder},
+    // A tensor grown by resize_ under a DLPack alias of it (red team rounds 20a and 21,
+    // 2026-12-06: the freed bytes still viewed, raw memory).
+    {"resize_", kFreedUnder},
+    {"resize_as_", kFreedUnder},
     {"_shared_decref", kFreedUnder},
     {"_shared_incref", kFreedUnder},
     {"refcheck", kFreedUnder},

@@ -881,6 +881,23 @@ _UNAUDITED_REACH = (
         "runtime.native_code",
         "a storage shrunk under its tensors",
     ),
+    # A tensor's storage reallocated by resize_ under what views it from outside torch's own
+    # views: a DLPack alias (torch.from_dlpack of a tensor, then the tensor grown) keeps the old
+    # bytes after they are freed, raw memory of the worker (red team round 20a, 2026-12-06: the
+    # judge's queued pending call rewritten through it, 3.8-4.4x strict; round 21 forged the
+    # hold's tokens and the signal handler table with it, 2.8-4.8x). torch makes a storage that
+    # numpy views unresizable; it does not for DLPack.
+    *(
+        (owner, name, "runtime.native_code", "a tensor's storage reallocated under what views it")
+        for owner, name in (
+            ("torch._C.TensorBase", "resize_"),
+            ("torch._C.TensorBase", "resize_as_"),
+            ("torch", "resize_as_"),
+            ("torch._C._VariableFunctionsClass", "resize_as_"),
+            ("torch.ops.aten", "resize_"),
+            ("torch.ops.aten", "resize_as_"),
+        )
+    ),
     *(
         (owner, name, "runtime.native_code", "a tensor over a buffer torch does not hold")
         for owner in ("torch", "torch._C._VariableFunctionsClass")
