@@ -56,11 +56,17 @@ def test_an_exception_of_the_original_passes_through_and_the_window_closes():
 
 def test_the_wrapper_leads_to_nothing_of_the_judge():
     """What kernel.py can read off a wrapper it finds in the DSL's module: its globals hold no
-    module and no function but the factory (worker.py's globals hold _core, the Worker class);
+    module and no function but the factories (worker.py's globals hold _core, the Worker class);
     its closure holds the runner and the original only."""
     wrapped = dsl_entry.wrapper(_runner(len, []), len)
     reachable = {k: v for k, v in wrapped.__globals__.items() if not k.startswith("__")}
-    assert reachable == {"wrapper": dsl_entry.wrapper}
+    # The factories and TVM's check (tir_facts reads only what it is given; tir_checked's
+    # closure holds TVM's original and two C++ functions).
+    assert reachable == {
+        "wrapper": dsl_entry.wrapper,
+        "tir_facts": dsl_entry.tir_facts,
+        "tir_checked": dsl_entry.tir_checked,
+    }
     assert not any(isinstance(v, types.ModuleType) for v in reachable.values())
     assert "Worker" in vars(worker) and "_core" in vars(worker)  # what a worker.py closure would leak
     contents = [c.cell_contents for c in wrapped.__closure__]
@@ -134,3 +140,18 @@ def test_the_real_runner_passes_positional_and_keyword_arguments_through():
     done = subprocess.run([sys.executable, "-c", _REAL_RUNNER], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["('mod',", "'cuda',", "3)", "('mod',", "None,", "0)"]
+
+
+def test_the_checked_tvm_compile_leads_to_nothing_of_the_judge():
+    """tvm.compile's check (dsl_entry.tir_checked) sits where kernel.py reaches it: its globals
+    are dsl_entry's, its closure TVM's original and two C++ functions (no __globals__)."""
+    checked = dsl_entry.tir_checked(len, _core.tir_compile_refusal, _core.refusing_function)
+    assert checked.__globals__ is dsl_entry.wrapper.__globals__
+    contents = [c.cell_contents for c in checked.__closure__]
+    assert len in contents and len(contents) == 3
+    assert all(not hasattr(c, "__globals__") for c in contents)
+    # The decision is the C++ core's: the DSL's own intrinsics on CUDA pass, an extern call or a
+    # CPU target does not.
+    assert _core.tir_compile_refusal(["tirx.cuda_warp_reduce"], ["cuda"]) == ""
+    assert "native symbol" in _core.tir_compile_refusal(["tirx.call_extern"], ["cuda"])
+    assert "'llvm' target" in _core.tir_compile_refusal([], ["llvm"])
