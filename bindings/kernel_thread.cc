@@ -745,7 +745,7 @@ class KernelThread {
   bool marked_ = false;                                         // guarded by the GIL
   int pending_size_ = 0;               // the pending-call queue's size (0: not measured, no hold)
   int tokens_ = 0;                     // the last job's tokens, to be found run (GIL)
-  bool main_thread_submits_ = false;   // jobs come from the main thread, which runs the queue
+  bool main_thread_submits_ = false;   // made on the main thread, which runs the queue (Submit)
   int interpreter_queue_size_ = -1;    // 3.12's queue for any thread (-1: none)
   std::set<ThreadKey> known_threads_;  // guarded by the GIL
   bool holding_ = false;               // guarded by the GIL
