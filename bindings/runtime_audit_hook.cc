@@ -791,6 +791,35 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "holds the methods every alias and subclass reaches (torch._C.StorageBase._set_cdata, "
       "type(s).__mro__[1]...), so a refusal put on a subclass alone is walked around.");
   m.def(
+      "pinning_dlpack_export",
+      [](py::object original) {
+        return py::cpp_function(
+            [original](const py::args& args, const py::kwargs& kwargs) -> py::object {
+              if (args.empty()) return original(*args, **kwargs);
+              // The capsule holds a tensor of its own over the same storage (the source's own
+              // TensorImpl, given another storage by set_ or .data, would free the bytes the
+              // consumer views), and a CPU storage is made unresizable, as torch makes one numpy
+              // views: an out= op growing it would free them too.
+              py::object source = args[0];
+              py::object pinned = source.attr("detach")();
+              if (py::str(pinned.attr("device").attr("type")).cast<std::string>() == "cpu") {
+                py::module_ torch = py::module_::import("torch");
+                py::object bytes = torch.attr("empty")(0, py::arg("dtype") = torch.attr("uint8"));
+                bytes.attr("set_")(pinned.attr("untyped_storage")());
+                bytes.attr("numpy")();
+              }
+              py::list rest;
+              rest.append(pinned);
+              for (size_t i = 1; i < args.size(); ++i) rest.append(args[i]);
+              return original(*py::tuple(rest), **kwargs);
+            });
+      },
+      py::arg("original"),
+      "torch's DLPack export `original`, exporting a tensor of its own over the source's storage "
+      "and, on the CPU, leaving that storage unresizable: the consumer's view then outlives any "
+      "set_, .data assignment or growth of the source (red team round 22, 2026-12-06: each freed "
+      "the bytes a torch.from_dlpack / numpy.from_dlpack alias still viewed, raw memory).");
+  m.def(
       "constant_function",
       [](py::object value) {
         return py::cpp_function([value](const py::args&, const py::kwargs&) { return value; });

@@ -415,6 +415,15 @@ class Evaluation:
                 pass  # the supervisor below ends the worker either way
         finally:
             outcome = supervisor.finish(10.0)
+            # The worker's output names kernel.py and its workspace as the agent knows them (a
+            # warning printed from the kernel's line carries its path): as the findings do.
+            if workdir in outcome.stdout_tail or workdir in outcome.stderr_tail:
+                named = outcome.to_dict()
+                kernel = os.path.join(work, "kernel.py")
+                for field in ("stdout_tail", "stderr_tail"):
+                    text = named.get(field, "").replace(kernel, "kernel.py").replace(work, "<workspace>")
+                    named[field] = text.replace(workdir, "<workspace>")
+                outcome = named
             b.set_process_outcome(outcome)
             if isinstance(session.inputs, values.WorkerInputBuffer):
                 session.inputs.close()

@@ -267,6 +267,7 @@ class Worker:
         )
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _refuse_unaudited_reach()
+        _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
         # changed by kernel.py is seen when its call returns (runtime.clock_tampered), before the
@@ -1108,6 +1109,25 @@ def _refuse_unaudited_reach() -> None:
                         _core.replace_type_attribute(holder, name, refusal)
                 else:
                     setattr(owners[owner], name, refusal)
+
+
+def _pin_dlpack_exports() -> None:
+    """torch's DLPack exporters replaced by ones that export a tensor of their own over the
+    source's storage, left unresizable on the CPU (_core.pinning_dlpack_export): a DLPack alias
+    (torch.from_dlpack, numpy.from_dlpack of a tensor) kept the source object alive, not its
+    bytes, and set_, .data or an out= op growing the source freed them under the alias (red team
+    rounds 20-22, 2026-12-06: raw memory, 2.8-5.3x strict). Not covered: torch's C exchange API
+    (Tensor.__dlpack_c_exchange_api__), which tvm_ffi may use without Python."""
+    originals = {name: getattr(torch._C, name, None) for name in ("_to_dlpack", "_to_dlpack_versioned")}
+    for owner, name, original_name in (
+        (torch._C, "_to_dlpack", "_to_dlpack"),
+        (torch._C, "_to_dlpack_versioned", "_to_dlpack_versioned"),
+        (torch.utils.dlpack, "to_dlpack", "_to_dlpack"),
+        (torch, "to_dlpack", "_to_dlpack"),
+    ):
+        original = originals[original_name]
+        if original is not None and getattr(owner, name, None) is original:
+            setattr(owner, name, _core.pinning_dlpack_export(original))
 
 
 def _entry_copies(owner: str) -> list:
