@@ -653,6 +653,10 @@ constexpr RawName kRawNames[] = {
     // 2026-12-06: the freed bytes still viewed, raw memory).
     {"resize_", kFreedUnder},
     {"resize_as_", kFreedUnder},
+    // A storage moved into shared memory in place, or freed by its address (round 23).
+    {"_share_fd_cpu_", kFreedUnder},
+    {"_share_filename_cpu_", kFreedUnder},
+    {"_free_And_Remove_DeleterFn", kFreedUnder},
     {"_shared_decref", kFreedUnder},
     {"_shared_incref", kFreedUnder},
     {"refcheck", kFreedUnder},

@@ -876,6 +876,21 @@ _UNAUDITED_REACH = (
         ("torch._C.StorageBase", name, "runtime.native_code", "a storage freed or shrunk under its tensors")
         for name in ("resize_", "_shared_decref", "_shared_incref")
     ),
+    # A storage moved into shared memory in place: its old bytes freed under a DLPack alias of
+    # it, unresizable or not (red team round 23, 2026-12-06: share_memory_ after from_dlpack,
+    # 4.9-5.1x strict). Tensor.share_memory_ and UntypedStorage.share_memory_ reach these.
+    *(
+        ("torch._C.StorageBase", name, "runtime.native_code", "a storage's memory moved under what views it")
+        for name in ("_share_fd_cpu_", "_share_filename_cpu_")
+    ),
+    # A storage's memory freed by its address (inductor's CUDA graph trees use it; red team round
+    # 23 named it, untried: a live tensor's block freed in the caching allocator).
+    (
+        "torch._C",
+        "_free_And_Remove_DeleterFn",
+        "runtime.native_code",
+        "a storage's memory freed by its address",
+    ),
     (
         "torch.ops.inductor",
         "resize_storage_bytes_",
@@ -1116,8 +1131,7 @@ def _pin_dlpack_exports() -> None:
     source's storage, left unresizable on the CPU (_core.pinning_dlpack_export): a DLPack alias
     (torch.from_dlpack, numpy.from_dlpack of a tensor) kept the source object alive, not its
     bytes, and set_, .data or an out= op growing the source freed them under the alias (red team
-    rounds 20-22, 2026-12-06: raw memory, 2.8-5.3x strict). Not covered: torch's C exchange API
-    (Tensor.__dlpack_c_exchange_api__), which tvm_ffi may use without Python."""
+    rounds 20-22, 2026-12-06: raw memory, 2.8-5.3x strict)."""
     originals = {name: getattr(torch._C, name, None) for name in ("_to_dlpack", "_to_dlpack_versioned")}
     for owner, name, original_name in (
         (torch._C, "_to_dlpack", "_to_dlpack"),
@@ -1128,6 +1142,15 @@ def _pin_dlpack_exports() -> None:
         original = originals[original_name]
         if original is not None and getattr(owner, name, None) is original:
             setattr(owner, name, _core.pinning_dlpack_export(original))
+    # torch's C exchange API exports the source's own tensor, unpinned: without it, a consumer
+    # (tvm_ffi) takes __dlpack__, pinned above (red team round 23: tvm_ffi.from_dlpack(t), then
+    # t.set_ freed the bytes under the alias, 5.0-5.1x strict).
+    # (A consumer that cached the API as TVM was imported, tvm_ffi's call of a compiled
+    # function, holds the source for the call only.) Measured on the CPU: a call of a compiled
+    # TIR function with 4 torch tensors, 0.43 us with the API and 1.6 us without.
+    for name in ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"):
+        if name in vars(torch.Tensor):
+            delattr(torch.Tensor, name)
 
 
 def _entry_copies(owner: str) -> list:
