@@ -1131,7 +1131,12 @@ def _pin_dlpack_exports() -> None:
     source's storage, left unresizable on the CPU (_core.pinning_dlpack_export): a DLPack alias
     (torch.from_dlpack, numpy.from_dlpack of a tensor) kept the source object alive, not its
     bytes, and set_, .data or an out= op growing the source freed them under the alias (red team
-    rounds 20-22, 2026-12-06: raw memory, 2.8-5.3x strict)."""
+    rounds 20-22, 2026-12-06: raw memory, 2.8-5.3x strict). Not covered: torch's C exchange API
+    (Tensor.__dlpack_c_exchange_api__), which tvm_ffi uses without Python (round 23: an alias
+    through tvm_ffi.from_dlpack, then t.set_ or t.data; cases dlpack_exchange_alias_*, pending).
+    Removing it sends every tvm_ffi call of a compiled kernel through Python's __dlpack__, per
+    tensor and per call (on the CPU, 0.43 -> 17 us for a call with 4 tensors), inside the timed
+    window of the shipped solutions: not done without a GPU measurement."""
     originals = {name: getattr(torch._C, name, None) for name in ("_to_dlpack", "_to_dlpack_versioned")}
     for owner, name, original_name in (
         (torch._C, "_to_dlpack", "_to_dlpack"),
@@ -1142,15 +1147,6 @@ def _pin_dlpack_exports() -> None:
         original = originals[original_name]
         if original is not None and getattr(owner, name, None) is original:
             setattr(owner, name, _core.pinning_dlpack_export(original))
-    # torch's C exchange API exports the source's own tensor, unpinned: without it, a consumer
-    # (tvm_ffi) takes __dlpack__, pinned above (red team round 23: tvm_ffi.from_dlpack(t), then
-    # t.set_ freed the bytes under the alias, 5.0-5.1x strict).
-    # (A consumer that cached the API as TVM was imported, tvm_ffi's call of a compiled
-    # function, holds the source for the call only.) Measured on the CPU: a call of a compiled
-    # TIR function with 4 torch tensors, 0.43 us with the API and 1.6 us without.
-    for name in ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"):
-        if name in vars(torch.Tensor):
-            delattr(torch.Tensor, name)
 
 
 def _entry_copies(owner: str) -> list:
