@@ -528,6 +528,55 @@ void EnsureWatchFile() {
   if (g_watch.kernel_file == nullptr) throw py::error_already_set();
 }
 
+// A tensor of its own over `source`'s storage (the source's own TensorImpl, given another
+// storage by set_ or .data, would free the bytes an export of it views), that storage made
+// unresizable on the CPU, as torch makes one numpy views (an out= op growing it would free them
+// too). For torch's DLPack exports (pinning_dlpack_export, the exchange API's).
+py::object PinnedSource(py::handle source) {
+  py::object pinned = source.attr("detach")();
+  if (pinned.attr("is_cpu").cast<bool>()) {
+    py::object storage = pinned.attr("untyped_storage")();
+    if (storage.attr("resizable")().cast<bool>()) {  // once per storage
+      py::module_ torch = py::module_::import("torch");
+      py::object bytes = torch.attr("empty")(0, py::arg("dtype") = torch.attr("uint8"));
+      bytes.attr("set_")(storage);
+      bytes.attr("numpy")();
+    }
+  }
+  return pinned;
+}
+
+// DLPack's exchange API table, major version 1 (dlpack.h, DLPackExchangeAPI): a version
+// header, then the producer's functions; the owning export is the one pinned.
+constexpr char kExchangeCapsule[] = "dlpack_exchange_api";
+struct ExchangeApi {
+  uint32_t major = 0;
+  uint32_t minor = 0;
+  void* prev_api = nullptr;
+  void* managed_tensor_allocator = nullptr;
+  int (*managed_from_py)(void* py_object, void** out) = nullptr;
+  void* managed_to_py = nullptr;
+  void* dltensor_from_py = nullptr;
+  void* current_work_stream = nullptr;
+};
+ExchangeApi g_pinned_api;
+int (*g_torch_managed_from_py)(void*, void**) = nullptr;
+
+// The owning export of the pinned table: torch's, of the pinned source. A C function: a Python
+// error set and -1 on failure, nothing thrown.
+int PinnedManagedFromPy(void* py_object, void** out) {
+  try {
+    py::object pinned = PinnedSource(py::handle(static_cast<PyObject*>(py_object)));
+    return g_torch_managed_from_py(pinned.ptr(), out);
+  } catch (py::error_already_set& error) {
+    error.restore();
+    return -1;
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+    return -1;
+  }
+}
+
 }  // namespace
 
 // What the native window's walk asks of a code object, all of its file and name (a code
@@ -796,20 +845,8 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         return py::cpp_function(
             [original](const py::args& args, const py::kwargs& kwargs) -> py::object {
               if (args.empty()) return original(*args, **kwargs);
-              // The capsule holds a tensor of its own over the same storage (the source's own
-              // TensorImpl, given another storage by set_ or .data, would free the bytes the
-              // consumer views), and a CPU storage is made unresizable, as torch makes one numpy
-              // views: an out= op growing it would free them too.
-              py::object source = args[0];
-              py::object pinned = source.attr("detach")();
-              if (py::str(pinned.attr("device").attr("type")).cast<std::string>() == "cpu") {
-                py::module_ torch = py::module_::import("torch");
-                py::object bytes = torch.attr("empty")(0, py::arg("dtype") = torch.attr("uint8"));
-                bytes.attr("set_")(pinned.attr("untyped_storage")());
-                bytes.attr("numpy")();
-              }
               py::list rest;
-              rest.append(pinned);
+              rest.append(PinnedSource(args[0]));
               for (size_t i = 1; i < args.size(); ++i) rest.append(args[i]);
               return original(*py::tuple(rest), **kwargs);
             });
@@ -819,6 +856,30 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "and, on the CPU, leaving that storage unresizable: the consumer's view then outlives any "
       "set_, .data assignment or growth of the source (red team round 22, 2026-12-06: each freed "
       "the bytes a torch.from_dlpack / numpy.from_dlpack alias still viewed, raw memory).");
+  m.def(
+      "pinning_dlpack_exchange_api",
+      [](py::object capsule) -> py::object {
+        if (!PyCapsule_IsValid(capsule.ptr(), kExchangeCapsule))
+          throw py::type_error("not a DLPack exchange API capsule (\"dlpack_exchange_api\")");
+        auto* api =
+            static_cast<const ExchangeApi*>(PyCapsule_GetPointer(capsule.ptr(), kExchangeCapsule));
+        if (api == nullptr) throw py::error_already_set();
+        if (api->major != 1 || api->managed_from_py == nullptr)
+          return capsule;  // a layout this judge does not know: left as it is (documented)
+        if (g_torch_managed_from_py == nullptr) {
+          g_pinned_api = *api;
+          g_torch_managed_from_py = api->managed_from_py;
+          g_pinned_api.managed_from_py = &PinnedManagedFromPy;
+        }
+        PyObject* pinned = PyCapsule_New(&g_pinned_api, kExchangeCapsule, nullptr);
+        if (pinned == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(pinned);
+      },
+      py::arg("capsule"),
+      "torch's C DLPack exchange API (torch.Tensor.__dlpack_c_exchange_api__) with its owning "
+      "export pinned as pinning_dlpack_export pins the Python one; the non-owning export, which "
+      "a consumer's call uses for the call only, is torch's own (red team round 23, 2026-12-06: "
+      "tvm_ffi.from_dlpack's alias outlived its source's storage, 5x strict).");
   m.def(
       "constant_function",
       [](py::object value) {

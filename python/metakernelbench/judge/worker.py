@@ -1131,12 +1131,7 @@ def _pin_dlpack_exports() -> None:
     source's storage, left unresizable on the CPU (_core.pinning_dlpack_export): a DLPack alias
     (torch.from_dlpack, numpy.from_dlpack of a tensor) kept the source object alive, not its
     bytes, and set_, .data or an out= op growing the source freed them under the alias (red team
-    rounds 20-22, 2026-12-06: raw memory, 2.8-5.3x strict). Not covered: torch's C exchange API
-    (Tensor.__dlpack_c_exchange_api__), which tvm_ffi uses without Python (round 23: an alias
-    through tvm_ffi.from_dlpack, then t.set_ or t.data; cases dlpack_exchange_alias_*, pending).
-    Removing it sends every tvm_ffi call of a compiled kernel through Python's __dlpack__, per
-    tensor and per call (on the CPU, 0.43 -> 17 us for a call with 4 tensors), inside the timed
-    window of the shipped solutions: not done without a GPU measurement."""
+    rounds 20-23, 2026-12-06: raw memory, 2.8-5.3x strict)."""
     originals = {name: getattr(torch._C, name, None) for name in ("_to_dlpack", "_to_dlpack_versioned")}
     for owner, name, original_name in (
         (torch._C, "_to_dlpack", "_to_dlpack"),
@@ -1147,6 +1142,13 @@ def _pin_dlpack_exports() -> None:
         original = originals[original_name]
         if original is not None and getattr(owner, name, None) is original:
             setattr(owner, name, _core.pinning_dlpack_export(original))
+    # And torch's C exchange API (tvm_ffi's from_dlpack and callbacks take tensors through it,
+    # without Python): its owning export pinned the same way, its non-owning one (a consumer's
+    # call, for the call only) torch's own (round 23: 5x strict through tvm_ffi.from_dlpack).
+    for name in ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"):
+        api = vars(torch.Tensor).get(name)
+        if api is not None:
+            setattr(torch.Tensor, name, _core.pinning_dlpack_exchange_api(api))
 
 
 def _entry_copies(owner: str) -> list:
