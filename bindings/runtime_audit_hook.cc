@@ -537,10 +537,10 @@ py::object PinnedSource(py::handle source) {
   if (pinned.attr("is_cpu").cast<bool>()) {
     py::object storage = pinned.attr("untyped_storage")();
     if (storage.attr("resizable")().cast<bool>()) {  // once per storage
+      // An empty byte view of the storage, given to numpy (no set_: the kernel may not use it).
       py::module_ torch = py::module_::import("torch");
-      py::object bytes = torch.attr("empty")(0, py::arg("dtype") = torch.attr("uint8"));
-      bytes.attr("set_")(storage);
-      bytes.attr("numpy")();
+      py::object empty = torch.attr("as_strided")(pinned, py::make_tuple(0), py::make_tuple(1));
+      empty.attr("view")(torch.attr("uint8")).attr("numpy")();
     }
   }
   return pinned;

@@ -34,6 +34,8 @@ constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
 constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
     "forbidden)";
+constexpr char kUncheckedIndex[] =
+    "an ATen kernel that does not bound-check its indices (raw memory access is forbidden)";
 constexpr char kExternCall[] =
     "a TIR call of a native symbol or packed function by name: compiled for the host, it calls "
     "anything in the process (native calls are forbidden)";
@@ -657,6 +659,11 @@ constexpr RawName kRawNames[] = {
     {"_share_fd_cpu_", kFreedUnder},
     {"_share_filename_cpu_", kFreedUnder},
     {"_free_And_Remove_DeleterFn", kFreedUnder},
+    // A tensor given another storage in place, and ATen kernels that trust index data (round 24).
+    {"_swap_tensor_impl", kFreedUnder},
+    {"swap_tensors", kFreedUnder},
+    {"segment_reduce", kUncheckedIndex},
+    {"_segment_reduce_backward", kUncheckedIndex},
     {"_shared_decref", kFreedUnder},
     {"_shared_incref", kFreedUnder},
     {"refcheck", kFreedUnder},

@@ -267,6 +267,7 @@ class Worker:
         )
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _refuse_unaudited_reach()
+        _refuse_data_assignment()
         _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
@@ -883,6 +884,26 @@ _UNAUDITED_REACH = (
         ("torch._C.StorageBase", name, "runtime.native_code", "a storage's memory moved under what views it")
         for name in ("_share_fd_cpu_", "_share_filename_cpu_")
     ),
+    # A tensor given another storage or implementation in place: the tensor that keeps a view's
+    # memory alive (the base numpy's array holds after Tensor.numpy(), a DLPack export's) lets go
+    # of it, and the view reads freed memory (red team round 24, 2026-12-06: a.base.set_(...),
+    # a.base.data = ..., torch.utils.swap_tensors(a.base, ...), 5.0-5.2x strict).
+    *(
+        (owner, name, "runtime.native_code", "a tensor given another storage under what views it")
+        for owner, name in (
+            ("torch._C.TensorBase", "set_"),
+            ("torch.ops.aten", "set_"),
+            ("torch._C", "_swap_tensor_impl"),
+        )
+    ),
+    # ATen kernels that trust index data (red team round 24: segment_reduce's offsets read any
+    # word and its backward wrote one, 4.7-5.0x strict; embedding_bag's dense backward and
+    # ctc_loss crashed on an index out of range): kernels need no autograd backward either.
+    *(
+        (owner, name, "runtime.native_code", "an ATen kernel that does not bound-check its indices")
+        for owner in ("torch", "torch._C._VariableFunctionsClass", "torch.ops.aten")
+        for name in ("segment_reduce", "_segment_reduce", "_segment_reduce_backward", "ctc_loss", "_ctc_loss")
+    ),
     # A storage's memory freed by its address (inductor's CUDA graph trees use it; red team round
     # 23 named it, untried: a live tensor's block freed in the caching allocator).
     (
@@ -1052,6 +1073,34 @@ def _sparse_reach() -> tuple:
 _UNAUDITED_REACH += _sparse_reach()
 
 
+def _backward_reach() -> tuple:
+    """ATen's autograd backward kernels by name (no kernel needs one): they take index data from a
+    forward they trust, and several do not bound-check it (red team round 24: segment_reduce's,
+    embedding_bag's dense one, max_pool2d_with_indices'; an out-of-range index wrote or crashed)."""
+    why = "an autograd backward kernel (ATen trusts its index data)"
+    entries = []
+    for owner, names in (
+        ("torch", [n for n in dir(torch) if "backward" in n and callable(getattr(torch, n, None))]),
+        ("torch._C._VariableFunctionsClass", list(vars(_VARIABLE_FUNCTIONS))),
+        ("torch._C._nn", list(vars(torch._C._nn))),
+        (
+            "torch.ops.aten",
+            sorted(
+                {
+                    op.split("::", 1)[1].split(".", 1)[0]
+                    for op in torch._C._dispatch_get_all_op_names()
+                    if op.startswith("aten::")
+                }
+            ),
+        ),
+    ):
+        entries += [(owner, n, "runtime.native_code", why) for n in names if "backward" in n]
+    return tuple(entries)
+
+
+_UNAUDITED_REACH += _backward_reach()
+
+
 # Refused only while no call of solve is under way (the watch on kernel code on): Python's thread
 # starts. CPython 3.11 raises no audit event for them, and a thread made after the watch was
 # switched on has no profile function, so kernel.py's code on it ran unseen; started from a hook
@@ -1086,6 +1135,7 @@ def _refuse_unaudited_reach() -> None:
         "torch.jit._serialization": torch.jit._serialization,
         "torch._C.StorageBase": torch._C.StorageBase,
         "torch._C._VariableFunctionsClass": _VARIABLE_FUNCTIONS,
+        "torch._C._nn": torch._C._nn,
         "torch._C.TensorBase": torch._C.TensorBase,
         "torch.Tensor": torch.Tensor,
         "torch.ops.aten": torch.ops.aten,
@@ -1124,6 +1174,19 @@ def _refuse_unaudited_reach() -> None:
                         _core.replace_type_attribute(holder, name, refusal)
                 else:
                     setattr(owners[owner], name, refusal)
+
+
+def _refuse_data_assignment() -> None:
+    """A tensor's `.data` assigned: its implementation given another storage in place, as set_
+    does (refused with it, _UNAUDITED_REACH): the tensor keeping a numpy array's or a DLPack
+    export's memory alive lets go of it (red team round 24: a.base.data = ..., 5.0x strict). The
+    attribute reads as before (TensorBase's own descriptor); assigning it is refused."""
+    original = torch._C.TensorBase.__dict__["data"]
+    refusal = _core.refusing_function(
+        "runtime.native_code",
+        "torch._C.TensorBase.data assignment (a tensor given another storage under what views it)",
+    )
+    _core.replace_type_attribute(torch._C.TensorBase, "data", property(original.__get__, refusal))
 
 
 def _pin_dlpack_exports() -> None:
