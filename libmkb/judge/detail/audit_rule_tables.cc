@@ -664,6 +664,8 @@ constexpr RawName kRawNames[] = {
     {"swap_tensors", kFreedUnder},
     {"segment_reduce", kUncheckedIndex},
     {"_segment_reduce_backward", kUncheckedIndex},
+    {"_cummax_helper", kUncheckedIndex},
+    {"_cummin_helper", kUncheckedIndex},
     {"_shared_decref", kFreedUnder},
     {"_shared_incref", kFreedUnder},
     {"refcheck", kFreedUnder},

@@ -902,7 +902,18 @@ _UNAUDITED_REACH = (
     *(
         (owner, name, "runtime.native_code", "an ATen kernel that does not bound-check its indices")
         for owner in ("torch", "torch._C._VariableFunctionsClass", "torch.ops.aten")
-        for name in ("segment_reduce", "_segment_reduce", "_segment_reduce_backward", "ctc_loss", "_ctc_loss")
+        for name in (
+            "segment_reduce",
+            "_segment_reduce",
+            "_segment_reduce_backward",
+            "ctc_loss",
+            "_ctc_loss",
+            # cummax / cummin's helpers write into a values tensor of the caller's, its shape and
+            # 32-bit-cut stride unchecked (red team round 25: any word within 16 GiB, 5.0-5.2x
+            # strict); torch.cummax / cummin allocate their own outputs.
+            "_cummax_helper",
+            "_cummin_helper",
+        )
     ),
     # A storage's memory freed by its address (inductor's CUDA graph trees use it; red team round
     # 23 named it, untried: a live tensor's block freed in the caching allocator).
