@@ -1213,6 +1213,7 @@ def _refuse_data_assignment() -> None:
     refusal = _core.refusing_function(
         "runtime.native_code",
         "torch._C.TensorBase.data assignment (a tensor given another storage under what views it)",
+        original.__set__,  # record mode: recorded, then assigned as before
     )
     _core.replace_type_attribute(torch._C.TensorBase, "data", property(original.__get__, refusal))
 
