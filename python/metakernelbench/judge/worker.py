@@ -1065,6 +1065,16 @@ _SPARSE_FORMATS = {"csr", "csc", "coo", "bsr", "bsc", "crow", "ccol"}
 _VARIABLE_FUNCTIONS: type = type(torch._C._VariableFunctions)  # torch's functions' class
 
 
+# The operators torch.ops.aten holds, by name (overloads folded): read once for the refusals below.
+_ATEN_OP_NAMES = sorted(
+    {
+        op.split("::", 1)[1].split(".", 1)[0]
+        for op in torch._C._dispatch_get_all_op_names()
+        if op.startswith("aten::")
+    }
+)
+
+
 def _sparse_reach() -> tuple:
     why = "a sparse tensor (ATen does not bound-check its indices: raw memory)"
 
@@ -1083,16 +1093,7 @@ def _sparse_reach() -> tuple:
         ("torch._C._VariableFunctionsClass", list(vars(_VARIABLE_FUNCTIONS))),
         ("torch._C.TensorBase", list(vars(torch._C.TensorBase))),
         ("torch.Tensor", list(vars(torch.Tensor))),
-        (
-            "torch.ops.aten",
-            sorted(
-                {
-                    op.split("::", 1)[1].split(".", 1)[0]
-                    for op in torch._C._dispatch_get_all_op_names()
-                    if op.startswith("aten::")
-                }
-            ),
-        ),
+        ("torch.ops.aten", _ATEN_OP_NAMES),
     ):
         entries += [(owner, n, "runtime.native_code", why) for n in names if refused(n)]
     return tuple(entries)
@@ -1111,16 +1112,7 @@ def _backward_reach() -> tuple:
         ("torch", [n for n in dir(torch) if "backward" in n and callable(getattr(torch, n, None))]),
         ("torch._C._VariableFunctionsClass", list(vars(_VARIABLE_FUNCTIONS))),
         ("torch._C._nn", list(vars(torch._C._nn))),
-        (
-            "torch.ops.aten",
-            sorted(
-                {
-                    op.split("::", 1)[1].split(".", 1)[0]
-                    for op in torch._C._dispatch_get_all_op_names()
-                    if op.startswith("aten::")
-                }
-            ),
-        ),
+        ("torch.ops.aten", _ATEN_OP_NAMES),
     ):
         entries += [(owner, n, "runtime.native_code", why) for n in names if "backward" in n]
     return tuple(entries)
