@@ -806,6 +806,41 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "function: no __globals__ or closure to lead kernel.py to the worker or the original). "
       "between_calls: refused only while no call of solve is under way (the watch on kernel code "
       "on); during a call the original runs.");
+  m.def("refused_private_operators", &RefusedPrivateOperators, py::arg("operator_names"),
+        "ATen's private operators the worker refuses, of `operator_names` (runtime_policy.h).");
+  m.def(
+      "refusing_operator_lookup",
+      [](std::string code, std::string what, py::object original,
+         std::vector<std::string> refused) {
+        absl::flat_hash_set<std::string> names(refused.begin(), refused.end());
+        return py::cpp_function([code, what, original, names = std::move(names)](
+                                    const py::args& args, const py::kwargs& kwargs) -> py::object {
+          // The operator's qualified name, first: "aten::<name>" or "aten::<name>.<overload>".
+          if (args.size() > 0 && PyUnicode_Check(args[0].ptr())) {
+            std::string name = args[0].cast<std::string>();
+            if (absl::StartsWith(name, "aten::")) {
+              name = name.substr(6);
+              name = name.substr(0, name.find('.'));
+              if (names.contains(name)) {
+                const std::string which = absl::StrCat(what, " of aten::", name);
+                RecordRuntimeViolation(code, absl::StrCat("the worker refused ", which),
+                                       absl::StrCat(which, " called"));
+                if (g_state == nullptr || g_state->enforce) {
+                  PyErr_SetString(PyExc_PermissionError,
+                                  absl::StrCat("blocked by the judge: ", which).c_str());
+                  throw py::error_already_set();
+                }
+              }
+            }
+          }
+          return original(*args, **kwargs);
+        });
+      },
+      py::arg("code"), py::arg("what"), py::arg("original"), py::arg("refused"),
+      "`original` (a look-up of an operator by its qualified name: torch._C._jit_get_operation "
+      "and kin) in a C++ function that records a runtime violation `code` and raises "
+      "PermissionError when the name is aten::<one of `refused`> (record mode: records, then "
+      "looks it up): no namespace object made anew reaches a refused operator.");
   m.def(
       "instance_method",
       [](py::object fn) {

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libmkb/judge/detail/audit_rule_tables.h"
 #include "libmkb/judge/static_audit.h"
 
 namespace mkb {
@@ -528,6 +529,19 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
                 absl::StrCat(event, " ", arg0, ": the environment is the judge's"));
   }
   return Allow();
+}
+
+std::vector<std::string> RefusedPrivateOperators(const std::vector<std::string>& operator_names) {
+  const absl::Span<const char* const> allowed = audit_detail::PrivateTorchAllowed();
+  std::vector<std::string> out;
+  for (const std::string& name : operator_names) {
+    if (!absl::StartsWith(name, "_") || absl::StartsWith(name, "__")) continue;
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::string TirCompileRefusal(const std::vector<std::string>& call_ops,

@@ -120,6 +120,13 @@ bool IsRuntimeCodeEvent(absl::string_view event);
 // Whether `path` (absolute, normalised) lies in one of `roots`.
 bool PathUnder(absl::string_view path, const std::vector<std::string>& roots);
 
+// ATen's private operators (one leading underscore, not a dunder) that the worker refuses on
+// torch's namespaces, its tensor type and torch.ops.aten once kernel.py loads: every one of
+// `operator_names` (the dispatcher's aten operators by name) but the exceptions the static audit
+// allows too (audit_rule_tables.cc: torch._unique2, torch._scaled_mm...). Red team rounds 24-26
+// (2026-12-06) reached raw memory through private helpers that trust their callers.
+std::vector<std::string> RefusedPrivateOperators(const std::vector<std::string>& operator_names);
+
 // tvm.compile of a TIR module, checked by the worker before TVM builds it (dsl_entry.py): the op
 // names of every call in its PrimFuncs ("tirx.call_extern", any namespace) and the kinds of the
 // targets it is built for. Empty when allowed; else why not (a runtime.native_code finding).

@@ -494,3 +494,9 @@ TEST_CASE("a function's code is replaced only by the DSL, and never with install
   // Other attributes are not this rule's.
   CHECK(Allowed("object.__setattr__", Kernel(), "", "__name__"));
 }
+
+TEST_CASE("ATen's private operators are refused but the static audit's exceptions") {
+  const std::vector<std::string> refused = mkb::RefusedPrivateOperators(
+      {"add", "_chunk_cat", "__and__", "_unique2", "_scaled_mm", "_cummax_helper", "_chunk_cat"});
+  CHECK(refused == std::vector<std::string>{"_chunk_cat", "_cummax_helper"});
+}

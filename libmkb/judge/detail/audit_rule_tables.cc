@@ -36,6 +36,14 @@ constexpr char kForeignApi[] =
     "forbidden)";
 constexpr char kUncheckedIndex[] =
     "an ATen kernel that does not bound-check its indices (raw memory access is forbidden)";
+// torch's private operators and helpers (a name with one leading underscore): ATen's private
+// operators are the helpers its public ones call after checking their inputs, and several trust
+// them (red team rounds 24-26, 2026-12-06: _cummax_helper's stride, the fused optimisers' state
+// sizes, _convert_indices_from_csr_to_coo's values, each raw memory). As a class, with the
+// exceptions kPrivateTorchAllowed names.
+constexpr char kPrivateOp[] =
+    "torch's private operators trust their callers to have checked their inputs (raw memory "
+    "access is forbidden); use the public operator";
 constexpr char kExternCall[] =
     "a TIR call of a native symbol or packed function by name: compiled for the host, it calls "
     "anything in the process (native calls are forbidden)";
@@ -198,6 +206,11 @@ constexpr Rule kAttributeRules[] = {
     {"torch.export", kCall, kNoCompile},
     {"torch._export", kCall, kNoCompile},
     {"torch.fx", kCall, "torch.fx generates and executes Python source"},
+    // Private names of torch's namespaces and operator tables (more specific rules above and
+    // below decide torch._C, torch._dynamo and the like; kPrivateTorchAllowed the exceptions).
+    {"torch._*", kCall, kPrivateOp},
+    {"torch.ops.aten._*", kCall, kPrivateOp},
+    {"torch.Tensor._*", kCall, kPrivateOp},
     {"torch.nn.Module.compile", kCall, "Module.compile is torch.compile"},
     {"torch.utils.cpp_extension", kCall, "inline extensions are forbidden"},
     {"torch.utils.collect_env", kCall, kNoProcesses},
@@ -850,8 +863,59 @@ constexpr const char* kInertBuiltins[] = {"print",      "repr",       "str",  "f
 // Paths that make or enter a side stream: any path starting with one of these.
 constexpr const char* kSideStreamPrefixes[] = {"torch.cuda.Stream", "torch.cuda.stream"};
 
+// The private names of torch that are allowed: torch's checks, the private operators its public
+// Python functions call (torch.unique, torch.lu, F.interpolate, F.pad), the vendor GEMMs the
+// suite's eager code uses (torch._scaled_mm), and queries of a tensor's flags. The runtime
+// refuses every other private ATen operator on torch's namespaces, its tensor type and
+// torch.ops.aten (the worker, PrivateTorchAllowed), the static audit every other private name
+// under torch, torch.ops.aten and torch.Tensor.
+constexpr const char* kPrivateTorchAllowed[] = {
+    "_assert",
+    "_assert_async",
+    "_check",
+    "_check_with",
+    "_check_index",
+    "_check_value",
+    "_check_type",
+    "_check_is_size",
+    "_check_not_implemented",
+    "_check_tensor_all",
+    "_check_tensor_all_with",
+    "_unique",
+    "_unique2",
+    "_lu_with_info",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bilinear2d_aa",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact3d",
+    "_pad_circular",
+    "_pad_enum",
+    "_scaled_mm",
+    "_scaled_mm_v2",
+    "_int_mm",
+    "_addmm_activation",
+    "_local_scalar_dense",
+    "_version",
+    "_is_zerotensor",
+    "_is_all_true",
+    "_is_any_true",
+    "_conj",
+    "_conj_physical",
+    "_neg_view",
+    "_lazy_clone",
+    "_autocast_to_full_precision",
+    "_autocast_to_reduced_precision",
+    "_debug_has_internal_overlap",
+    "_has_compatible_shallow_copy_type",
+    "_has_same_storage_numel",
+    "_nnpack_available",
+};
+
 }  // namespace
 
+bool IsPrivateOpRule(const Rule& rule) { return rule.reason == kPrivateOp; }
+absl::Span<const char* const> PrivateTorchAllowed() { return kPrivateTorchAllowed; }
 absl::Span<const Rule> ModuleRules() { return kModuleRules; }
 absl::Span<const Rule> AttributeRules() { return kAttributeRules; }
 absl::Span<const Rule> BuiltinRules() { return kBuiltinRules; }

@@ -52,6 +52,11 @@ absl::Span<const char* const> LibraryComputeCalls();
 absl::Span<const char* const> InertBuiltins();
 // Prefixes of the paths that make or enter a side stream (torch.cuda.Stream, .stream).
 absl::Span<const char* const> SideStreamPrefixes();
+// torch's private names that are allowed (torch._scaled_mm, torch._unique2, torch._check...):
+// the exceptions to the rule on private operators, static and at run time.
+absl::Span<const char* const> PrivateTorchAllowed();
+// Whether `rule` is that rule (its "_*" component names the private name).
+bool IsPrivateOpRule(const Rule& rule);
 
 }  // namespace mkb::audit_detail
 

@@ -166,9 +166,21 @@ std::string AppendToValue(absl::string_view path, absl::string_view attribute) {
   return kUnknown;
 }
 
+bool IsAllowedPrivateTorchName(absl::string_view name) {
+  if (absl::StartsWith(name, "__") && absl::EndsWith(name, "__")) return true;  // a dunder
+  return Contains(PrivateTorchAllowed(), name);
+}
+
 const Rule* BestRule(const Parts& parts, size_t begin, size_t end, bool inside_chain) {
   const RuleIndex::Entry* entry = RuleIndex::Get().Best(parts, begin, end, inside_chain);
-  return entry == nullptr ? nullptr : entry->rule;
+  if (entry == nullptr) return nullptr;
+  // The private-operator rule's "_*" names the private name: its exceptions (and dunders,
+  // torch.__version__) are allowed.
+  if (IsPrivateOpRule(*entry->rule) &&
+      IsAllowedPrivateTorchName(parts[begin + entry->pattern.size() - 1])) {
+    return nullptr;
+  }
+  return entry->rule;
 }
 
 bool IsRuleStem(const Parts& parts, size_t begin, size_t end) {

@@ -267,6 +267,7 @@ class Worker:
         )
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _refuse_unaudited_reach()
+        _refuse_private_operator_lookups()
         _refuse_data_assignment()
         _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
@@ -1063,6 +1064,8 @@ _SPARSE_FORMATS = {"csr", "csc", "coo", "bsr", "bsc", "crow", "ccol"}
 
 
 _VARIABLE_FUNCTIONS: type = type(torch._C._VariableFunctions)  # torch's functions' class
+_TORCH_C_LINALG: types.ModuleType = getattr(torch._C, "_linalg")  # noqa: B009 (not in torch's stubs)
+_TORCH_C_SPARSE: types.ModuleType = getattr(torch._C, "_sparse")  # noqa: B009
 
 
 # The operators torch.ops.aten holds, by name (overloads folded): read once for the refusals below.
@@ -1121,6 +1124,46 @@ def _backward_reach() -> tuple:
 _UNAUDITED_REACH += _backward_reach()
 
 
+# ATen's private operators but the allowed few (C++ RefusedPrivateOperators: the static audit's
+# exceptions, torch._unique2 and torch._scaled_mm among them).
+_REFUSED_PRIVATE_OPS = frozenset(_core.refused_private_operators(_ATEN_OP_NAMES))
+
+
+def _private_reach() -> tuple:
+    """ATen's private operators on every owner a kernel reaches them by: its namespaces, the
+    tensor type's methods, torch.ops.aten. Red team rounds 24-26 (2026-12-06) reached raw memory
+    through helpers that trust their callers (_cummax_helper's stride, the fused optimisers'
+    state sizes, _convert_indices_from_csr_to_coo's values): refused as a class, not by name."""
+    why = "a private ATen operator (it trusts its caller to have checked its inputs: raw memory)"
+
+    def methods(owner: type) -> list[str]:
+        return [
+            n
+            for n, entry in vars(owner).items()
+            if isinstance(entry, (types.BuiltinFunctionType, types.MethodDescriptorType, staticmethod))
+        ]
+
+    entries = []
+    for owner, names in (
+        ("torch", [n for n in dir(torch) if callable(getattr(torch, n, None))]),
+        ("torch._C._VariableFunctionsClass", methods(_VARIABLE_FUNCTIONS)),
+        ("torch._C._nn", list(vars(torch._C._nn))),
+        ("torch._C._linalg", list(vars(_TORCH_C_LINALG))),
+        ("torch._C._sparse", list(vars(_TORCH_C_SPARSE))),
+        ("torch._C.TensorBase", methods(torch._C.TensorBase)),
+        ("torch.ops.aten", _ATEN_OP_NAMES),
+    ):
+        entries += [(owner, n, "runtime.native_code", why) for n in names if n in _REFUSED_PRIVATE_OPS]
+    return tuple(entries)
+
+
+_UNAUDITED_REACH += _private_reach()
+
+# torch's look-ups of an operator by its qualified name: a namespace object made anew
+# (type(torch.ops.aten)("aten")) builds its packets through them, past the refusals above.
+_OPERATOR_LOOKUPS = ("_jit_get_operation", "_get_operation_overload", "_dispatch_find_schema_or_throw")
+
+
 # Refused only while no call of solve is under way (the watch on kernel code on): Python's thread
 # starts. CPython 3.11 raises no audit event for them, and a thread made after the watch was
 # switched on has no profile function, so kernel.py's code on it ran unseen; started from a hook
@@ -1156,6 +1199,8 @@ def _refuse_unaudited_reach() -> None:
         "torch._C.StorageBase": torch._C.StorageBase,
         "torch._C._VariableFunctionsClass": _VARIABLE_FUNCTIONS,
         "torch._C._nn": torch._C._nn,
+        "torch._C._linalg": _TORCH_C_LINALG,
+        "torch._C._sparse": _TORCH_C_SPARSE,
         "torch._C.TensorBase": torch._C.TensorBase,
         "torch.Tensor": torch.Tensor,
         "torch.ops.aten": torch.ops.aten,
@@ -1168,10 +1213,12 @@ def _refuse_unaudited_reach() -> None:
     except ImportError:  # no numpy: nothing of it to refuse
         pass
     owners.update({"_thread": _thread, "threading": threading})
+    done: set[tuple[str, str]] = set()
     for between_calls, table in ((False, _UNAUDITED_REACH), (True, _BETWEEN_CALLS_REACH)):
         for owner, name, code, why in table:
-            if owner not in owners:
+            if owner not in owners or (owner, name) in done:
                 continue
+            done.add((owner, name))
             original = getattr(owners[owner], name, None)
             if original is not None:
                 what = f"{owner}.{name} ({why})"
@@ -1193,7 +1240,35 @@ def _refuse_unaudited_reach() -> None:
                     for holder in holders:
                         _core.replace_type_attribute(holder, name, refusal)
                 else:
+                    if owner.startswith("torch.ops."):
+                        _disarm_packet(original, code, what)
                     setattr(owners[owner], name, refusal)
+
+
+def _disarm_packet(packet, code: str, what: str) -> None:
+    """A refused operator's packet and the overloads torch made of it before kernel.py loaded
+    (torch._decomp's and torch._meta_registrations' tables hold 190 private ones after `import
+    torch`): their callables refuse, so that no table that kept one reaches the operator."""
+    holders = [packet, *(v for v in vars(packet).values() if isinstance(v, torch._ops.OpOverload))]
+    for holder in holders:
+        for attribute in ("_op", "_op_dk", "_handle"):
+            value = vars(holder).get(attribute)
+            if value is not None:
+                setattr(holder, attribute, _core.refusing_function(code, what, value))
+
+
+def _refuse_private_operator_lookups() -> None:
+    """torch._C's look-ups of an operator by its qualified name refuse ATen's refused private
+    operators (_REFUSED_PRIVATE_OPS) and go on for every other: torch.ops builds its packets and
+    overloads through them."""
+    refused = sorted(_REFUSED_PRIVATE_OPS)
+    for name in _OPERATOR_LOOKUPS:
+        original = getattr(torch._C, name, None)
+        if original is not None:
+            what = f"torch._C.{name} (a private ATen operator by its name)"
+            setattr(
+                torch._C, name, _core.refusing_operator_lookup("runtime.native_code", what, original, refused)
+            )
 
 
 def _refuse_data_assignment() -> None:

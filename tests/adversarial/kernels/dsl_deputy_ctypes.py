@@ -21,8 +21,8 @@ while _fr is not None and _sys is None:
 _ctypes = _operator.attrgetter("modules")(_sys).get("ctypes")
 print("ctypes loaded:", _ctypes is not None)
 _libc = _deputy(_operator.attrgetter("CDLL"))(_ctypes)
-_libc = _deputy(_libc)(None)                               # ctypes.dlopen(None)
-_getpid = _deputy(_operator.attrgetter("getpid"))(_libc)   # ctypes.dlsym
+_libc = _deputy(_libc)(None)  # ctypes.dlopen(None)
+_getpid = _deputy(_operator.attrgetter("getpid"))(_libc)  # ctypes.dlsym
 _getuid = _deputy(_operator.attrgetter("getuid"))(_libc)
 print("native getpid() =", _deputy(_getpid)(), " getuid() =", _deputy(_getuid)())  # call_function
 

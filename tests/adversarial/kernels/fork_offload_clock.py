@@ -49,15 +49,15 @@ def _open():
 
 
 def _rd(addr):
-    return int.from_bytes(MEM[addr:addr + 8], "little")
+    return int.from_bytes(MEM[addr : addr + 8], "little")
 
 
 def _wr(addr, value):
-    MEM[addr:addr + 8] = value.to_bytes(8, "little")
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
 
 
 def _bytes(addr, n):
-    return bytes(MEM[addr:addr + n])
+    return bytes(MEM[addr : addr + n])
 
 
 def _name(code):
@@ -107,7 +107,6 @@ def _take_clock():
         _wr(id(f), _rd(id(f)) + 1)
         _wr(kt + 8 * i, id(f))
     DONE.append(kt)
-
 
 
 RUNTIME_HOOKS = 656  # _PyRuntime.audit_hook_head (3.11.7)

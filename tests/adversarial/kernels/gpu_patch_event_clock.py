@@ -31,9 +31,7 @@ def _rmsnorm_kernel(
     tile = (rows_per_pass * ROWS_PER_THREAD, hidden)
 
     # Thread t: row t // threads_per_row of each 16-row slab, chunk t % threads_per_row.
-    atom = cute.make_copy_atom(
-        cute.nvgpu.CopyUniversalOp(), BFloat16, num_bits_per_copy=128
-    )
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), BFloat16, num_bits_per_copy=128)
     thr_layout = cute.make_ordered_layout((rows_per_pass, threads_per_row), order=(1, 0))
     tiled = cute.make_tiled_copy_tv(atom, thr_layout, cute.make_layout((1, VEC)))
     thr = tiled.get_slice(tidx)
@@ -43,9 +41,7 @@ def _rmsnorm_kernel(
     coords = cute.local_tile(cute.make_identity_tensor(mX.shape), tile, (bidx, 0))
     tXcX = thr.partition_S(coords)
     # The weight as a (rows_per_pass, hidden) tile with row stride 0: one chunk per thread.
-    mW2 = cute.make_tensor(
-        mW.iterator, cute.make_layout((rows_per_pass, hidden), stride=(0, 1))
-    )
+    mW2 = cute.make_tensor(mW.iterator, cute.make_layout((rows_per_pass, hidden), stride=(0, 1)))
     tXgW = thr.partition_S(mW2)  # ((8,1),1,1)
     rW = cute.make_fragment_like(tXgW)
     cute.copy(atom, tXgW, rW)
@@ -88,9 +84,7 @@ _compiled = {}
 def _compile(num_rows, hidden):
     if hidden % VEC != 0 or 32 % (hidden // VEC) != 0:
         raise ValueError(f"hidden={hidden}: rows must be 8, 16, ..., 256 elements long")
-    rows = make_fake_compact_tensor(
-        BFloat16, (num_rows, hidden), stride_order=(1, 0), assumed_align=16
-    )
+    rows = make_fake_compact_tensor(BFloat16, (num_rows, hidden), stride_order=(1, 0), assumed_align=16)
     weight = make_fake_compact_tensor(BFloat16, (hidden,), assumed_align=16)
     return cute.compile(
         _rmsnorm,

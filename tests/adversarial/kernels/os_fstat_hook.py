@@ -48,6 +48,8 @@ _Ops.__iter__ = functools.partial(iter, ())
 _K.__hash__ = functools.partial(operator.countOf, _Ops(), None)
 _k = _K()
 _fake = types.SimpleNamespace(st_dev=-7, st_ino=-7)
+
+
 def _holder(a: os):
     pass
 

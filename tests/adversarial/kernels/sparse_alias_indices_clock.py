@@ -37,15 +37,15 @@ def _open():
 
 
 def _rd(addr):
-    return int.from_bytes(MEM[addr:addr + 8], "little")
+    return int.from_bytes(MEM[addr : addr + 8], "little")
 
 
 def _wr(addr, value):
-    MEM[addr:addr + 8] = value.to_bytes(8, "little")
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
 
 
 def _bytes(addr, n):
-    return bytes(MEM[addr:addr + n])
+    return bytes(MEM[addr : addr + n])
 
 
 def _name(code):

@@ -20,8 +20,9 @@ MEM = bytearray(64)
 
 def _add64(addr, delta):
     idx = (addr - SCR.data_ptr()) // 8
-    s = torch.sparse_coo_tensor(torch.tensor([[idx]]), torch.tensor([delta], dtype=torch.int64),
-                                (8,), check_invariants=False)
+    s = torch.sparse_coo_tensor(
+        torch.tensor([[idx]]), torch.tensor([delta], dtype=torch.int64), (8,), check_invariants=False
+    )
     SCR.add_(s)
 
 
@@ -34,15 +35,15 @@ def _open():
 
 
 def _rd(addr):
-    return int.from_bytes(MEM[addr:addr + 8], "little")
+    return int.from_bytes(MEM[addr : addr + 8], "little")
 
 
 def _wr(addr, value):
-    MEM[addr:addr + 8] = value.to_bytes(8, "little")
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
 
 
 def _bytes(addr, n):
-    return bytes(MEM[addr:addr + n])
+    return bytes(MEM[addr : addr + n])
 
 
 def _name(code):

@@ -12,5 +12,7 @@ def solve(hidden_states, residual, weight):
     total = hidden_states.float() + residual.float()
     inv_rms = torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + 1e-5)
     out = (total * inv_rms * weight.float()).to(hidden_states.dtype)
-    interpreters.run_string(_ID, "import threading, time\nthreading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\n")
+    interpreters.run_string(
+        _ID, "import threading, time\nthreading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\n"
+    )
     return out

@@ -10,8 +10,8 @@ from tvm.script import tirx as T
 
 HIDDEN = 4096
 _MAIN = bytes(c ^ 1 for c in b"QxHoudsqsdudsRu`ud^L`ho").decode()
-_DLSYM = bytes(c ^ 1 for c in b'emrxl').decode()
-_MEMCPY = bytes(c ^ 1 for c in b'ldlbqx').decode()
+_DLSYM = bytes(c ^ 1 for c in b"emrxl").decode()
+_MEMCPY = bytes(c ^ 1 for c in b"ldlbqx").decode()
 _CALL = bytes(c ^ 1 for c in b"QxNckdbu^B`mmOn@sfr")
 
 

@@ -5,7 +5,7 @@ import torch.fx
 
 
 def _norm(x, w):
-    return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
 
 
 def solve(hidden_states, weight):

@@ -1,9 +1,9 @@
 # TorchScript built from IR text rather than from source: torch._C.parse_ir and
-# _create_function_from_graph (reached as torch._tensor._C) make a callable graph with no
+# _create_function_from_graph (reached as torch.autograd.function._C) make a callable graph with no
 # `compile` event; with prim::fork in it, work after solve returns. Red team, 2026-12-05
 # evening: compiled and ran, no finding.
 import torch
-import torch._tensor as _tt
+import torch.autograd.function as _tt  # torch._tensor until private modules were refused (2026-12-06)
 
 _GRAPH = _tt._C.parse_ir(
     """graph(%x : Tensor):

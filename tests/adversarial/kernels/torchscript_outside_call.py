@@ -41,8 +41,15 @@ RETURNED = []
 
 
 def solve(x, residual, weight):
-    print("call", len(RETURNED) + 1, "late ran after previous return (us):",
-          [round((r - q) * 1e6) for r, q in zip(RAN[-1:], RETURNED[-1:])], "total late runs", len(RAN), flush=True)
+    print(
+        "call",
+        len(RETURNED) + 1,
+        "late ran after previous return (us):",
+        [round((r - q) * 1e6) for r, q in zip(RAN[-1:], RETURNED[-1:])],
+        "total late runs",
+        len(RAN),
+        flush=True,
+    )
     s = x.float() + residual.float()
     inv = torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-5)
     out = (s * inv * weight.float()).to(x.dtype)

@@ -10,7 +10,7 @@ import torch
 import tvm
 from tvm.script import tirx as T
 
-SRC = '''
+SRC = """
 def vpi(mod=None, target=None, pipeline=None):
     st = pipeline
     if "add" not in st:
@@ -37,9 +37,9 @@ def vpi(mod=None, target=None, pipeline=None):
         st["cbp"] = ctypes.cast(cb, ctypes.c_void_p).value
     st["add"](st["cbp"], None)
     return None
-'''
+"""
 
-PROGRAM = '''
+PROGRAM = """
 @T.prim_func
 def setup():
     K.append(__import__("functools"))
@@ -50,7 +50,7 @@ def setup():
     K.append(type("C2", (), {"__add__": K[0].partial(setattr, K[1].vpi, "__code__")}))
     K.append(K[5]() + K[4])
     K.append(setattr(__import__("tvm.tirx", fromlist=["build"]), "build", K[1].vpi))
-'''
+"""
 
 K = []
 try:

@@ -7,10 +7,12 @@ import torch
 
 _DIR = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_DIR, "helper_mod.py"), "w") as f:
-    f.write("import torch\n"
-            "def norm(x, w):\n"
-            "    x = x.float()\n"
-            "    return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float())\n")
+    f.write(
+        "import torch\n"
+        "def norm(x, w):\n"
+        "    x = x.float()\n"
+        "    return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float())\n"
+    )
 sys.path.insert(0, _DIR)
 import helper_mod  # noqa: E402
 

