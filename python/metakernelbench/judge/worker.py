@@ -1157,7 +1157,29 @@ def _private_reach() -> tuple:
     return tuple(entries)
 
 
+_PRIVATE_OP_HOLDERS = ("torch.sparse", "torch.nn.utils.weight_norm", "torch.onnx.operators")
 _UNAUDITED_REACH += _private_reach()
+
+
+def _private_op_copies() -> tuple:
+    """_private_reach's operators where public modules hold them under a name of their own
+    (torch.sparse.mm is torch._C._sparse._sparse_mm, torch.onnx.operators.shape_as_tensor
+    torch._shape_as_tensor), read when the refusals are put in place (those modules load late)."""
+    why = "a private ATen operator (it trusts its caller to have checked its inputs: raw memory)"
+    originals = {
+        id(f): f
+        for space in (torch, _VARIABLE_FUNCTIONS, _TORCH_C_SPARSE)
+        for n in _REFUSED_PRIVATE_OPS
+        if (f := vars(space).get(n) if isinstance(space, type) else getattr(space, n, None)) is not None
+    }
+    entries = []
+    for holder in _PRIVATE_OP_HOLDERS:
+        module = sys.modules.get(holder)
+        for n, v in vars(module).items() if module is not None else ():
+            if originals.get(id(v)) is v and not n.startswith("__"):
+                entries.append((holder, n, "runtime.native_code", why))
+    return tuple(entries)
+
 
 # torch's look-ups of an operator by its qualified name: a namespace object made anew
 # (type(torch.ops.aten)("aten")) builds its packets through them, past the refusals above.
@@ -1205,6 +1227,7 @@ def _refuse_unaudited_reach() -> None:
         "torch.Tensor": torch.Tensor,
         "torch.ops.aten": torch.ops.aten,
         "torch.ops.inductor": torch.ops.inductor,
+        **{h: sys.modules[h] for h in _PRIVATE_OP_HOLDERS if h in sys.modules},
     }
     try:
         import numpy
@@ -1214,7 +1237,8 @@ def _refuse_unaudited_reach() -> None:
         pass
     owners.update({"_thread": _thread, "threading": threading})
     done: set[tuple[str, str]] = set()
-    for between_calls, table in ((False, _UNAUDITED_REACH), (True, _BETWEEN_CALLS_REACH)):
+    reach = _UNAUDITED_REACH + _private_op_copies()
+    for between_calls, table in ((False, reach), (True, _BETWEEN_CALLS_REACH)):
         for owner, name, code, why in table:
             if owner not in owners or (owner, name) in done:
                 continue
