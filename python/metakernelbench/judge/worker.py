@@ -1282,14 +1282,14 @@ def _disarm_packet(packet, code: str, what: str) -> None:
 
 
 def _refuse_private_operator_lookups() -> None:
-    """torch._C's look-ups of an operator by its qualified name refuse ATen's refused private
-    operators (_REFUSED_PRIVATE_OPS) and go on for every other: torch.ops builds its packets and
-    overloads through them."""
-    refused = sorted(_REFUSED_PRIVATE_OPS)
+    """torch._C's look-ups of an operator by its qualified name refuse every operator refused on
+    torch.ops.aten (the private ones and those _UNAUDITED_REACH names: set_, segment_reduce...)
+    and go on for every other: torch.ops builds its packets and overloads through them."""
+    refused = sorted(_REFUSED_PRIVATE_OPS | {n for o, n, _, _ in _UNAUDITED_REACH if o == "torch.ops.aten"})
     for name in _OPERATOR_LOOKUPS:
         original = getattr(torch._C, name, None)
         if original is not None:
-            what = f"torch._C.{name} (a private ATen operator by its name)"
+            what = f"torch._C.{name} (a refused ATen operator looked up by its name)"
             setattr(
                 torch._C, name, _core.refusing_operator_lookup("runtime.native_code", what, original, refused)
             )
