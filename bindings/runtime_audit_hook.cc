@@ -842,6 +842,63 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "PermissionError when the name is aten::<one of `refused`> (record mode: records, then "
       "looks it up): no namespace object made anew reaches a refused operator.");
   m.def(
+      "refusing_module_recreation",
+      [](std::string code, std::string what, py::object original, std::vector<std::string> names,
+         py::list modules, py::object spec_type) {
+        absl::flat_hash_set<std::string> loaded(names.begin(), names.end());
+        std::vector<py::object> held;  // kept alive: an identity stays theirs
+        for (py::handle m : modules) held.push_back(py::reinterpret_borrow<py::object>(m));
+        return py::cpp_function(
+            [code, what, original, loaded = std::move(loaded), held = std::move(held), spec_type](
+                const py::args& args, const py::kwargs& kwargs) -> py::object {
+              // _imp's create_* take a spec, its exec_* a module. A spec of another type than
+              // importlib's (whose name could read differently at each look-up) or naming a module
+              // loaded before kernel.py, or a module object loaded then, is refused: a single-phase
+              // extension made again from its spec comes back with its first dictionary (torch._C's
+              // functions before the judge replaced any), and a module's exec run again puts its
+              // functions back (red team, 2026-12-06).
+              std::string refused;
+              if (args.size() > 0) {
+                PyObject* arg = args[0].ptr();
+                if (PyModule_Check(arg)) {
+                  for (const py::object& m : held) {
+                    if (m.ptr() == arg) refused = "a module loaded before kernel.py, run again";
+                  }
+                } else if (Py_TYPE(arg) != reinterpret_cast<PyTypeObject*>(spec_type.ptr())) {
+                  refused = "a module made from a spec that is not importlib's";
+                } else {
+                  py::object name =
+                      py::reinterpret_steal<py::object>(PyObject_GetAttrString(arg, "name"));
+                  if (!name) throw py::error_already_set();
+                  if (!PyUnicode_Check(name.ptr())) {
+                    refused = "a module made from a spec whose name is not text";
+                  } else if (loaded.contains(name.cast<std::string>())) {
+                    refused = absl::StrCat("a module loaded before kernel.py (",
+                                           name.cast<std::string>(), ") made again");
+                  }
+                }
+              }
+              if (!refused.empty()) {
+                const std::string which = absl::StrCat(what, ": ", refused);
+                RecordRuntimeViolation(code, absl::StrCat("the worker refused ", which),
+                                       absl::StrCat(what, " called"));
+                if (g_state == nullptr || g_state->enforce) {
+                  PyErr_SetString(PyExc_PermissionError,
+                                  absl::StrCat("blocked by the judge: ", which).c_str());
+                  throw py::error_already_set();
+                }
+              }
+              return original(*args, **kwargs);
+            });
+      },
+      py::arg("code"), py::arg("what"), py::arg("original"), py::arg("names"), py::arg("modules"),
+      py::arg("spec_type"),
+      "`original` (one of _imp's create_dynamic, create_builtin, exec_dynamic, exec_builtin) in a "
+      "C++ function that records a runtime violation `code` and raises PermissionError for a "
+      "spec of another type than `spec_type`, a spec naming one of `names` (the modules loaded "
+      "before kernel.py), or one of `modules` to execute again (record mode: records, then "
+      "calls it).");
+  m.def(
       "instance_method",
       [](py::object fn) {
         PyObject* method = PyInstanceMethod_New(fn.ptr());

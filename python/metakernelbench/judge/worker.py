@@ -268,6 +268,7 @@ class Worker:
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _refuse_unaudited_reach()
         _refuse_private_operator_lookups()
+        _refuse_module_recreation()
         _refuse_data_assignment()
         _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
@@ -1292,6 +1293,36 @@ def _refuse_private_operator_lookups() -> None:
             what = f"torch._C.{name} (a refused ATen operator looked up by its name)"
             setattr(
                 torch._C, name, _core.refusing_operator_lookup("runtime.native_code", what, original, refused)
+            )
+
+
+def _refuse_module_recreation() -> None:
+    """_imp's makers and executors of modules refuse a module loaded before kernel.py: made again
+    from its spec, a single-phase extension comes back with the dictionary it had when first made
+    (CPython keeps a copy), so torch._C's functions before the worker replaced any (red team,
+    2026-12-06: _imp.create_dynamic, or importlib.util.module_from_spec(torch._C.__spec__) which
+    also writes that copy back onto the live module, reached aten::_chunk_cat past every refusal,
+    passed permissive); a module's exec run again puts its functions back. Modules loaded later
+    (the DSL's, at its first compile) load as before."""
+    import _imp
+    import importlib.machinery
+
+    names = sorted(sys.modules)
+    modules = [m for m in sys.modules.values() if isinstance(m, types.ModuleType)]
+    for name in ("create_dynamic", "create_builtin", "exec_dynamic", "exec_builtin"):
+        original = getattr(_imp, name, None)
+        if original is not None:
+            setattr(
+                _imp,
+                name,
+                _core.refusing_module_recreation(
+                    "runtime.native_code",
+                    f"_imp.{name}",
+                    original,
+                    names,
+                    modules,
+                    importlib.machinery.ModuleSpec,
+                ),
             )
 
 
