@@ -1124,6 +1124,21 @@ def _backward_reach() -> tuple:
 
 _UNAUDITED_REACH += _backward_reach()
 
+# Autograd's backward pass: it runs ATen's backward kernels in C++ with the index data their
+# forward saved, which a saved-tensor hook replaces (torch.autograd.graph.saved_tensors_hooks:
+# red team round 27, 2026-12-06, max_pool2d_with_indices_backward wrote where substituted
+# indices said, out of bounds with no error, passed strict and permissive). No kernel needs a
+# backward pass: torch.autograd.backward, grad and Tensor.backward all run it through the engine.
+_AUTOGRAD_ENGINE: type = type(torch.autograd.variable.Variable._execution_engine)
+_UNAUDITED_REACH += (
+    (
+        "torch._C._EngineBase",
+        "run_backward",
+        "runtime.native_code",
+        "autograd's backward pass (ATen's backward kernels trust the index data their forward saved)",
+    ),
+)
+
 
 # ATen's private operators but the allowed few (C++ RefusedPrivateOperators: the static audit's
 # exceptions, torch._unique2 and torch._scaled_mm among them).
@@ -1225,6 +1240,7 @@ def _refuse_unaudited_reach() -> None:
         "torch._C._linalg": _TORCH_C_LINALG,
         "torch._C._sparse": _TORCH_C_SPARSE,
         "torch._C.TensorBase": torch._C.TensorBase,
+        "torch._C._EngineBase": _AUTOGRAD_ENGINE,
         "torch.Tensor": torch.Tensor,
         "torch.ops.aten": torch.ops.aten,
         "torch.ops.inductor": torch.ops.inductor,
