@@ -1129,7 +1129,7 @@ _UNAUDITED_REACH += _backward_reach()
 # red team round 27, 2026-12-06, max_pool2d_with_indices_backward wrote where substituted
 # indices said, out of bounds with no error, passed strict and permissive). No kernel needs a
 # backward pass: torch.autograd.backward, grad and Tensor.backward all run it through the engine.
-_AUTOGRAD_ENGINE: type = type(torch.autograd.variable.Variable._execution_engine)
+_AUTOGRAD_ENGINE: type = type(torch._C._ImperativeEngine())  # the engine autograd runs (torch._C._EngineBase)
 _UNAUDITED_REACH += (
     (
         "torch._C._EngineBase",
