@@ -864,9 +864,9 @@ constexpr const char* kInertBuiltins[] = {"print",      "repr",       "str",  "f
 constexpr const char* kSideStreamPrefixes[] = {"torch.cuda.Stream", "torch.cuda.stream"};
 
 // The private names of torch that are allowed: torch's checks, the private operators its public
-// Python functions call (torch.unique, torch.lu, F.interpolate, F.pad), the vendor GEMMs the
-// suite's eager code uses (torch._scaled_mm), and queries of a tensor's flags. The runtime
-// refuses every other private ATen operator on torch's namespaces, its tensor type and
+// Python functions call (torch.unique, torch.lu, F.interpolate, F.pad, weight_norm), the vendor
+// GEMMs the suite's eager code uses (torch._scaled_mm), and queries of a tensor's flags. The
+// runtime refuses every other private ATen operator on torch's namespaces, its tensor type and
 // torch.ops.aten (the worker, PrivateTorchAllowed), the static audit every other private name
 // under torch, torch.ops.aten and torch.Tensor.
 constexpr const char* kPrivateTorchAllowed[] = {
@@ -894,6 +894,7 @@ constexpr const char* kPrivateTorchAllowed[] = {
     "_scaled_mm",
     "_scaled_mm_v2",
     "_int_mm",
+    "_weight_norm",  // nn.utils.weight_norm and parametrizations.weight_norm
     "_addmm_activation",
     "_local_scalar_dense",
     "_version",
