@@ -899,6 +899,21 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "before kernel.py), or one of `modules` to execute again (record mode: records, then "
       "calls it).");
   m.def(
+      "holding_setter",
+      [](py::object original_set, py::object storage_of) {
+        return py::cpp_function([original_set, storage_of](py::object self, py::object value) {
+          // The storage the tensor lets go of, kept for the worker's life: what views its bytes
+          // without holding it (a numpy array or DLPack alias of the tensor, which holds the
+          // tensor, not the storage) never reads freed memory.
+          static std::vector<py::object>* held = new std::vector<py::object>();
+          held->push_back(storage_of(self));
+          return original_set(self, value);
+        });
+      },
+      py::arg("original_set"), py::arg("storage_of"),
+      "A C++ setter(tensor, value) that keeps `storage_of(tensor)` (the storage the tensor is "
+      "about to let go of) alive for the process's life, then calls `original_set`.");
+  m.def(
       "instance_method",
       [](py::object fn) {
         PyObject* method = PyInstanceMethod_New(fn.ptr());

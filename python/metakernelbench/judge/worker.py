@@ -269,7 +269,7 @@ class Worker:
         _refuse_unaudited_reach()
         _refuse_private_operator_lookups()
         _refuse_module_recreation()
-        _refuse_data_assignment()
+        _hold_data_assignment()
         _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
@@ -1342,18 +1342,18 @@ def _refuse_module_recreation() -> None:
             )
 
 
-def _refuse_data_assignment() -> None:
+def _hold_data_assignment() -> None:
     """A tensor's `.data` assigned: its implementation given another storage in place, as set_
-    does (refused with it, _UNAUDITED_REACH): the tensor keeping a numpy array's or a DLPack
-    export's memory alive lets go of it (red team round 24: a.base.data = ..., 5.0x strict). The
-    attribute reads as before (TensorBase's own descriptor); assigning it is refused."""
+    does; the tensor keeping a numpy array's or a DLPack export's memory alive let go of it (red
+    team round 24: a.base.data = ..., 5.0x strict). Refused outright until the sixth session, which
+    refused every nn.Module.to / .cuda / .half too (they assign each parameter's .data: the round-27
+    red team's false positive). Now the storage let go of is kept for the worker's life
+    (_core.holding_setter), so whatever views its bytes keeps valid memory; the attribute reads as
+    before (TensorBase's own descriptor)."""
     original = torch._C.TensorBase.__dict__["data"]
-    refusal = _core.refusing_function(
-        "runtime.native_code",
-        "torch._C.TensorBase.data assignment (a tensor given another storage under what views it)",
-        original.__set__,  # record mode: recorded, then assigned as before
-    )
-    _core.replace_type_attribute(torch._C.TensorBase, "data", property(original.__get__, refusal))
+    storage_of = torch._C.TensorBase.__dict__["untyped_storage"]  # TensorBase's own, not a subclass's
+    setter = _core.holding_setter(original.__set__, storage_of)
+    _core.replace_type_attribute(torch._C.TensorBase, "data", property(original.__get__, setter))
 
 
 def _pin_dlpack_exports() -> None:
