@@ -22,6 +22,7 @@ import datetime as _dt
 import json
 import os
 import shlex
+import shutil
 import site
 import subprocess
 import sys
@@ -294,6 +295,13 @@ def _byte_compile(site: Path, python: str) -> None:
 
 # --- carrying a toolchain to a machine without network -----------------------------------------
 
+# Paths (relative to a packed site directory) that pack leaves out: libbacktrace's sources, CuTe
+# DSL's iket profiler's injection library and trace schema (its profiler is not imported).
+PACK_PRUNE = (
+    "tvm_ffi/3rdparty/libbacktrace",
+    "nvidia_cutlass_dsl/dsl_packages/iket/profiler/libsmodel_injection.so",
+    "nvidia_cutlass_dsl/dsl_packages/iket/profiler/perfetto_trace_pb2.py",
+)
 GPU_PLATFORMS = (
     "manylinux_2_28_x86_64",
     "manylinux_2_27_x86_64",
@@ -349,6 +357,12 @@ def pack(
         )
         if result.returncode != 0:
             raise Error(f"pip failed to fetch the {dsl} toolchain for Python {python_version}")
+        # What no judge, check or DSL compile loads (sources, a profiler's trace format), left out
+        # so that a payload and the working tree fit the lent GPU machine's 64 MiB per run
+        # (docs/gpu-device.md). Not tvm_ffi/lib/libtvm_ffi_testing.so: tvm_ffi's core loads it.
+        pruned = [site_path / rel for rel in PACK_PRUNE if (site_path / rel).exists()]
+        for path in pruned:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
         record = {
             "dsl": dsl,
             "spec": list(spec(dsl)),
