@@ -899,6 +899,99 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "before kernel.py), or one of `modules` to execute again (record mode: records, then "
       "calls it).");
   m.def(
+      "swap_held_originals",
+      [](py::list originals, py::list replacements) {
+        // original -> replacement, owned here for the call (and the replacements after it, by the
+        // containers given them).
+        absl::flat_hash_map<PyObject*, PyObject*> swap;
+        const size_t n = std::min(py::len(originals), py::len(replacements));
+        for (size_t i = 0; i < n; ++i) swap[originals[i].ptr()] = replacements[i].ptr();
+        py::list objects = py::module_::import("gc").attr("get_objects")();
+        absl::flat_hash_set<PyObject*> type_dicts;
+        for (py::handle o : objects) {
+          if (PyType_Check(o.ptr())) {
+            PyObject* d = reinterpret_cast<PyTypeObject*>(o.ptr())->tp_dict;
+            if (d != nullptr) type_dicts.insert(d);
+          }
+        }
+        const absl::flat_hash_set<PyObject*> mine = {originals.ptr(), replacements.ptr(),
+                                                     objects.ptr()};
+        // A tuple cannot change: a new one stands in for each that holds an original.
+        std::vector<py::object> made;
+        for (py::handle o : objects) {
+          PyObject* t = o.ptr();
+          if (!PyTuple_CheckExact(t)) continue;
+          const Py_ssize_t size = PyTuple_GET_SIZE(t);
+          bool holds = false;
+          for (Py_ssize_t i = 0; i < size && !holds; ++i)
+            holds = swap.contains(PyTuple_GET_ITEM(t, i));
+          if (!holds) continue;
+          py::tuple fresh(size);
+          for (Py_ssize_t i = 0; i < size; ++i) {
+            PyObject* v = PyTuple_GET_ITEM(t, i);
+            auto it = swap.find(v);
+            fresh[i] = py::reinterpret_borrow<py::object>(it == swap.end() ? v : it->second);
+          }
+          made.push_back(fresh);
+          swap[t] = fresh.ptr();
+        }
+        int changed = 0;
+        for (py::handle o : objects) {
+          PyObject* c = o.ptr();
+          if (mine.contains(c)) continue;
+          if (PyList_CheckExact(c)) {
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(c); ++i) {
+              auto it = swap.find(PyList_GET_ITEM(c, i));
+              if (it == swap.end()) continue;
+              Py_INCREF(it->second);
+              PyList_SetItem(c, i, it->second);  // steals the new reference, drops the old
+              ++changed;
+            }
+          } else if (PyDict_CheckExact(c) && !type_dicts.contains(c)) {
+            std::vector<std::pair<py::object, py::object>> values, keys;
+            PyObject *k, *v;
+            Py_ssize_t pos = 0;
+            while (PyDict_Next(c, &pos, &k, &v)) {
+              if (auto it = swap.find(v); it != swap.end()) {
+                values.emplace_back(py::reinterpret_borrow<py::object>(k),
+                                    py::reinterpret_borrow<py::object>(it->second));
+              }
+              if (auto it = swap.find(k); it != swap.end() && !PyTuple_Check(k)) {
+                keys.emplace_back(py::reinterpret_borrow<py::object>(k),
+                                  py::reinterpret_borrow<py::object>(it->second));
+              }
+            }
+            for (auto& [key, value] : values) {
+              if (PyDict_SetItem(c, key.ptr(), value.ptr()) == 0) ++changed;
+            }
+            for (auto& [key, fresh] : keys) {
+              py::object value = py::reinterpret_borrow<py::object>(PyDict_GetItem(c, key.ptr()));
+              if (!value || PyDict_DelItem(c, key.ptr()) != 0) continue;
+              if (PyDict_SetItem(c, fresh.ptr(), value.ptr()) == 0) ++changed;
+            }
+          } else if (PyAnySet_CheckExact(c)) {
+            std::vector<py::object> found;
+            PyObject* item;
+            Py_ssize_t pos = 0;
+            Py_hash_t hash;
+            while (_PySet_NextEntry(c, &pos, &item, &hash)) {
+              if (swap.contains(item) && !PyTuple_Check(item))
+                found.push_back(py::reinterpret_borrow<py::object>(item));
+            }
+            for (const py::object& item : found) {
+              if (PySet_Discard(c, item.ptr()) == 1 && PySet_Add(c, swap[item.ptr()]) == 0)
+                ++changed;
+            }
+          }
+        }
+        PyErr_Clear();
+        return changed;
+      },
+      py::arg("originals"), py::arg("replacements"),
+      "In every list, dict (values and keys; not a type's own dictionary) and set the collector "
+      "tracks, each of `originals` is replaced by its replacement, and each tuple holding one by "
+      "a new tuple with the replacements; returns how many entries changed.");
+  m.def(
       "holding_setter",
       [](py::object original_set, py::object storage_of) {
         return py::cpp_function([original_set, storage_of](py::object self, py::object value) {

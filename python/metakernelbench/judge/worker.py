@@ -1254,6 +1254,7 @@ def _refuse_unaudited_reach() -> None:
         pass
     owners.update({"_thread": _thread, "threading": threading})
     done: set[tuple[str, str]] = set()
+    swapped: list[tuple[object, object]] = []  # (original, what now stands in its place)
     reach = _UNAUDITED_REACH + _private_op_copies()
     for between_calls, table in ((False, reach), (True, _BETWEEN_CALLS_REACH)):
         for owner, name, code, why in table:
@@ -1280,10 +1281,29 @@ def _refuse_unaudited_reach() -> None:
                     ]
                     for holder in holders:
                         _core.replace_type_attribute(holder, name, refusal)
+                    swapped.append((entry, refusal))
+                    if isinstance(entry, (staticmethod, classmethod)):
+                        swapped.append((entry.__func__, refusal))
+                    if original is not entry:
+                        swapped.append((original, refusal))
                 else:
                     if owner.startswith("torch.ops."):
                         _disarm_packet(original, code, what)
                     setattr(owners[owner], name, refusal)
+                    swapped.append((original, refusal))
+    _swap_held_originals(swapped)
+
+
+def _swap_held_originals(swapped: list) -> None:
+    """Every list, dict (values and keys), set and tuple that still holds a refused callable's
+    original gets its refusal in its place: tables torch filled before the refusals went in
+    (torch.jit._builtins._builtin_ops, 336 of them; torch._dynamo's cached map of torch's
+    callables, 312) handed the originals to a kernel that iterated them (red team round 28,
+    2026-12-06: _chunk_cat, torch.frombuffer, torch.from_file, a storage at a raw address and
+    torch._C._dispatch_library, each passed permissive). One pass over the collector's objects
+    in C++ (_core.swap_held_originals); types' own dictionaries are the type-attribute
+    replacement's (above), not touched here."""
+    _core.swap_held_originals([o for o, _ in swapped], [r for _, r in swapped])
 
 
 def _disarm_packet(packet, code: str, what: str) -> None:
