@@ -939,7 +939,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         for (py::handle o : objects) {
           PyObject* c = o.ptr();
           if (mine.contains(c)) continue;
-          if (PyList_CheckExact(c)) {
+          if (PyList_Check(c)) {
             for (Py_ssize_t i = 0; i < PyList_GET_SIZE(c); ++i) {
               auto it = swap.find(PyList_GET_ITEM(c, i));
               if (it == swap.end()) continue;
@@ -947,7 +947,10 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               PyList_SetItem(c, i, it->second);  // steals the new reference, drops the old
               ++changed;
             }
-          } else if (PyDict_CheckExact(c) && !type_dicts.contains(c)) {
+          } else if (PyDict_Check(c) && !type_dicts.contains(c)) {
+            // A subclass (OrderedDict, defaultdict) through its own item methods: its bookkeeping
+            // stays whole. No code of the kernel's exists yet.
+            const bool exact = PyDict_CheckExact(c);
             std::vector<std::pair<py::object, py::object>> values, keys;
             PyObject *k, *v;
             Py_ssize_t pos = 0;
@@ -962,14 +965,22 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               }
             }
             for (auto& [key, value] : values) {
-              if (PyDict_SetItem(c, key.ptr(), value.ptr()) == 0) ++changed;
+              const int done = exact ? PyDict_SetItem(c, key.ptr(), value.ptr())
+                                     : PyObject_SetItem(c, key.ptr(), value.ptr());
+              if (done == 0) ++changed;
+              PyErr_Clear();
             }
             for (auto& [key, fresh] : keys) {
               py::object value = py::reinterpret_borrow<py::object>(PyDict_GetItem(c, key.ptr()));
-              if (!value || PyDict_DelItem(c, key.ptr()) != 0) continue;
-              if (PyDict_SetItem(c, fresh.ptr(), value.ptr()) == 0) ++changed;
+              if (!value) continue;
+              const int gone =
+                  exact ? PyDict_DelItem(c, key.ptr()) : PyObject_DelItem(c, key.ptr());
+              if (gone == 0 && (exact ? PyDict_SetItem(c, fresh.ptr(), value.ptr())
+                                      : PyObject_SetItem(c, fresh.ptr(), value.ptr())) == 0)
+                ++changed;
+              PyErr_Clear();
             }
-          } else if (PyAnySet_CheckExact(c)) {
+          } else if (PySet_Check(c)) {
             std::vector<py::object> found;
             PyObject* item;
             Py_ssize_t pos = 0;
@@ -989,8 +1000,9 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       },
       py::arg("originals"), py::arg("replacements"),
       "In every list, dict (values and keys; not a type's own dictionary) and set the collector "
-      "tracks, each of `originals` is replaced by its replacement, and each tuple holding one by "
-      "a new tuple with the replacements; returns how many entries changed.");
+      "tracks, subclasses included, each of `originals` is replaced by its replacement, and each "
+      "tuple holding one by a new tuple with the replacements; returns how many entries "
+      "changed.");
   m.def(
       "holding_setter",
       [](py::object original_set, py::object storage_of) {

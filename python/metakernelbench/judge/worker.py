@@ -1271,6 +1271,7 @@ def _refuse_unaudited_reach() -> None:
                     # (torch.FloatTensor, torch.cuda.sparse.LongTensor...) copy TensorBase's
                     # methods into dictionaries of their own at start-up.
                     entry = owners[owner].__dict__[name]
+                    bare = refusal  # what a table holding the plain callable gets (below)
                     if type(entry) in (staticmethod, classmethod):
                         refusal = staticmethod(refusal)
                     elif isinstance(entry, (types.FunctionType, types.MethodDescriptorType)):
@@ -1283,9 +1284,9 @@ def _refuse_unaudited_reach() -> None:
                         _core.replace_type_attribute(holder, name, refusal)
                     swapped.append((entry, refusal))
                     if isinstance(entry, (staticmethod, classmethod)):
-                        swapped.append((entry.__func__, refusal))
-                    if original is not entry:
-                        swapped.append((original, refusal))
+                        swapped.append((entry.__func__, bare))
+                    if original is not entry and original is not getattr(entry, "__func__", None):
+                        swapped.append((original, bare))
                 else:
                     if owner.startswith("torch.ops."):
                         _disarm_packet(original, code, what)
