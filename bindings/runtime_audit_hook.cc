@@ -982,13 +982,18 @@ void RegisterRuntimeAuditHook(py::module_& m) {
             }
           } else if (PySet_Check(c)) {
             std::vector<py::object> found;
-            PyObject* item;
-            Py_ssize_t pos = 0;
-            Py_hash_t hash;
-            while (_PySet_NextEntry(c, &pos, &item, &hash)) {
+            PyObject* iterator = PyObject_GetIter(c);  // the public API (no private set walk)
+            if (iterator == nullptr) {
+              PyErr_Clear();
+              continue;
+            }
+            while (PyObject* item = PyIter_Next(iterator)) {
               if (swap.contains(item) && !PyTuple_Check(item))
                 found.push_back(py::reinterpret_borrow<py::object>(item));
+              Py_DECREF(item);
             }
+            Py_DECREF(iterator);
+            PyErr_Clear();
             for (const py::object& item : found) {
               if (PySet_Discard(c, item.ptr()) == 1 && PySet_Add(c, swap[item.ptr()]) == 0)
                 ++changed;
