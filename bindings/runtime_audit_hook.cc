@@ -678,6 +678,23 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
   AddViolation(code, ToValidUtf8(Redacted(message)), ToValidUtf8(Redacted(evidence)));
 }
 
+namespace {
+
+// The refusing callables' one path: records `code` ("the worker refused <what>", `evidence`)
+// and returns true when the call is to be refused (the audit enforcing, or none installed);
+// false in record mode, where the caller runs the original.
+bool RecordRefusal(const std::string& code, const std::string& what, const std::string& evidence) {
+  RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what), evidence);
+  return g_state == nullptr || g_state->enforce;
+}
+
+[[noreturn]] void RaiseRefused(const std::string& what) {
+  PyErr_SetString(PyExc_PermissionError, absl::StrCat("blocked by the judge: ", what).c_str());
+  throw py::error_already_set();
+}
+
+}  // namespace
+
 void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(
       "install_runtime_audit",
@@ -787,15 +804,11 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           // between_calls: refused only while no call of solve (or kernel.py's import) is
           // under way, i.e. while the watch on kernel code is on; otherwise the original.
           if (between_calls && !g_watch.on) return original(*args, **kwargs);
-          RecordRuntimeViolation(code, absl::StrCat("the worker refused ", what),
-                                 absl::StrCat(what, " called"));
           // Record mode refuses nothing: the original runs (it is held here, where no Python
           // code can reach it).
-          if (g_state != nullptr && !g_state->enforce && !original.is_none())
+          if (!RecordRefusal(code, what, absl::StrCat(what, " called")) && !original.is_none())
             return original(*args, **kwargs);
-          PyErr_SetString(PyExc_PermissionError,
-                          absl::StrCat("blocked by the judge: ", what).c_str());
-          throw py::error_already_set();
+          RaiseRefused(what);
         });
       },
       py::arg("code"), py::arg("what"), py::arg("original") = py::none(),
@@ -823,13 +836,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               name = name.substr(0, name.find('.'));
               if (names.contains(name)) {
                 const std::string which = absl::StrCat(what, " of aten::", name);
-                RecordRuntimeViolation(code, absl::StrCat("the worker refused ", which),
-                                       absl::StrCat(which, " called"));
-                if (g_state == nullptr || g_state->enforce) {
-                  PyErr_SetString(PyExc_PermissionError,
-                                  absl::StrCat("blocked by the judge: ", which).c_str());
-                  throw py::error_already_set();
-                }
+                if (RecordRefusal(code, which, absl::StrCat(which, " called"))) RaiseRefused(which);
               }
             }
           }
@@ -880,13 +887,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               }
               if (!refused.empty()) {
                 const std::string which = absl::StrCat(what, ": ", refused);
-                RecordRuntimeViolation(code, absl::StrCat("the worker refused ", which),
-                                       absl::StrCat(what, " called"));
-                if (g_state == nullptr || g_state->enforce) {
-                  PyErr_SetString(PyExc_PermissionError,
-                                  absl::StrCat("blocked by the judge: ", which).c_str());
-                  throw py::error_already_set();
-                }
+                if (RecordRefusal(code, which, absl::StrCat(what, " called"))) RaiseRefused(which);
               }
               return original(*args, **kwargs);
             });

@@ -1143,6 +1143,7 @@ _UNAUDITED_REACH += (
 # ATen's private operators but the allowed few (C++ RefusedPrivateOperators: the static audit's
 # exceptions, torch._unique2 and torch._scaled_mm among them).
 _REFUSED_PRIVATE_OPS = frozenset(_core.refused_private_operators(_ATEN_OP_NAMES))
+_PRIVATE_OP_WHY = "a private ATen operator (it trusts its caller to have checked its inputs: raw memory)"
 
 
 def _private_reach() -> tuple:
@@ -1150,7 +1151,7 @@ def _private_reach() -> tuple:
     tensor type's methods, torch.ops.aten. Red team rounds 24-26 (2026-12-06) reached raw memory
     through helpers that trust their callers (_cummax_helper's stride, the fused optimisers'
     state sizes, _convert_indices_from_csr_to_coo's values): refused as a class, not by name."""
-    why = "a private ATen operator (it trusts its caller to have checked its inputs: raw memory)"
+    why = _PRIVATE_OP_WHY
 
     def methods(owner: type) -> list[str]:
         return [
@@ -1181,7 +1182,7 @@ def _private_op_copies() -> tuple:
     """_private_reach's operators where public modules hold them under a name of their own
     (torch.sparse.mm is torch._C._sparse._sparse_mm, torch.onnx.operators.shape_as_tensor
     torch._shape_as_tensor), read when the refusals are put in place (those modules load late)."""
-    why = "a private ATen operator (it trusts its caller to have checked its inputs: raw memory)"
+    why = _PRIVATE_OP_WHY
     originals = {
         id(f): f
         for space in (torch, _VARIABLE_FUNCTIONS, _TORCH_C_SPARSE)
