@@ -15,6 +15,9 @@ call as the judge's worker is, free, on the parent's CPU or on another.
 `--diagnose-inputs` adds, per row, the published call with its inputs copied into a cudaMalloc
 buffer of the process and into one of another process mapped by CUDA IPC (the judge's worker
 reads its inputs from such a mapping).
+`--diagnose-monitor` adds, per row, the published call after its process subscribed to CUPTI's
+callbacks as the judge's worker does before its first call (the domains off, as in the judge's
+parity pass, then on, then off again); each row then runs in a process of its own.
 With `--published-checkout DIR` (a checkout of github.com/YIGE24/MetaKernelBench), it also runs the
 published grader itself, unchanged (its template/grader.py and contract.py beside the published
 problem file as task.py, the solution at the /app/kernel.py it reads, its reward at
@@ -22,7 +25,7 @@ problem file as task.py, the solution at the /app/kernel.py it reads, its reward
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
         [--problems 28 36] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
-        [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs]
+        [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs] [--diagnose-monitor]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
     python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
 """
@@ -207,6 +210,36 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
         out["diagnostics"] = _diagnostics(kernel.solve, draw, timing)
         if row.get("diagnose_wakeup"):  # the first published run only: a child per row is slow
             out["diagnostics"].update(_wakeup_diagnostics(row, timing))
+    if row.get("diagnose_monitor"):  # last: the monitor stays for the process's life
+        monitor = _monitor_diagnostics(kernel.solve, lambda fn: median_ms(fn, warmup, timing))
+        out.setdefault("diagnostics", {}).update(monitor)
+        print(f"  launch monitor: {row['slug'][:40]} {row['dsl']}: {monitor}", flush=True)
+    return out
+
+
+def _monitor_diagnostics(solve, median_ms) -> dict:
+    """The published method's kernel median again after the process subscribed to CUPTI's
+    callbacks as the judge's worker does before the first call (`--diagnose-monitor`): with the
+    callback domains switched off, as in the judge's parity pass, and on, as in its correctness
+    and strict calls. The subscription lasts for the process's life, so each row that asks runs
+    in a process of its own, and this comes after the row's own published timing."""
+    from metakernelbench import _core
+    from metakernelbench.judge.worker import cupti_dirs
+
+    try:
+        monitor = _core.cuda.LaunchMonitor(cupti_dirs(), [])
+    except _core.Error as error:
+        return {"monitor_error": str(error)}
+    monitor.set_enabled(False)
+    out = {"monitor_subscribed_off_kernel_ms": median_ms(solve)}
+    monitor.set_enabled(True)
+    monitor.begin_call()
+    try:
+        out["monitor_on_kernel_ms"] = median_ms(solve)
+    finally:
+        monitor.end_call()
+    monitor.set_enabled(False)
+    out["monitor_off_again_kernel_ms"] = median_ms(solve)
     return out
 
 
@@ -555,21 +588,26 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
             continue
         if run == 0:  # --diagnose: the woken child's timings in the first run only
             mine = [{**r, "diagnose_wakeup": True} if r.get("diagnose") else r for r in mine]
-        path = tmp / f"rows-{dsl}.json"
-        path.write_text(json.dumps(mine))
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
-            capture_output=True,
-            text=True,
-        )
-        lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
-        if done.returncode != 0 or not lines:
-            print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
-            continue
-        for line in done.stdout.splitlines():
-            if line.startswith("  published"):
-                print(line, flush=True)
-        for r in json.loads(lines[-1]):
+        # --diagnose-monitor: a process per row (the monitor it starts stays).
+        groups = [[r] for r in mine] if any(r.get("diagnose_monitor") for r in mine) else [mine]
+        got = []
+        for n, group in enumerate(groups):
+            path = tmp / f"rows-{dsl}-{n}.json"
+            path.write_text(json.dumps(group))
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", dsl, str(path), "--seed", str(run * 7919)],
+                capture_output=True,
+                text=True,
+            )
+            lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+            if done.returncode != 0 or not lines:
+                print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
+                continue
+            for line in done.stdout.splitlines():
+                if line.startswith(("  published", "  launch monitor")):
+                    print(line, flush=True)
+            got.extend(json.loads(lines[-1]))
+        for r in got:
             results.setdefault(_key(r), []).append(r["speedup"])
             medians = {"kernel_ms": r["kernel_ms"], "eager_ms": r["eager_ms"]}
             PUBLISHED_MS.setdefault(_key(r), []).append(medians)
@@ -897,6 +935,13 @@ def main() -> int:
         "the process and into one of another process mapped by CUDA IPC, as the judge's worker "
         "sees them (the rows' 'diagnostics', input_memory)",
     )
+    parser.add_argument(
+        "--diagnose-monitor",
+        action="store_true",
+        help="also time each published call after the process subscribed to CUPTI's callbacks as "
+        "the judge's worker does (domains off, on, off again; a process per row; the rows' "
+        "'diagnostics', monitor_*)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--published-checkout",
@@ -933,6 +978,8 @@ def main() -> int:
         rows = [{**r, "diagnose": True} for r in rows]
     if args.diagnose_inputs:
         rows = [{**r, "diagnose_inputs": True} for r in rows]
+    if args.diagnose_monitor:
+        rows = [{**r, "diagnose_monitor": True} for r in rows]
     published: dict[tuple, list[float]] = {}
     judged: dict[tuple, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
