@@ -1011,19 +1011,43 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "changed.");
   m.def(
       "holding_setter",
-      [](py::object original_set, py::object storage_of) {
-        return py::cpp_function([original_set, storage_of](py::object self, py::object value) {
-          // The storage the tensor lets go of, kept for the worker's life: what views its bytes
-          // without holding it (a numpy array or DLPack alias of the tensor, which holds the
-          // tensor, not the storage) never reads freed memory.
-          static std::vector<py::object>* held = new std::vector<py::object>();
-          held->push_back(storage_of(self));
-          return original_set(self, value);
-        });
+      [](py::object original_set, py::object storage_of, py::object disable_torch_function) {
+        return py::cpp_function(
+            [original_set, storage_of, disable_torch_function](py::object self, py::object value) {
+              // The storage the tensor lets go of, kept for the worker's life: what views its bytes
+              // without holding it (a numpy array or DLPack alias of the tensor, which holds the
+              // tensor, not the storage) never reads freed memory. Read with torch functions off:
+              // a subclass's __torch_function__ (or a mode) otherwise answers with a decoy and
+              // leaves dispatch off, so that the setter below frees the real storage (seventh
+              // session, 2026-12-06: 4.4x permissive; case data_hold_storage_decoy_permissive).
+              static std::vector<py::object>* held = new std::vector<py::object>();
+              py::object guard = disable_torch_function();
+              guard.attr("__enter__")();
+              py::object storage;
+              try {
+                storage = storage_of(self);
+              } catch (...) {
+                guard.attr("__exit__")(py::none(), py::none(), py::none());
+                throw;
+              }
+              guard.attr("__exit__")(py::none(), py::none(), py::none());
+              held->push_back(std::move(storage));
+              return original_set(self, value);
+            });
       },
-      py::arg("original_set"), py::arg("storage_of"),
+      py::arg("original_set"), py::arg("storage_of"), py::arg("disable_torch_function"),
       "A C++ setter(tensor, value) that keeps `storage_of(tensor)` (the storage the tensor is "
-      "about to let go of) alive for the process's life, then calls `original_set`.");
+      "about to let go of, read inside a `disable_torch_function()` context) alive for the "
+      "process's life, then calls `original_set`.");
+  m.def(
+      "opaque_getter",
+      [](py::object original_get) {
+        return py::cpp_function([original_get](py::object self) { return original_get(self); });
+      },
+      py::arg("original_get"),
+      "A C++ getter(obj) that returns `original_get(obj)`: a property built on it hands out no "
+      "bound method of the descriptor it replaces (whose __self__ is that descriptor, and its "
+      "__set__ the unreplaced setter).");
   m.def(
       "instance_method",
       [](py::object fn) {

@@ -674,6 +674,7 @@ constexpr RawName kRawNames[] = {
     {"_free_And_Remove_DeleterFn", kFreedUnder},
     // A tensor given another storage in place, and ATen kernels that trust index data (round 24).
     {"_swap_tensor_impl", kFreedUnder},
+    {"set_data", kFreedUnder},  // the operator behind `.data =` (seventh session)
     {"swap_tensors", kFreedUnder},
     {"segment_reduce", kUncheckedIndex},
     {"_segment_reduce_backward", kUncheckedIndex},

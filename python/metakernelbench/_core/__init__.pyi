@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'holding_setter', 'install_runtime_audit', 'instance_method', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'pinning_dlpack_exchange_api', 'pinning_dlpack_export', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refused_private_operators', 'refusing_function', 'refusing_module_recreation', 'refusing_operator_lookup', 'render_received_skill', 'render_report', 'render_task', 'replace_type_attribute', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seal_processes', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'swap_held_originals', 'take_runtime_findings', 'tir_compile_refusal', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'enter_sandbox', 'families', 'holding_setter', 'install_runtime_audit', 'instance_method', 'judge_config', 'judge_floor_ms', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'opaque_getter', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'pinning_dlpack_exchange_api', 'pinning_dlpack_export', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refused_private_operators', 'refusing_function', 'refusing_module_recreation', 'refusing_operator_lookup', 'render_received_skill', 'render_report', 'render_task', 'replace_type_attribute', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seal_processes', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'swap_held_originals', 'take_runtime_findings', 'tir_compile_refusal', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -508,9 +508,9 @@ def families() -> list:
     """
     The six family names, in PROBLEMS.md order.
     """
-def holding_setter(original_set: typing.Any, storage_of: typing.Any) -> collections.abc.Callable:
+def holding_setter(original_set: typing.Any, storage_of: typing.Any, disable_torch_function: typing.Any) -> collections.abc.Callable:
     """
-    A C++ setter(tensor, value) that keeps `storage_of(tensor)` (the storage the tensor is about to let go of) alive for the process's life, then calls `original_set`.
+    A C++ setter(tensor, value) that keeps `storage_of(tensor)` (the storage the tensor is about to let go of, read inside a `disable_torch_function()` context) alive for the process's life, then calls `original_set`.
     """
 def install_runtime_audit(config: dict, enforce: bool = True) -> None:
     """
@@ -546,6 +546,10 @@ def message(type_name: str, fields: typing.Any = None) -> Message:
 def model_cost(model_id: str, input_tokens: typing.SupportsInt | typing.SupportsIndex = 0, cached_input_tokens: typing.SupportsInt | typing.SupportsIndex = 0, cache_write_tokens: typing.SupportsInt | typing.SupportsIndex = 0, output_tokens: typing.SupportsInt | typing.SupportsIndex = 0, prices: str = '') -> float:
     """
     USD for the tokens at the model's price (built-in table, MKB_PRICE_TABLE, then `prices`).
+    """
+def opaque_getter(original_get: typing.Any) -> collections.abc.Callable:
+    """
+    A C++ getter(obj) that returns `original_get(obj)`: a property built on it hands out no bound method of the descriptor it replaces (whose __self__ is that descriptor, and its __set__ the unreplaced setter).
     """
 def parse_gpu_list(list: str, option: str = 'gpus') -> list[str]:
     """
@@ -686,7 +690,7 @@ def summarize_samples(samples_ms: collections.abc.Sequence[typing.SupportsFloat 
     ...
 def swap_held_originals(originals: list, replacements: list) -> int:
     """
-    In every list, dict (values and keys; not a type's own dictionary) and set the collector tracks, each of `originals` is replaced by its replacement, and each tuple holding one by a new tuple with the replacements; returns how many entries changed.
+    In every list, dict (values and keys; not a type's own dictionary) and set the collector tracks, subclasses included, each of `originals` is replaced by its replacement, and each tuple holding one by a new tuple with the replacements; returns how many entries changed.
     """
 def take_runtime_findings() -> list:
     ...

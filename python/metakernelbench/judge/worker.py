@@ -895,6 +895,9 @@ _UNAUDITED_REACH = (
         for owner, name in (
             ("torch._C.TensorBase", "set_"),
             ("torch.ops.aten", "set_"),
+            # The operator behind a .data assignment, which the hold (below) does not see
+            # (seventh session, 2026-12-06: numpy_base_data's window through it, 4.0x strict).
+            ("torch.ops.aten", "set_data"),
             ("torch._C", "_swap_tensor_impl"),
         )
     ),
@@ -1374,8 +1377,12 @@ def _hold_data_assignment() -> None:
     before (TensorBase's own descriptor)."""
     original = torch._C.TensorBase.__dict__["data"]
     storage_of = torch._C.TensorBase.__dict__["untyped_storage"]  # TensorBase's own, not a subclass's
-    setter = _core.holding_setter(original.__set__, storage_of)
-    _core.replace_type_attribute(torch._C.TensorBase, "data", property(original.__get__, setter))
+    # Read with torch functions off (a subclass's __torch_function__ answered with a decoy), and
+    # the getter a C++ function: original.__get__ is a method bound to the descriptor, whose
+    # __set__ is the unheld setter (torch.Tensor.data.fget.__self__.__set__; seventh session).
+    setter = _core.holding_setter(original.__set__, storage_of, torch._C.DisableTorchFunction)
+    getter = _core.opaque_getter(original.__get__)
+    _core.replace_type_attribute(torch._C.TensorBase, "data", property(getter, setter))
 
 
 def _pin_dlpack_exports() -> None:
