@@ -24,7 +24,7 @@ problem file as task.py, the solution at the /app/kernel.py it reads, its reward
 /logs/verifier), `--grader-runs` times per row whose problem is one of the checkout's .py files.
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
-        [--problems 28 36] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
+        [--problems 28 36] [--dsl cutedsl] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
         [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs] [--diagnose-monitor]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
     python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
@@ -64,7 +64,7 @@ def _rows(args) -> list[dict]:
     suite = mkb.load_suite()
     rows = []
     for problem in suite:
-        for dsl in ("cutedsl", "tirx"):
+        for dsl in args.dsl or ("cutedsl", "tirx"):
             path = Path(problem.directory) / "solutions" / f"{dsl}.py"
             if (
                 path.is_file()
@@ -923,6 +923,12 @@ def main() -> int:
     parser.add_argument("--published-runs", type=int, default=5)
     parser.add_argument("--judge-runs", type=int, default=3)
     parser.add_argument("--problems", type=int, nargs="*", default=[])
+    parser.add_argument(
+        "--dsl",
+        choices=("cutedsl", "tirx"),
+        action="append",
+        help="only this DSL's solution rows (repeatable)",
+    )
     parser.add_argument("--no-eager-rows", action="store_true")
     parser.add_argument("--eager-rows-only", action="store_true", help="no solution rows")
     parser.add_argument("--child", nargs=2, metavar=("DSL", "ROWS"))
