@@ -693,6 +693,33 @@ bool RecordRefusal(const std::string& code, const std::string& what, const std::
   throw py::error_already_set();
 }
 
+// numpy.ndarray's own constructor, replaced by HoldingNdarrayNew in its type and in every
+// subclass that inherited it (HoldNdarrayBuffers).
+newfunc g_ndarray_new = nullptr;
+
+// ndarray(shape, dtype, buffer, ...): numpy takes the buffer's address, lets go of the buffer
+// export and keeps only the object, so a bytearray or array.array grown afterwards frees the
+// memory the array still views (seventh session's red team, 2026-12-06: raw read and write
+// through np.ndarray(buffer=bytearray) and np.recarray(buf=...), passed strict). A memoryview of
+// the buffer is kept here for the process's life first: the export stays, and the object cannot
+// be resized or released under the array (BufferError).
+PyObject* HoldingNdarrayNew(PyTypeObject* subtype, PyObject* args, PyObject* kwds) {
+  PyObject* buffer = nullptr;  // borrowed
+  if (kwds != nullptr && PyDict_Check(kwds)) buffer = PyDict_GetItemString(kwds, "buffer");
+  if (buffer == nullptr && args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2)
+    buffer = PyTuple_GET_ITEM(args, 2);
+  if (buffer != nullptr && buffer != Py_None) {
+    PyObject* view = PyMemoryView_FromObject(buffer);
+    if (view == nullptr) {
+      PyErr_Clear();  // no buffer protocol: numpy's own error follows
+    } else {
+      static std::vector<PyObject*>* held = new std::vector<PyObject*>();
+      held->push_back(view);  // owned, never released
+    }
+  }
+  return g_ndarray_new(subtype, args, kwds);
+}
+
 }  // namespace
 
 void RegisterRuntimeAuditHook(py::module_& m) {
@@ -1039,6 +1066,40 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "A C++ setter(tensor, value) that keeps `storage_of(tensor)` (the storage the tensor is "
       "about to let go of, read inside a `disable_torch_function()` context) alive for the "
       "process's life, then calls `original_set`.");
+  m.def(
+      "hold_ndarray_buffers",
+      [](py::object ndarray) {
+        if (!PyType_Check(ndarray.ptr())) throw py::type_error("hold_ndarray_buffers: not a type");
+        auto* type = reinterpret_cast<PyTypeObject*>(ndarray.ptr());
+        if (g_ndarray_new == nullptr) {
+          if (type->tp_new == nullptr || type->tp_new == HoldingNdarrayNew)
+            throw py::type_error("hold_ndarray_buffers: no constructor to wrap");
+          g_ndarray_new = type->tp_new;
+        }
+        // The type and every subclass whose constructor is the inherited slot (a subclass
+        // defining __new__ in Python calls ndarray.__new__, which reads the type's slot).
+        int replaced = 0;
+        std::vector<py::object> pending = {ndarray};
+        absl::flat_hash_set<PyObject*> seen;
+        while (!pending.empty()) {
+          py::object t = pending.back();
+          pending.pop_back();
+          if (!seen.insert(t.ptr()).second) continue;
+          auto* tt = reinterpret_cast<PyTypeObject*>(t.ptr());
+          if (tt->tp_new == g_ndarray_new) {
+            tt->tp_new = HoldingNdarrayNew;
+            ++replaced;
+          }
+          for (py::handle sub : t.attr("__subclasses__")()) {
+            if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
+          }
+        }
+        return replaced;
+      },
+      py::arg("ndarray"),
+      "numpy.ndarray's constructor (and its subclasses' inherited one) made to keep a memoryview "
+      "of any `buffer` it is given for the process's life, so that the buffer's object cannot be "
+      "resized or released under the array. Returns how many types it changed.");
   m.def(
       "opaque_getter",
       [](py::object original_get) {

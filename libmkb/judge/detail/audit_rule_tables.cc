@@ -315,6 +315,11 @@ constexpr Rule kAttributeRules[] = {
      "raw memory access is forbidden (a strided view reaches past its buffer)"},
     {"numpy.lib.stride_tricks.DummyArray", kCall,
      "raw memory access is forbidden (it wraps an array interface)"},
+    // numpy's implementation modules: the same as_strided under numpy.lib._stride_tricks_impl
+    // passed strict (seventh session's red team, 2026-12-06). No kernel needs numpy's private
+    // modules.
+    {"numpy.lib._*", kCall, "numpy's private implementation modules are off limits"},
+    {"numpy._core", kCall, "numpy's private implementation modules are off limits"},
     {"numpy.load*", kCall, "a kernel loads no files (numpy.load unpickles)"},
     {"numpy.save*", kCall, kNoFiles},
     {"numpy.fromfile", kCall, kNoFiles},
@@ -676,6 +681,7 @@ constexpr RawName kRawNames[] = {
     {"_swap_tensor_impl", kFreedUnder},
     {"set_data", kFreedUnder},  // the operator behind `.data =` (seventh session)
     {"swap_tensors", kFreedUnder},
+    {"embedding_bag", kUncheckedIndex},  // its forward reads the indices at unchecked offsets
     {"segment_reduce", kUncheckedIndex},
     {"_segment_reduce_backward", kUncheckedIndex},
     {"_cummax_helper", kUncheckedIndex},

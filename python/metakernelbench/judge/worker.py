@@ -270,6 +270,7 @@ class Worker:
         _refuse_private_operator_lookups()
         _refuse_module_recreation()
         _hold_data_assignment()
+        _hold_ndarray_buffers()
         _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
@@ -908,6 +909,12 @@ _UNAUDITED_REACH = (
         (owner, name, "runtime.native_code", "an ATen kernel that does not bound-check its indices")
         for owner in ("torch", "torch._C._VariableFunctionsClass", "torch.ops.aten")
         for name in (
+            # embedding_bag's forward reads its indices at the offsets it is given before any
+            # check: a negative offset read words behind the indices' storage and reported them
+            # in its error (seventh session's red team, 2026-12-06: a tuple's header read, passed
+            # strict; case embedding_bag_negative_offset*). F.embedding_bag and nn.EmbeddingBag
+            # call torch.embedding_bag.
+            "embedding_bag",
             "segment_reduce",
             "_segment_reduce",
             "_segment_reduce_backward",
@@ -989,6 +996,16 @@ _UNAUDITED_REACH = (
             "an array's memory freed under the tensors that view it",
         )
         for name in ("resize", "__setstate__")
+    ),
+    # A strided view not bounded by its buffer, and the wrapper of an array interface it is made
+    # with: refused statically by their public path, and here wherever they are reached (numpy's
+    # implementation module held the same function under a path no rule named: seventh session's
+    # red team, 2026-12-06, a bytearray's header read, passed strict; case
+    # as_strided_private_module*). numpy's sliding_window_view is made with it and is refused too.
+    *(
+        (owner, name, "runtime.native_code", "a strided view that reaches past its buffer")
+        for owner in ("numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl")
+        for name in ("as_strided", "DummyArray")
     ),
     *(
         ("torch._C", name, "runtime.file_access", "a TorchScript module of a file torch opens in C++")
@@ -1254,6 +1271,10 @@ def _refuse_unaudited_reach() -> None:
         import numpy
 
         owners["numpy.ndarray"] = numpy.ndarray
+        for name in ("numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl"):
+            module = sys.modules.get(name)
+            if module is not None:
+                owners[name] = module
     except ImportError:  # no numpy: nothing of it to refuse
         pass
     owners.update({"_thread": _thread, "threading": threading})
@@ -1383,6 +1404,20 @@ def _hold_data_assignment() -> None:
     setter = _core.holding_setter(original.__set__, storage_of, torch._C.DisableTorchFunction)
     getter = _core.opaque_getter(original.__get__)
     _core.replace_type_attribute(torch._C.TensorBase, "data", property(getter, setter))
+
+
+def _hold_ndarray_buffers() -> None:
+    """numpy.ndarray(shape, dtype, buffer) keeps the buffer's object, not its export: a bytearray
+    or array.array grown afterwards freed the memory the array (and a torch.from_numpy tensor of
+    it) still viewed (seventh session's red team, 2026-12-06: raw read and write through
+    np.ndarray(buffer=bytearray), np.recarray(buf=...) and array.array, each passed strict; cases
+    ndarray_buffer_freed*). The constructor now keeps a memoryview of the buffer for the worker's
+    life (_core.hold_ndarray_buffers), so the object cannot be resized or released under it."""
+    try:
+        import numpy
+    except ImportError:  # no numpy: nothing to hold
+        return
+    _core.hold_ndarray_buffers(numpy.ndarray)
 
 
 def _pin_dlpack_exports() -> None:
