@@ -754,6 +754,7 @@ void RegisterJudge(py::module_& m) {
       .def_property_readonly("timing_seeds", &MeasurementPlan::timing_seeds)
       .def_property_readonly("calibration_calls", &MeasurementPlan::calibration_calls)
       .def_property_readonly("recheck_draws", &MeasurementPlan::recheck_draws)
+      .def_property_readonly("fastest_recheck_draws", &MeasurementPlan::fastest_recheck_draws)
       .def_property_readonly("strict_pass", &MeasurementPlan::strict_pass)
       .def("strict_pass_done", &MeasurementPlan::StrictPassDone, py::arg("kernel_spans_ms"),
            py::arg("eager_spans_ms"), py::arg("elapsed_s"))
@@ -788,10 +789,13 @@ void RegisterJudge(py::module_& m) {
 
   py::class_<RecheckReservoir>(m, "RecheckReservoir",
                                "Chooses the re-checked timing draws as their outputs come in.")
-      .def(py::init<int>(), py::arg("k"))
+      .def(py::init<int, int>(), py::arg("k"), py::arg("fastest") = 0)
       .def(
-          "offer", [](RecheckReservoir& r, int draw) { return ValueOrThrow(r.Offer(draw)); },
-          py::arg("draw"), "The slot for this draw's outputs: [0, k) keeps, k discards.")
+          "offer",
+          [](RecheckReservoir& r, int draw, double ms) { return ValueOrThrow(r.Offer(draw, ms)); },
+          py::arg("draw"), py::arg("ms") = -1.0,
+          "The slot for this draw's outputs: [0, k) kept at random, [k, k + fastest) among the "
+          "fastest so far (by `ms`; < 0: not a candidate), discard_slot otherwise.")
       .def_property_readonly("discard_slot", &RecheckReservoir::discard_slot)
       .def("kept", &RecheckReservoir::Kept, "(slot, draw) of the kept draws.");
 

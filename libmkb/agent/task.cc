@@ -231,8 +231,9 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       "off, float32 matmul \"highest\"); the float64 anchor is for correctness only. speedup = "
       "eager / kernel, uncapped (1.0x is no ceiling), recorded only when the submission passed. "
       "Outputs are checked again on ",
-      judge.recheck_draws(),
-      " secretly chosen timing draws; a divergence fails. GPU time is also traced per kernel "
+      judge.recheck_draws(), " secretly chosen timing draws and on the ",
+      judge.fastest_recheck_draws(),
+      " fastest; a divergence fails. GPU time is also traced per kernel "
       "(CUPTI) and reported beside it.\n",
       "- Passed means correctness passed and timing completed; it does not by itself mean faster "
       "than eager: read the speedup.\n",

@@ -65,7 +65,8 @@ absl::Status ValidateRequest(const v1::EvaluationRequest& request) {
         absl::StrCat("workload: '", request.workload(), "' must be full or small"));
   }
   if (request.config().correctness_draws() < 0 || request.config().timing_draws() < 0 ||
-      request.config().warmup_calls() < 0 || request.config().recheck_draws() < 0) {
+      request.config().warmup_calls() < 0 || request.config().recheck_draws() < 0 ||
+      request.config().fastest_recheck_draws() < 0) {
     return absl::InvalidArgumentError("config: draw counts must be >= 0");
   }
   if (request.config().has_pin_cpu()) {

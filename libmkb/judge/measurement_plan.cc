@@ -42,6 +42,8 @@ v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config) {
   if (out.timing_draws() <= 0) out.set_timing_draws(50);
   if (out.recheck_draws() <= 0) out.set_recheck_draws(3);
   out.set_recheck_draws(std::min(out.recheck_draws(), out.timing_draws()));
+  if (!out.has_fastest_recheck_draws()) out.set_fastest_recheck_draws(2);
+  out.set_fastest_recheck_draws(std::clamp(out.fastest_recheck_draws(), 0, out.timing_draws()));
   if (out.calibration_calls() <= 0) out.set_calibration_calls(30);
   if (out.import_timeout_s() <= 0) out.set_import_timeout_s(300);
   if (out.call_timeout_s() <= 0) out.set_call_timeout_s(300);
@@ -170,25 +172,42 @@ bool MeasurementPlan::SeriesDone(const std::vector<double>& spans_ms) const {
   return n >= config_.timing_draws() && Converged(spans_ms, config_.target_relative_ci());
 }
 
-absl::StatusOr<int> RecheckReservoir::Offer(int draw) {
+absl::StatusOr<int> RecheckReservoir::Offer(int draw, double ms) {
   ++seen_;
-  if (k_ <= 0) return k_;
-  if (static_cast<int>(kept_.size()) < k_) {
-    kept_.push_back(draw);
-    return static_cast<int>(kept_.size()) - 1;
+  if (k_ > 0) {
+    if (static_cast<int>(kept_.size()) < k_) {
+      kept_.push_back(draw);
+      return static_cast<int>(kept_.size()) - 1;
+    }
+    // Keep draw number `seen_` with probability k / seen_, in a uniformly chosen slot.
+    absl::StatusOr<int> pick = UniformBelow(seen_);
+    if (!pick.ok()) return pick.status();
+    if (*pick < k_) {
+      kept_[*pick] = draw;
+      return *pick;
+    }
   }
-  // Keep draw number `seen_` with probability k / seen_, in a uniformly chosen slot.
-  absl::StatusOr<int> pick = UniformBelow(seen_);
-  if (!pick.ok()) return pick.status();
-  if (*pick >= k_) return k_;
-  kept_[*pick] = draw;
-  return *pick;
+  // Not kept at random: one of the fastest so far, if it is (a time of its own, not a NaN).
+  if (fastest_ <= 0 || !(ms >= 0)) return discard_slot();
+  if (static_cast<int>(quick_.size()) < fastest_) {
+    quick_.emplace_back(ms, draw);
+    return k_ + static_cast<int>(quick_.size()) - 1;
+  }
+  size_t slowest = 0;
+  for (size_t j = 1; j < quick_.size(); ++j) {
+    if (quick_[j].first > quick_[slowest].first) slowest = j;
+  }
+  if (ms >= quick_[slowest].first) return discard_slot();
+  quick_[slowest] = {ms, draw};
+  return k_ + static_cast<int>(slowest);
 }
 
 std::vector<std::pair<int, int>> RecheckReservoir::Kept() const {
   std::vector<std::pair<int, int>> out;
   for (size_t slot = 0; slot < kept_.size(); ++slot)
     out.emplace_back(static_cast<int>(slot), kept_[slot]);
+  for (size_t j = 0; j < quick_.size(); ++j)
+    out.emplace_back(k_ + static_cast<int>(j), quick_[j].second);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #ifndef LIBMKB_JUDGE_MEASUREMENT_PLAN_H_
 #define LIBMKB_JUDGE_MEASUREMENT_PLAN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,10 +19,10 @@
 namespace mkb {
 
 // Every JudgeConfig default, in one place: 5 correctness draws, 10 warm-up calls, 50 timing
-// draws, 3 re-checks, 30 calibration calls, timeouts 300 / 300 / 1800 s, 32 GiB, 300,000 bytes,
-// an 8 KiB tail, 3600 CPU-seconds, a 1% CI target for the strict pass within 200 samples and
-// 60 s, a 50% library share, and the worker's uid 65534 (nobody) when the judge is root. The
-// clock bound's defaults depend on the device (ClockBoundOf).
+// draws, 3 re-checks at random and 2 of the fastest draws, 30 calibration calls, timeouts 300 / 300
+// / 1800 s, 32 GiB, 300,000 bytes, an 8 KiB tail, 3600 CPU-seconds, a 1% CI target for the strict
+// pass within 200 samples and 60 s, a 50% library share, and the worker's uid 65534 (nobody) when
+// the judge is root. The clock bound's defaults depend on the device (ClockBoundOf).
 v1::JudgeConfig WithDefaults(const v1::JudgeConfig& config);
 
 // How much of a timed call's round trip may lie outside the worker's clock: the calibrated
@@ -97,6 +98,7 @@ class MeasurementPlan {
   const std::vector<uint64_t>& timing_seeds() const { return timing_; }
   int calibration_calls() const { return config_.calibration_calls(); }
   int recheck_draws() const { return config_.recheck_draws(); }
+  int fastest_recheck_draws() const { return config_.fastest_recheck_draws(); }
 
   // The strict pass (CUPTI spans, L2 flush, NVML): whether there is one, and its two series,
   // the eager baseline's first (before kernel.py exists), then the kernel's. A series is done
@@ -142,20 +144,28 @@ class MeasurementPlan {
 // Which timing draws are re-checked: a uniform sample of k of all of them, chosen as each
 // draw's outputs come in (reservoir sampling), so that the host does the same for every draw
 // before and while it captures its outputs, and nobody (the host included) knows the chosen
-// draws until the last one is in. Offer() says where a draw's outputs go: a slot in [0, k)
-// (replacing the draw kept there) or k, the discard slot; the host copies them in either way.
+// draws until the last one is in; and, of the draws not kept at random, the `fastest` whose
+// parity times were the shortest (a draw offered with no time, ms < 0, is never one). A kernel
+// that skips its work on some timed draws to lower the median makes those draws the fastest:
+// the uniform sample alone let such a kernel pass with probability (1 - f)^k (seventh session's
+// red team, 2026-12-06: 26 of 50 draws skipped, 1 pass in 18 at 3.98x); the fastest ones are
+// skipped draws whenever the median moved. Offer() says where a draw's outputs go: a slot in
+// [0, k) (kept at random), in [k, k + fastest) (among the fastest so far), or the discard slot
+// k + fastest; the host copies them in whichever it is.
 class RecheckReservoir {
  public:
-  explicit RecheckReservoir(int k) : k_(k) {}
-  absl::StatusOr<int> Offer(int draw);
-  int discard_slot() const { return k_; }
+  explicit RecheckReservoir(int k, int fastest = 0) : k_(k), fastest_(fastest) {}
+  absl::StatusOr<int> Offer(int draw, double ms = -1);
+  int discard_slot() const { return std::max(k_, 0) + std::max(fastest_, 0); }
   // (slot, draw) of the kept draws, by slot.
   std::vector<std::pair<int, int>> Kept() const;
 
  private:
   int k_;
+  int fastest_;
   int seen_ = 0;
-  std::vector<int> kept_;  // draw per slot
+  std::vector<int> kept_;                      // draw per slot
+  std::vector<std::pair<double, int>> quick_;  // (ms, draw) per fastest slot
 };
 
 // The worker's reported times checked against the host's round trips of the same calls.

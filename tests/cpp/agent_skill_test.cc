@@ -152,6 +152,7 @@ TEST_CASE("TASK.md states every term of the published instruction, with our mech
       {"eager baseline under reference numerics", "under the reference numerics (TF32 off"},
       {"uncapped speedup", "uncapped (1.0x is no ceiling)"},
       {"re-check on timing draws", "Outputs are checked again on 3 secretly chosen timing draws"},
+      {"re-check of the fastest draws", "timing draws and on the 2 fastest; a divergence fails"},
       {"passed is not faster", "it does not by itself mean faster"},
       {"report contents", "the first mismatch (which output, what differs"},
       {"evaluation time limits", "the whole evaluation 1800 s"},

@@ -13,6 +13,10 @@ TEST_CASE(
   CHECK(c.warmup_calls() == 10);
   CHECK(c.timing_draws() == 50);
   CHECK(c.recheck_draws() == 3);
+  CHECK(c.fastest_recheck_draws() == 2);
+  mkb::v1::JudgeConfig none;
+  none.set_fastest_recheck_draws(0);
+  CHECK(mkb::WithDefaults(none).fastest_recheck_draws() == 0);  // set: kept, even 0
   CHECK(c.calibration_calls() == 30);
   CHECK(c.worker_uid() == 65534);
   CHECK(c.workspace_bytes() == int64_t{1} << 30);
@@ -216,6 +220,51 @@ TEST_CASE("the re-check reservoir keeps a uniform sample of k draws, chosen as t
     CHECK(count > 200);
     CHECK(count < 400);
   }
+}
+
+TEST_CASE("the fastest timing draws are re-checked besides the random ones") {
+  // A kernel that skips its work on 26 of 50 draws: those are its fastest. The uniform sample
+  // alone misses all of them with probability C(24,3)/C(50,3) = 10%; the fastest slots never do.
+  for (int trial = 0; trial < 200; ++trial) {
+    mkb::RecheckReservoir reservoir(3, 2);
+    CHECK(reservoir.discard_slot() == 5);
+    std::set<int> skipped;
+    for (int draw = 0; draw < 50; ++draw) {
+      const bool skip = (draw * 7 + trial) % 50 < 26;
+      if (skip) skipped.insert(draw);
+      const double ms = skip ? 0.03 + 0.0001 * draw : 0.12 + 0.0001 * draw;
+      auto slot = reservoir.Offer(draw, ms);
+      REQUIRE(slot.ok());
+      CHECK(*slot >= 0);
+      CHECK(*slot <= reservoir.discard_slot());
+    }
+    const auto chosen = reservoir.Kept();
+    REQUIRE(chosen.size() == 5);
+    int fastest_skipped = 0;
+    for (const auto& [slot, draw] : chosen) {
+      if (slot >= 3) {
+        CHECK(skipped.count(draw) == 1);
+        ++fastest_skipped;
+      }
+    }
+    CHECK(fastest_skipped == 2);
+  }
+  // Draws offered with no time (the strict pass's) are never among the fastest; with no
+  // fastest slots the reservoir is the uniform one.
+  mkb::RecheckReservoir untimed(1, 2);
+  for (int draw = 0; draw < 10; ++draw) REQUIRE(untimed.Offer(draw).ok());
+  CHECK(untimed.Kept().size() == 1);
+  mkb::RecheckReservoir plain(2);
+  CHECK(plain.discard_slot() == 2);
+  for (int draw = 0; draw < 10; ++draw) REQUIRE(plain.Offer(draw, 0.001 * draw).ok());
+  CHECK(plain.Kept().size() == 2);
+  // The fastest are kept by their time, the slowest of them replaced first.
+  mkb::RecheckReservoir only_fastest(0, 2);
+  const double times[] = {5, 4, 6, 1, 3, 2};
+  for (int draw = 0; draw < 6; ++draw) REQUIRE(only_fastest.Offer(draw, times[draw]).ok());
+  std::set<int> kept;
+  for (const auto& [slot, draw] : only_fastest.Kept()) kept.insert(draw);
+  CHECK(kept == std::set<int>{3, 5});
 }
 
 TEST_CASE("reported times stand as reported; gross time outside the clock fails the evaluation") {

@@ -278,6 +278,9 @@ class MeasurementPlan:
         (seed, index, knockout) per correctness call, in order.
         """
     @property
+    def fastest_recheck_draws(self) -> int:
+        ...
+    @property
     def recheck_draws(self) -> int:
         ...
     @property
@@ -298,15 +301,15 @@ class RecheckReservoir:
     """
     Chooses the re-checked timing draws as their outputs come in.
     """
-    def __init__(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, k: typing.SupportsInt | typing.SupportsIndex, fastest: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
     def kept(self) -> list[tuple[int, int]]:
         """
         (slot, draw) of the kept draws.
         """
-    def offer(self, draw: typing.SupportsInt | typing.SupportsIndex) -> int:
+    def offer(self, draw: typing.SupportsInt | typing.SupportsIndex, ms: typing.SupportsFloat | typing.SupportsIndex = -1.0) -> int:
         """
-        The slot for this draw's outputs: [0, k) keeps, k discards.
+        The slot for this draw's outputs: [0, k) kept at random, [k, k + fastest) among the fastest so far (by `ms`; < 0: not a candidate), discard_slot otherwise.
         """
     @property
     def discard_slot(self) -> int:

@@ -724,8 +724,8 @@ class Evaluation:
         strict pass on the eager pass's strict seeds; every timed draw's outputs are captured the
         same way, and the re-checked ones are chosen as they come in and judged at the end."""
         b, plan = self.builder, self.plan
-        reservoir = _core.RecheckReservoir(plan.recheck_draws)
-        slots = OutputSlots(plan.recheck_draws + 1)
+        reservoir = _core.RecheckReservoir(plan.recheck_draws, plan.fastest_recheck_draws)
+        slots = OutputSlots(reservoir.discard_slot + 1)
         draw_seeds = []
 
         def timed(seed, trace):
@@ -751,7 +751,11 @@ class Evaluation:
                 b.record_mismatch("timing", draw, mismatch.to_dict(), reply.seconds)
                 return None, rtt
             draw_seeds.append(seed)
-            slots.capture(reservoir.offer(draw), outputs[0] if outputs else [], reply)
+            # A parity draw's time (the worker's report, at most the round trip, as the verdict
+            # takes it) makes it a candidate for the fastest re-checks; a strict-pass draw's
+            # (flushed, traced) is not comparable with them.
+            ms = -1.0 if trace else min(reply.seconds, rtt) * 1e3
+            slots.capture(reservoir.offer(draw, ms), outputs[0] if outputs else [], reply)
             return reply, rtt
 
         t = time.perf_counter()
