@@ -850,14 +850,23 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         "ATen's private operators the worker refuses, of `operator_names` (runtime_policy.h).");
   m.def(
       "refusing_operator_lookup",
-      [](std::string code, std::string what, py::object original,
-         std::vector<std::string> refused) {
+      [](std::string code, std::string what, py::object original, std::vector<std::string> refused,
+         std::vector<std::string> refused_namespaces) {
         absl::flat_hash_set<std::string> names(refused.begin(), refused.end());
-        return py::cpp_function([code, what, original, names = std::move(names)](
+        absl::flat_hash_set<std::string> spaces(refused_namespaces.begin(),
+                                                refused_namespaces.end());
+        return py::cpp_function([code, what, original, names = std::move(names),
+                                 spaces = std::move(spaces)](
                                     const py::args& args, const py::kwargs& kwargs) -> py::object {
           // The operator's qualified name, first: "aten::<name>" or "aten::<name>.<overload>".
           if (args.size() > 0 && PyUnicode_Check(args[0].ptr())) {
             std::string name = args[0].cast<std::string>();
+            const size_t colons = name.find("::");
+            if (colons != std::string::npos && spaces.contains(name.substr(0, colons))) {
+              const std::string which =
+                  absl::StrCat(what, " of ", name.substr(0, colons), "::", name.substr(colons + 2));
+              if (RecordRefusal(code, which, absl::StrCat(which, " called"))) RaiseRefused(which);
+            }
             if (absl::StartsWith(name, "aten::")) {
               name = name.substr(6);
               name = name.substr(0, name.find('.'));
@@ -871,10 +880,12 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         });
       },
       py::arg("code"), py::arg("what"), py::arg("original"), py::arg("refused"),
+      py::arg("refused_namespaces") = std::vector<std::string>{},
       "`original` (a look-up of an operator by its qualified name: torch._C._jit_get_operation "
       "and kin) in a C++ function that records a runtime violation `code` and raises "
-      "PermissionError when the name is aten::<one of `refused`> (record mode: records, then "
-      "looks it up): no namespace object made anew reaches a refused operator.");
+      "PermissionError when the name is aten::<one of `refused`> or any operator of one of "
+      "`refused_namespaces` (record mode: records, then looks it up): no namespace object made "
+      "anew reaches a refused operator.");
   m.def(
       "refusing_module_recreation",
       [](std::string code, std::string what, py::object original, std::vector<std::string> names,

@@ -34,6 +34,9 @@ constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
 constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
     "forbidden)";
+constexpr char kTorchOutsideAten[] =
+    "torch's operators outside aten are off limits (several trust their offsets and index "
+    "mappings: raw memory access is forbidden)";
 constexpr char kUncheckedIndex[] =
     "an ATen kernel that does not bound-check its indices (raw memory access is forbidden)";
 // torch's private operators and helpers (a name with one leading underscore): ATen's private
@@ -315,6 +318,36 @@ constexpr Rule kAttributeRules[] = {
      "raw memory access is forbidden (a strided view reaches past its buffer)"},
     {"numpy.lib.stride_tricks.DummyArray", kCall,
      "raw memory access is forbidden (it wraps an array interface)"},
+    // Operators torch registers outside aten (torch 2.11's namespaces; the worker refuses each
+    // namespace the dispatcher lists at run time, whatever the version): the quantized embedding
+    // bags read their indices behind the offsets they are given (seventh session's red team,
+    // 2026-12-06: torch.ops.quantized.embedding_bag_byte_rowwise_offsets, passed strict), and no
+    // kernel needs one. A namespace the kernel defines with torch.library is not among them.
+    {"torch.ops.quantized", kCall, kTorchOutsideAten},
+    {"torch.ops._quantized", kCall, kTorchOutsideAten},
+    {"torch.ops.quantized_decomposed", kCall, kTorchOutsideAten},
+    {"torch.ops.quantization", kCall, kTorchOutsideAten},
+    {"torch.ops.prims", kCall, kTorchOutsideAten},
+    {"torch.ops.debugprims", kCall, kTorchOutsideAten},
+    {"torch.ops.rngprims", kCall, kTorchOutsideAten},
+    {"torch.ops.symm_mem", kCall, kTorchOutsideAten},
+    {"torch.ops.static_runtime", kCall, kTorchOutsideAten},
+    {"torch.ops.onednn", kCall, kTorchOutsideAten},
+    {"torch.ops.mkldnn", kCall, kTorchOutsideAten},
+    {"torch.ops.mkldnn_prepacked", kCall, kTorchOutsideAten},
+    {"torch.ops.mkl", kCall, kTorchOutsideAten},
+    {"torch.ops.prepacked", kCall, kTorchOutsideAten},
+    {"torch.ops.sparse", kCall, kTorchOutsideAten},
+    {"torch.ops.inductor", kCall, kTorchOutsideAten},
+    {"torch.ops.profiler", kCall, kTorchOutsideAten},
+    {"torch.ops.c10d", kCall, kTorchOutsideAten},
+    {"torch.ops._c10d_functional", kCall, kTorchOutsideAten},
+    {"torch.ops._c10d_functional_autograd", kCall, kTorchOutsideAten},
+    {"torch.ops._dtensor", kCall, kTorchOutsideAten},
+    {"torch.ops._test", kCall, kTorchOutsideAten},
+    {"torch.ops.debug_mode_ops", kCall, kTorchOutsideAten},
+    {"torch.ops.export", kCall, kTorchOutsideAten},
+    {"torch.ops.fbgemm", kCall, kTorchOutsideAten},
     // numpy's implementation modules: the same as_strided under numpy.lib._stride_tricks_impl
     // passed strict (seventh session's red team, 2026-12-06). No kernel needs numpy's private
     // modules.

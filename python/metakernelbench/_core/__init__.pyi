@@ -619,9 +619,9 @@ def refusing_module_recreation(code: str, what: str, original: typing.Any, names
     """
     `original` (one of _imp's create_dynamic, create_builtin, exec_dynamic, exec_builtin) in a C++ function that records a runtime violation `code` and raises PermissionError for a spec of another type than `spec_type`, a spec naming one of `names` (the modules loaded before kernel.py), or one of `modules` to execute again (record mode: records, then calls it).
     """
-def refusing_operator_lookup(code: str, what: str, original: typing.Any, refused: collections.abc.Sequence[str]) -> collections.abc.Callable:
+def refusing_operator_lookup(code: str, what: str, original: typing.Any, refused: collections.abc.Sequence[str], refused_namespaces: collections.abc.Sequence[str] = []) -> collections.abc.Callable:
     """
-    `original` (a look-up of an operator by its qualified name: torch._C._jit_get_operation and kin) in a C++ function that records a runtime violation `code` and raises PermissionError when the name is aten::<one of `refused`> (record mode: records, then looks it up): no namespace object made anew reaches a refused operator.
+    `original` (a look-up of an operator by its qualified name: torch._C._jit_get_operation and kin) in a C++ function that records a runtime violation `code` and raises PermissionError when the name is aten::<one of `refused`> or any operator of one of `refused_namespaces` (record mode: records, then looks it up): no namespace object made anew reaches a refused operator.
     """
 def render_received_skill(text: str) -> str:
     """

@@ -1344,18 +1344,44 @@ def _disarm_packet(packet, code: str, what: str) -> None:
                 setattr(holder, attribute, _core.refusing_function(code, what, value))
 
 
+def torch_operator_namespaces() -> list[str]:
+    """The namespaces of the operators torch itself registers, other than aten (quantized, prims,
+    inductor, mkldnn, c10d...: 23 in torch 2.11), read from the dispatcher before kernel.py is
+    imported, so that a namespace the kernel defines with torch.library is not among them."""
+    names = torch._C._dispatch_get_all_op_names()
+    return sorted({n.split("::", 1)[0] for n in names if "::" in n} - {"aten"})
+
+
 def _refuse_private_operator_lookups() -> None:
     """torch._C's look-ups of an operator by its qualified name refuse every operator refused on
     torch.ops.aten (the private ones and those _UNAUDITED_REACH names: set_, segment_reduce...)
-    and go on for every other: torch.ops builds its packets and overloads through them."""
+    and every operator of torch's other namespaces, and go on for every other: torch.ops builds
+    its packets and overloads through them. Those namespaces' operators already made (packets a
+    namespace object holds, and their overloads) have their callables replaced too: the quantized
+    embedding bags read their indices behind the offsets they are given and reported the word in
+    their error (seventh session's red team, 2026-12-06: a tuple's header read through
+    torch.ops.quantized.embedding_bag_byte_rowwise_offsets, passed strict; case
+    quantized_embedding_bag_offsets*), and no kernel needs an operator of torch's outside aten."""
     refused = sorted(_REFUSED_PRIVATE_OPS | {n for o, n, _, _ in _UNAUDITED_REACH if o == "torch.ops.aten"})
+    spaces = torch_operator_namespaces()
     for name in _OPERATOR_LOOKUPS:
         original = getattr(torch._C, name, None)
         if original is not None:
-            what = f"torch._C.{name} (a refused ATen operator looked up by its name)"
+            what = f"torch._C.{name} (a refused operator looked up by its name)"
             setattr(
-                torch._C, name, _core.refusing_operator_lookup("runtime.native_code", what, original, refused)
+                torch._C,
+                name,
+                _core.refusing_operator_lookup("runtime.native_code", what, original, refused, spaces),
             )
+    for space in spaces:
+        namespace = vars(torch.ops).get(space)
+        if namespace is None:
+            continue
+        for op_name, packet in list(vars(namespace).items()):
+            if isinstance(packet, torch._ops.OpOverloadPacket):
+                what = f"torch.ops.{space}.{op_name} (an operator torch registers outside aten)"
+                _disarm_packet(packet, "runtime.native_code", what)
+                setattr(namespace, op_name, _core.refusing_function("runtime.native_code", what, packet))
 
 
 def _refuse_module_recreation() -> None:
