@@ -693,9 +693,29 @@ bool RecordRefusal(const std::string& code, const std::string& what, const std::
   throw py::error_already_set();
 }
 
-// numpy.ndarray's own constructor, replaced by HoldingNdarrayNew in its type and in every
-// subclass that inherited it (HoldNdarrayBuffers).
+// numpy.ndarray's own constructor and buffer export, replaced by HoldingNdarrayNew and
+// CheckedNdarrayGetBuffer in its type and in every subclass that inherited them
+// (hold_ndarray_buffers); ndarray's and dtype's own descriptors for `dtype` and `hasobject`,
+// read as numpy defines them whatever a subclass says.
 newfunc g_ndarray_new = nullptr;
+getbufferproc g_ndarray_getbuffer = nullptr;
+PyObject* g_ndarray_dtype = nullptr;    // numpy.ndarray.__dict__["dtype"]
+PyObject* g_dtype_type = nullptr;       // numpy.dtype
+PyObject* g_dtype_hasobject = nullptr;  // numpy.dtype.__dict__["hasobject"]
+
+// 1 when the numpy dtype `dtype` (a dtype object) holds Python objects, 0 when not, -1 on error.
+int HasObjects(PyObject* dtype) {
+  PyObject* flag =
+      Py_TYPE(g_dtype_hasobject)
+          ->tp_descr_get(g_dtype_hasobject, dtype, reinterpret_cast<PyObject*>(Py_TYPE(dtype)));
+  if (flag == nullptr) return -1;
+  const int truth = PyObject_IsTrue(flag);
+  Py_DECREF(flag);
+  return truth;
+}
+
+constexpr char kObjectsOverBytes[] =
+    "numpy.ndarray of Python objects over bytes (object pointers read from memory)";
 
 // ndarray(shape, dtype, buffer, ...): numpy takes the buffer's address, lets go of the buffer
 // export and keeps only the object, so a bytearray or array.array grown afterwards frees the
@@ -709,6 +729,28 @@ PyObject* HoldingNdarrayNew(PyTypeObject* subtype, PyObject* args, PyObject* kwd
   if (buffer == nullptr && args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2)
     buffer = PyTuple_GET_ITEM(args, 2);
   if (buffer != nullptr && buffer != Py_None) {
+    // Object pointers read from the buffer's bytes, which the kernel wrote: a fake object at any
+    // address (red team round 2, 2026-12-06: np.ndarray((1,), object, buffer=bytearray(ptr)) gave
+    // a bytearray over the whole address space, passed strict). numpy's frombuffer refuses an
+    // object dtype; its constructor did not.
+    PyObject* dtype_arg = nullptr;  // borrowed
+    if (kwds != nullptr && PyDict_Check(kwds)) dtype_arg = PyDict_GetItemString(kwds, "dtype");
+    if (dtype_arg == nullptr && args != nullptr && PyTuple_Check(args) &&
+        PyTuple_GET_SIZE(args) > 1)
+      dtype_arg = PyTuple_GET_ITEM(args, 1);
+    if (dtype_arg != nullptr && dtype_arg != Py_None) {
+      PyObject* dtype = PyObject_CallOneArg(g_dtype_type, dtype_arg);
+      if (dtype == nullptr) return nullptr;
+      const int objects = HasObjects(dtype);
+      Py_DECREF(dtype);
+      if (objects < 0) return nullptr;
+      if (objects > 0 && RecordRefusal("runtime.native_code", kObjectsOverBytes,
+                                       absl::StrCat(kObjectsOverBytes, " made"))) {
+        PyErr_SetString(PyExc_PermissionError,
+                        absl::StrCat("blocked by the judge: ", kObjectsOverBytes).c_str());
+        return nullptr;
+      }
+    }
     PyObject* view = PyMemoryView_FromObject(buffer);
     if (view == nullptr) {
       PyErr_Clear();  // no buffer protocol: numpy's own error follows
@@ -718,6 +760,28 @@ PyObject* HoldingNdarrayNew(PyTypeObject* subtype, PyObject* args, PyObject* kwd
     }
   }
   return g_ndarray_new(subtype, args, kwds);
+}
+
+// An ndarray's buffer export, refused for an array of Python objects: its bytes are object
+// pointers, which a memoryview cast to bytes rewrites (red team round 2, 2026-12-06:
+// memoryview(np.empty(1, object)).cast("B") given a pointer to a fake bytearray header, passed
+// strict). Every other export goes on as numpy makes it.
+int CheckedNdarrayGetBuffer(PyObject* array, Py_buffer* view, int flags) {
+  PyObject* dtype =
+      Py_TYPE(g_ndarray_dtype)
+          ->tp_descr_get(g_ndarray_dtype, array, reinterpret_cast<PyObject*>(Py_TYPE(array)));
+  if (dtype == nullptr) return -1;
+  const int objects = HasObjects(dtype);
+  Py_DECREF(dtype);
+  if (objects < 0) return -1;
+  if (objects > 0) {
+    constexpr char kWhat[] = "the buffer of a numpy array of Python objects (its object pointers)";
+    if (RecordRefusal("runtime.native_code", kWhat, absl::StrCat(kWhat, " exported"))) {
+      PyErr_SetString(PyExc_BufferError, absl::StrCat("blocked by the judge: ", kWhat).c_str());
+      return -1;
+    }
+  }
+  return g_ndarray_getbuffer(array, view, flags);
 }
 
 }  // namespace
@@ -1083,9 +1147,16 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         if (!PyType_Check(ndarray.ptr())) throw py::type_error("hold_ndarray_buffers: not a type");
         auto* type = reinterpret_cast<PyTypeObject*>(ndarray.ptr());
         if (g_ndarray_new == nullptr) {
-          if (type->tp_new == nullptr || type->tp_new == HoldingNdarrayNew)
-            throw py::type_error("hold_ndarray_buffers: no constructor to wrap");
+          if (type->tp_new == nullptr || type->tp_new == HoldingNdarrayNew ||
+              type->tp_as_buffer == nullptr || type->tp_as_buffer->bf_getbuffer == nullptr)
+            throw py::type_error("hold_ndarray_buffers: no constructor or buffer to wrap");
+          py::object numpy = py::module_::import("numpy");
+          py::object dtype_type = numpy.attr("dtype");
+          g_ndarray_dtype = py::object(ndarray.attr("__dict__")["dtype"]).release().ptr();
+          g_dtype_hasobject = py::object(dtype_type.attr("__dict__")["hasobject"]).release().ptr();
+          g_dtype_type = dtype_type.release().ptr();
           g_ndarray_new = type->tp_new;
+          g_ndarray_getbuffer = type->tp_as_buffer->bf_getbuffer;
         }
         // The type and every subclass whose constructor is the inherited slot (a subclass
         // defining __new__ in Python calls ndarray.__new__, which reads the type's slot).
@@ -1101,6 +1172,10 @@ void RegisterRuntimeAuditHook(py::module_& m) {
             tt->tp_new = HoldingNdarrayNew;
             ++replaced;
           }
+          if (tt->tp_as_buffer != nullptr &&
+              tt->tp_as_buffer->bf_getbuffer == g_ndarray_getbuffer) {
+            tt->tp_as_buffer->bf_getbuffer = CheckedNdarrayGetBuffer;
+          }
           for (py::handle sub : t.attr("__subclasses__")()) {
             if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
           }
@@ -1110,7 +1185,35 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       py::arg("ndarray"),
       "numpy.ndarray's constructor (and its subclasses' inherited one) made to keep a memoryview "
       "of any `buffer` it is given for the process's life, so that the buffer's object cannot be "
-      "resized or released under the array. Returns how many types it changed.");
+      "resized or released under the array, and to refuse a dtype holding Python objects over a "
+      "buffer; its buffer export refused for such arrays. Returns how many constructors it "
+      "changed.");
+  m.def(
+      "holding_memoryview_release",
+      [](py::object original) {
+        return py::cpp_function([original](py::object self, const py::args& args) {
+          // A memoryview of a bytearray or array.array let go of: the object keeps an export for
+          // the process's life first, so that it can never be resized under an array that views
+          // its bytes through this memoryview without an export of its own (numpy's asarray and
+          // frombuffer keep such a memoryview as their base: red team round 2, 2026-12-06,
+          // arr.base.release() or `with arr.base:` then the bytearray grown, passed strict).
+          static std::vector<PyObject*>* held = new std::vector<PyObject*>();
+          if (PyMemoryView_Check(self.ptr())) {
+            Py_buffer* view = PyMemoryView_GET_BUFFER(self.ptr());
+            PyObject* obj = view->obj;  // the exporter; null once released
+            if (obj != nullptr &&
+                (PyByteArray_Check(obj) || PyObject_HasAttrString(obj, "buffer_info"))) {
+              PyObject* kept = PyMemoryView_FromObject(obj);
+              if (kept == nullptr) throw py::error_already_set();
+              held->push_back(kept);
+            }
+          }
+          return original(self, *args);
+        });
+      },
+      py::arg("original"),
+      "memoryview's `release` or `__exit__` (`original`) in a C++ function that first keeps, "
+      "for the process's life, an export of the bytearray or array.array the view is of.");
   m.def(
       "opaque_getter",
       [](py::object original_get) {

@@ -1438,7 +1438,18 @@ def _hold_ndarray_buffers() -> None:
     it) still viewed (seventh session's red team, 2026-12-06: raw read and write through
     np.ndarray(buffer=bytearray), np.recarray(buf=...) and array.array, each passed strict; cases
     ndarray_buffer_freed*). The constructor now keeps a memoryview of the buffer for the worker's
-    life (_core.hold_ndarray_buffers), so the object cannot be resized or released under it."""
+    life (_core.hold_ndarray_buffers), so the object cannot be resized or released under it; it
+    refuses a dtype of Python objects over a buffer, and an object array's buffer is not exported
+    (round 2: object pointers written as bytes gave a fake bytearray over the whole address space,
+    passed strict; cases object_dtype_over_bytes*, object_array_buffer_cast*). numpy's asarray and
+    frombuffer keep a memoryview as their base, which the kernel could release (release() or
+    `with`): a memoryview of a bytearray or array.array now keeps an export of it for the worker's
+    life when released (round 2: passed strict; cases asarray_base_released*)."""
+    for name in ("release", "__exit__"):
+        original = memoryview.__dict__[name]
+        _core.replace_type_attribute(
+            memoryview, name, _core.instance_method(_core.holding_memoryview_release(original))
+        )
     try:
         import numpy
     except ImportError:  # no numpy: nothing to hold
