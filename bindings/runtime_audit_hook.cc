@@ -762,6 +762,60 @@ PyObject* HoldingNdarrayNew(PyTypeObject* subtype, PyObject* args, PyObject* kwd
   return g_ndarray_new(subtype, args, kwds);
 }
 
+// bytearray's own item and slice assignment, replaced by ConvertedByteArrayAssign in its type
+// (and the subclasses that inherited it) and under __setitem__ / __delitem__.
+objobjargproc g_bytearray_ass_subscript = nullptr;
+
+// `o` as an exact int (new reference), its __index__ called now; None and null as they are.
+PyObject* ExactIndex(PyObject* o) {
+  if (o == nullptr || o == Py_None || PyLong_CheckExact(o)) {
+    Py_XINCREF(o);
+    return o;
+  }
+  return PyNumber_Index(o);
+}
+
+// bytearray[index] = values (or del, values null) with every __index__ the assignment would call
+// called first: CPython's own takes the buffer's address, then converts the index, the value or
+// the slice's bounds, whose __index__ can resize the bytearray and free that buffer; the stale
+// address is then written (CPython gh-91153; red team round 3, 2026-12-06: a byte written into a
+// bytearray header that took the freed block gave read and write of the whole address space,
+// passed strict in pure Python). Given exact ints, the original calls no Python code.
+int ConvertedByteArrayAssign(PyObject* self, PyObject* index, PyObject* values) {
+  PyObject* exact_index = nullptr;
+  if (PySlice_Check(index)) {
+    auto* slice = reinterpret_cast<PySliceObject*>(index);
+    PyObject* start = ExactIndex(slice->start);
+    PyObject* stop = start == nullptr ? nullptr : ExactIndex(slice->stop);
+    PyObject* step = stop == nullptr ? nullptr : ExactIndex(slice->step);
+    if (step != nullptr) exact_index = PySlice_New(start, stop, step);
+    Py_XDECREF(start);
+    Py_XDECREF(stop);
+    Py_XDECREF(step);
+  } else if (PyIndex_Check(index)) {
+    exact_index = ExactIndex(index);
+  } else {
+    Py_INCREF(index);
+    exact_index = index;
+  }
+  if (exact_index == nullptr) return -1;
+  PyObject* exact_values = values;
+  Py_XINCREF(exact_values);
+  if (values != nullptr && !PySlice_Check(index) && !PyLong_CheckExact(values) &&
+      PyIndex_Check(values)) {
+    Py_DECREF(exact_values);
+    exact_values = PyNumber_Index(values);
+    if (exact_values == nullptr) {
+      Py_DECREF(exact_index);
+      return -1;
+    }
+  }
+  const int done = g_bytearray_ass_subscript(self, exact_index, exact_values);
+  Py_DECREF(exact_index);
+  Py_XDECREF(exact_values);
+  return done;
+}
+
 // An ndarray's buffer export, refused for an array of Python objects: its bytes are object
 // pointers, which a memoryview cast to bytes rewrites (red team round 2, 2026-12-06:
 // memoryview(np.empty(1, object)).cast("B") given a pointer to a fake bytearray header, passed
@@ -1188,6 +1242,48 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "resized or released under the array, and to refuse a dtype holding Python objects over a "
       "buffer; its buffer export refused for such arrays. Returns how many constructors it "
       "changed.");
+  m.def(
+      "convert_bytearray_assignment",
+      []() {
+        auto* type = &PyByteArray_Type;
+        if (g_bytearray_ass_subscript == nullptr) {
+          if (type->tp_as_mapping == nullptr || type->tp_as_mapping->mp_ass_subscript == nullptr)
+            throw py::type_error("convert_bytearray_assignment: no assignment to wrap");
+          g_bytearray_ass_subscript = type->tp_as_mapping->mp_ass_subscript;
+        }
+        std::vector<py::object> pending = {
+            py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type))};
+        absl::flat_hash_set<PyObject*> seen;
+        int replaced = 0;
+        while (!pending.empty()) {
+          py::object t = pending.back();
+          pending.pop_back();
+          if (!seen.insert(t.ptr()).second) continue;
+          auto* tt = reinterpret_cast<PyTypeObject*>(t.ptr());
+          if (tt->tp_as_mapping != nullptr &&
+              tt->tp_as_mapping->mp_ass_subscript == g_bytearray_ass_subscript) {
+            tt->tp_as_mapping->mp_ass_subscript = ConvertedByteArrayAssign;
+            ++replaced;
+          }
+          for (py::handle sub : t.attr("__subclasses__")()) {
+            if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
+          }
+        }
+        // The methods' own entries call the function they were made with, not the slot.
+        py::cpp_function set_item([](py::object self, py::object index, py::object value) {
+          if (ConvertedByteArrayAssign(self.ptr(), index.ptr(), value.ptr()) < 0)
+            throw py::error_already_set();
+        });
+        py::cpp_function del_item([](py::object self, py::object index) {
+          if (ConvertedByteArrayAssign(self.ptr(), index.ptr(), nullptr) < 0)
+            throw py::error_already_set();
+        });
+        return py::make_tuple(replaced, py::object(set_item), py::object(del_item));
+      },
+      "bytearray's item and slice assignment (its type's slot, and those of the subclasses that "
+      "inherited it) made to call every __index__ before CPython's own takes the buffer's "
+      "address (gh-91153). Returns (types changed, __setitem__, __delitem__) for the type's "
+      "dictionary.");
   m.def(
       "holding_memoryview_release",
       [](py::object original) {

@@ -636,6 +636,12 @@ constexpr const char* kIntrospectionAttributes[] = {"__globals__",
 //    a tensor's own bytes reads and writes any of the worker's memory), or that open a file or
 //    shared memory in C++ (no audit event). The worker refuses them at run time too.
 constexpr RawName kRawNames[] = {
+    // A conversion hook CPython's C code calls while it holds a buffer's address (gh-91153:
+    // bytearray's assignment; red team round 3, 2026-12-06, raw memory in pure Python). No
+    // kernel needs a class that is an integer.
+    {"__index__",
+     "a conversion hook CPython calls while it holds a buffer's address (raw memory access is "
+     "forbidden)"},
     {"__array_interface__", kArrayInterface},
     {"__array_struct__", kArrayInterface},
     {"__cuda_array_interface__", kArrayInterface},

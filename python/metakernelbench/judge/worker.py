@@ -1445,6 +1445,13 @@ def _hold_ndarray_buffers() -> None:
     frombuffer keep a memoryview as their base, which the kernel could release (release() or
     `with`): a memoryview of a bytearray or array.array now keeps an export of it for the worker's
     life when released (round 2: passed strict; cases asarray_base_released*)."""
+    # bytearray's assignment converts the index and the value after taking its buffer's address
+    # (CPython gh-91153): an __index__ that grew the bytearray freed that buffer, and the stale
+    # write into a bytearray header allocated there gave read and write of the whole address space
+    # in pure Python (red team round 3, 2026-12-06, passed strict; case bytearray_index_resize*).
+    _, set_item, del_item = _core.convert_bytearray_assignment()
+    _core.replace_type_attribute(bytearray, "__setitem__", _core.instance_method(set_item))
+    _core.replace_type_attribute(bytearray, "__delitem__", _core.instance_method(del_item))
     for name in ("release", "__exit__"):
         original = memoryview.__dict__[name]
         _core.replace_type_attribute(
