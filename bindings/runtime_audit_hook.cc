@@ -816,6 +816,60 @@ int ConvertedByteArrayAssign(PyObject* self, PyObject* index, PyObject* values) 
   return done;
 }
 
+// array.array's item assignment, replaced by ConvertedArrayAssign / ConvertedArrayAssignItem
+// (convert_array_values); its typecode read through array.array's own descriptor.
+objobjargproc g_array_ass_subscript = nullptr;
+ssizeobjargproc g_array_ass_item = nullptr;
+PyObject* g_array_typecode = nullptr;  // array.array.__dict__["typecode"]
+
+// `value` as the exact int or float array.array would convert it to (new reference), its
+// __index__ or __float__ called now: CPython's own checks the index, then converts, then writes
+// at the index it checked, into a buffer the conversion may have moved (red team round 4,
+// 2026-12-06: __float__ shrank an array('d') under a pending write, raw memory in pure Python,
+// passed strict; insert and append convert twice around a resize).
+PyObject* ExactArrayValue(PyObject* array, PyObject* value) {
+  if (value == nullptr || PyLong_CheckExact(value) || PyFloat_CheckExact(value) ||
+      PyUnicode_Check(value)) {
+    Py_XINCREF(value);
+    return value;
+  }
+  PyObject* code =
+      Py_TYPE(g_array_typecode)
+          ->tp_descr_get(g_array_typecode, array, reinterpret_cast<PyObject*>(Py_TYPE(array)));
+  if (code == nullptr) return nullptr;
+  const bool floating =
+      PyUnicode_Check(code) && (PyUnicode_CompareWithASCIIString(code, "f") == 0 ||
+                                PyUnicode_CompareWithASCIIString(code, "d") == 0);
+  Py_DECREF(code);
+  if (floating) return PyNumber_Float(value);
+  if (PyIndex_Check(value)) return PyNumber_Index(value);
+  Py_INCREF(value);  // not a number: the original's own error
+  return value;
+}
+
+int ConvertedArrayAssign(PyObject* self, PyObject* index, PyObject* value) {
+  if (PySlice_Check(index)) return g_array_ass_subscript(self, index, value);
+  PyObject* exact_index = ExactIndex(index);
+  if (exact_index == nullptr) return -1;
+  PyObject* exact = ExactArrayValue(self, value);
+  if (exact == nullptr && value != nullptr) {
+    Py_DECREF(exact_index);
+    return -1;
+  }
+  const int done = g_array_ass_subscript(self, exact_index, exact);
+  Py_DECREF(exact_index);
+  Py_XDECREF(exact);
+  return done;
+}
+
+int ConvertedArrayAssignItem(PyObject* self, Py_ssize_t i, PyObject* value) {
+  PyObject* exact = ExactArrayValue(self, value);
+  if (exact == nullptr && value != nullptr) return -1;
+  const int done = g_array_ass_item(self, i, exact);
+  Py_XDECREF(exact);
+  return done;
+}
+
 // An ndarray's buffer export, refused for an array of Python objects: its bytes are object
 // pointers, which a memoryview cast to bytes rewrites (red team round 2, 2026-12-06:
 // memoryview(np.empty(1, object)).cast("B") given a pointer to a fake bytearray header, passed
@@ -1284,6 +1338,79 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "inherited it) made to call every __index__ before CPython's own takes the buffer's "
       "address (gh-91153). Returns (types changed, __setitem__, __delitem__) for the type's "
       "dictionary.");
+  m.def(
+      "convert_array_values",
+      [](py::object array_type) {
+        if (!PyType_Check(array_type.ptr()))
+          throw py::type_error("convert_array_values: not a type");
+        auto* type = reinterpret_cast<PyTypeObject*>(array_type.ptr());
+        if (g_array_ass_subscript == nullptr) {
+          if (type->tp_as_mapping == nullptr || type->tp_as_mapping->mp_ass_subscript == nullptr ||
+              type->tp_as_sequence == nullptr || type->tp_as_sequence->sq_ass_item == nullptr)
+            throw py::type_error("convert_array_values: no assignment to wrap");
+          g_array_typecode = py::object(array_type.attr("__dict__")["typecode"]).release().ptr();
+          g_array_ass_subscript = type->tp_as_mapping->mp_ass_subscript;
+          g_array_ass_item = type->tp_as_sequence->sq_ass_item;
+        }
+        std::vector<py::object> pending = {array_type};
+        absl::flat_hash_set<PyObject*> seen;
+        while (!pending.empty()) {
+          py::object t = pending.back();
+          pending.pop_back();
+          if (!seen.insert(t.ptr()).second) continue;
+          auto* tt = reinterpret_cast<PyTypeObject*>(t.ptr());
+          if (tt->tp_as_mapping != nullptr &&
+              tt->tp_as_mapping->mp_ass_subscript == g_array_ass_subscript)
+            tt->tp_as_mapping->mp_ass_subscript = ConvertedArrayAssign;
+          if (tt->tp_as_sequence != nullptr && tt->tp_as_sequence->sq_ass_item == g_array_ass_item)
+            tt->tp_as_sequence->sq_ass_item = ConvertedArrayAssignItem;
+          for (py::handle sub : t.attr("__subclasses__")()) {
+            if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
+          }
+        }
+        // The methods that convert values: each value converted first, then the original.
+        py::dict methods;
+        py::object dict = array_type.attr("__dict__");
+        methods["__setitem__"] =
+            py::cpp_function([](py::object self, py::object index, py::object value) {
+              if (ConvertedArrayAssign(self.ptr(), index.ptr(), value.ptr()) < 0)
+                throw py::error_already_set();
+            });
+        auto exact = [](py::handle self, py::handle value) {
+          PyObject* out = ExactArrayValue(self.ptr(), value.ptr());
+          if (out == nullptr) throw py::error_already_set();
+          return py::reinterpret_steal<py::object>(out);
+        };
+        py::object insert = dict["insert"], append = dict["append"];
+        py::object extend = dict["extend"], fromlist = dict["fromlist"];
+        methods["insert"] =
+            py::cpp_function([insert, exact](py::object self, py::object i, py::object value) {
+              return insert(self, i, exact(self, value));
+            });
+        methods["append"] = py::cpp_function([append, exact](py::object self, py::object value) {
+          return append(self, exact(self, value));
+        });
+        methods["extend"] =
+            py::cpp_function([extend, exact, array_type](py::object self, py::object values) {
+              if (py::isinstance(values, array_type)) return extend(self, values);
+              py::list converted;  // the iteration's Python code runs before the array is touched
+              for (py::handle v : py::iter(values)) converted.append(exact(self, v));
+              return extend(self, converted);
+            });
+        methods["fromlist"] =
+            py::cpp_function([fromlist, exact](py::object self, py::object values) {
+              if (!PyList_Check(values.ptr())) return fromlist(self, values);  // its own TypeError
+              py::list converted;
+              for (py::handle v : values) converted.append(exact(self, v));
+              return fromlist(self, converted);
+            });
+        return methods;
+      },
+      py::arg("array_type"),
+      "array.array's item assignment (its type's slots and those of subclasses that inherited "
+      "them) made to convert the value (__float__ / __index__) before CPython's own checks the "
+      "index and writes; returns replacements for __setitem__, insert, append, extend and "
+      "fromlist, which convert every value first.");
   m.def(
       "holding_memoryview_release",
       [](py::object original) {

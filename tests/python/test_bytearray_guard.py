@@ -77,3 +77,72 @@ s = Sub(b"xyz"); s[I(1)] = 0; bytearray.__setitem__(s, 2, I(1)); out.append(byte
 print(" ".join(out))
 """
     assert _run(INSTALL + checks) == _run(checks)
+
+
+ARRAY_INSTALL = """
+import array
+from metakernelbench import _core
+for name, method in _core.convert_array_values(array.array).items():
+    _core.replace_type_attribute(array.array, name, _core.instance_method(method))
+"""
+
+ARRAY_ATTACK = """
+import array
+def attack():
+    a = array.array("d", [0.0] * 64)  # 512 bytes
+    made = []
+
+    class Shrink:
+        def __float__(self):
+            del a[1:]  # the buffer moved to a 64-byte block
+            made.extend(bytearray(8) for _ in range(64))  # headers in that size class
+            return 5e-324 * (1 << 44)  # the bits 1 << 44
+
+    try:
+        a[10] = Shrink()  # 80 bytes in: the next block's ob_size
+    except Exception:
+        pass
+    return max(len(b) for b in made)
+"""
+
+
+def test_a_float_hook_that_shrinks_an_array_writes_no_freed_memory():
+    lengths = [
+        int(x) for x in _run(ARRAY_INSTALL + ARRAY_ATTACK + "print(*(attack() for _ in range(20)))").split()
+    ]
+    assert lengths == [8] * 20
+    # Without the change, on an interpreter with the bug, a header takes the stale write.
+    unguarded = [int(x) for x in _run(ARRAY_ATTACK + "print(*(attack() for _ in range(20)))").split()]
+    if any(n != 8 for n in unguarded):
+        assert max(unguarded) >= 1 << 44
+
+
+def test_array_assignment_and_methods_behave_as_before():
+    checks = """
+import array
+class F:
+    def __init__(self, v):
+        self.v = v
+    def __float__(self):
+        return self.v
+class I:
+    def __init__(self, v):
+        self.v = v
+    def __index__(self):
+        return self.v
+out = []
+d = array.array("d", [1.0, 2.0])
+d[0] = F(3.5); d[I(1)] = 4; d.insert(0, F(0.5)); d.append(F(9.0)); d.extend([F(1.0), 2]); d.fromlist([F(7.0)])
+d.extend(array.array("d", [8.0])); d[1:2] = array.array("d", [6.0])
+out.append(d.tolist())
+i = array.array("i", [1]); i[0] = I(5); i.append(I(6)); i.insert(0, I(4)); i.extend(range(2))
+out.append(i.tolist())
+for bad in ("d[9] = 1.0", "d[0] = 'x'", "i[0] = 1.5", "i.fromlist((1,))", "d.extend(5)", "i[0] = 2**40"):
+    try:
+        exec(bad)
+        out.append("no error")
+    except Exception as e:
+        out.append(type(e).__name__)
+print(out)
+"""
+    assert _run(ARRAY_INSTALL + checks) == _run(checks)

@@ -642,6 +642,16 @@ constexpr RawName kRawNames[] = {
     {"__index__",
      "a conversion hook CPython calls while it holds a buffer's address (raw memory access is "
      "forbidden)"},
+    // The same with array('d')'s __float__ (round 4: the array shrunk under a pending write).
+    {"__float__",
+     "a conversion hook CPython calls while it holds a buffer's address (raw memory access is "
+     "forbidden)"},
+    {"__complex__",
+     "a conversion hook CPython calls while it holds a buffer's address (raw memory access is "
+     "forbidden)"},
+    {"__int__",
+     "a conversion hook CPython calls while it holds a buffer's address (raw memory access is "
+     "forbidden)"},
     {"__array_interface__", kArrayInterface},
     {"__array_struct__", kArrayInterface},
     {"__cuda_array_interface__", kArrayInterface},

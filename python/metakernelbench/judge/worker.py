@@ -1452,6 +1452,13 @@ def _hold_ndarray_buffers() -> None:
     _, set_item, del_item = _core.convert_bytearray_assignment()
     _core.replace_type_attribute(bytearray, "__setitem__", _core.instance_method(set_item))
     _core.replace_type_attribute(bytearray, "__delitem__", _core.instance_method(del_item))
+    # array.array's the same way with __float__ (round 4: array('d')[i] = obj whose __float__
+    # shrank the array, and insert / append, which convert twice around a resize: raw memory in
+    # pure Python, passed strict; case array_float_shrink*).
+    import array
+
+    for name, method in _core.convert_array_values(array.array).items():
+        _core.replace_type_attribute(array.array, name, _core.instance_method(method))
     for name in ("release", "__exit__"):
         original = memoryview.__dict__[name]
         _core.replace_type_attribute(
