@@ -1421,15 +1421,22 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           // frombuffer keep such a memoryview as their base: red team round 2, 2026-12-06,
           // arr.base.release() or `with arr.base:` then the bytearray grown, passed strict).
           static std::vector<PyObject*>* held = new std::vector<PyObject*>();
-          if (PyMemoryView_Check(self.ptr())) {
-            Py_buffer* view = PyMemoryView_GET_BUFFER(self.ptr());
-            PyObject* obj = view->obj;  // the exporter; null once released
-            if (obj != nullptr &&
-                (PyByteArray_Check(obj) || PyObject_HasAttrString(obj, "buffer_info"))) {
+          // The exporter through memoryview's own `obj`, which raises on a released view (whose
+          // stored pointer may name an object freed since): that release is the original's.
+          PyObject* obj =
+              PyMemoryView_Check(self.ptr()) ? PyObject_GetAttrString(self.ptr(), "obj") : nullptr;
+          if (obj == nullptr) {
+            PyErr_Clear();
+          } else {
+            if (PyByteArray_Check(obj) || PyObject_HasAttrString(obj, "buffer_info")) {
               PyObject* kept = PyMemoryView_FromObject(obj);
-              if (kept == nullptr) throw py::error_already_set();
+              if (kept == nullptr) {
+                Py_DECREF(obj);
+                throw py::error_already_set();
+              }
               held->push_back(kept);
             }
+            Py_DECREF(obj);
           }
           return original(self, *args);
         });
