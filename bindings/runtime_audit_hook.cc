@@ -724,47 +724,95 @@ constexpr char kObjectsOverBytes[] =
 // the buffer is kept here for the process's life first: the export stays, and the object cannot
 // be resized or released under the array (BufferError).
 PyObject* HoldingNdarrayNew(PyTypeObject* subtype, PyObject* args, PyObject* kwds) {
-  PyObject* buffer = nullptr;  // borrowed
-  if (kwds != nullptr && PyDict_Check(kwds)) buffer = PyDict_GetItemString(kwds, "buffer");
-  if (buffer == nullptr && args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2)
-    buffer = PyTuple_GET_ITEM(args, 2);
-  if (buffer != nullptr && buffer != Py_None) {
-    // Object pointers read from the buffer's bytes, which the kernel wrote: a fake object at any
-    // address (red team round 2, 2026-12-06: np.ndarray((1,), object, buffer=bytearray(ptr)) gave
-    // a bytearray over the whole address space, passed strict). numpy's frombuffer refuses an
-    // object dtype; its constructor did not.
-    PyObject* dtype_arg = nullptr;  // borrowed
-    if (kwds != nullptr && PyDict_Check(kwds)) dtype_arg = PyDict_GetItemString(kwds, "dtype");
-    if (dtype_arg == nullptr && args != nullptr && PyTuple_Check(args) &&
-        PyTuple_GET_SIZE(args) > 1)
-      dtype_arg = PyTuple_GET_ITEM(args, 1);
-    if (dtype_arg != nullptr && dtype_arg != Py_None) {
-      PyObject* dtype = PyObject_CallOneArg(g_dtype_type, dtype_arg);
-      if (dtype == nullptr) return nullptr;
-      const int objects = HasObjects(dtype);
-      Py_DECREF(dtype);
-      if (objects < 0) return nullptr;
-      if (objects > 0 && RecordRefusal("runtime.native_code", kObjectsOverBytes,
-                                       absl::StrCat(kObjectsOverBytes, " made"))) {
-        PyErr_SetString(PyExc_PermissionError,
-                        absl::StrCat("blocked by the judge: ", kObjectsOverBytes).c_str());
-        return nullptr;
-      }
-    }
-    PyObject* view = PyMemoryView_FromObject(buffer);
-    if (view == nullptr) {
-      PyErr_Clear();  // no buffer protocol: numpy's own error follows
-    } else {
-      static std::vector<PyObject*>* held = new std::vector<PyObject*>();
-      held->push_back(view);  // owned, never released
+  if (args == nullptr || !PyTuple_Check(args) || (kwds != nullptr && !PyDict_Check(kwds)))
+    return g_ndarray_new(subtype, args, kwds);
+  const bool buffer_by_name = kwds != nullptr && PyDict_GetItemString(kwds, "buffer") != nullptr;
+  PyObject* buffer = buffer_by_name               ? PyDict_GetItemString(kwds, "buffer")
+                     : PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2)
+                                                  : nullptr;  // borrowed
+  if (buffer == nullptr || buffer == Py_None) return g_ndarray_new(subtype, args, kwds);
+  // The constructor is called with what was checked, converted once here: the dtype as a dtype
+  // object (an argument whose conversion answered differently the second time got an object
+  // dtype past the check: red team round 5, 2026-12-06, passed strict) and the buffer as the
+  // memoryview kept here (an exporter that answered with other memory the second time would
+  // have left the kept export on memory the array does not view).
+  const bool dtype_by_name = kwds != nullptr && PyDict_GetItemString(kwds, "dtype") != nullptr;
+  PyObject* dtype_arg = dtype_by_name                ? PyDict_GetItemString(kwds, "dtype")
+                        : PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1)
+                                                     : nullptr;  // borrowed
+  py::object dtype;
+  if (dtype_arg != nullptr && dtype_arg != Py_None) {
+    PyObject* converted = PyObject_CallOneArg(g_dtype_type, dtype_arg);
+    if (converted == nullptr) return nullptr;
+    dtype = py::reinterpret_steal<py::object>(converted);
+    // Object pointers read from the buffer's bytes, which the kernel wrote: a fake object at
+    // any address (red team round 2, 2026-12-06: np.ndarray((1,), object, buffer=bytearray(ptr))
+    // gave a bytearray over the whole address space, passed strict). numpy's frombuffer refuses
+    // an object dtype; its constructor did not.
+    const int objects = HasObjects(dtype.ptr());
+    if (objects < 0) return nullptr;
+    if (objects > 0 && RecordRefusal("runtime.native_code", kObjectsOverBytes,
+                                     absl::StrCat(kObjectsOverBytes, " made"))) {
+      PyErr_SetString(PyExc_PermissionError,
+                      absl::StrCat("blocked by the judge: ", kObjectsOverBytes).c_str());
+      return nullptr;
     }
   }
-  return g_ndarray_new(subtype, args, kwds);
+  PyObject* view = PyMemoryView_FromObject(buffer);
+  if (view == nullptr) {
+    PyErr_Clear();  // no buffer protocol: numpy's own error follows
+    return g_ndarray_new(subtype, args, kwds);
+  }
+  static std::vector<PyObject*>* held = new std::vector<PyObject*>();
+  held->push_back(view);  // owned, never released
+  // args and kwds again, with the converted dtype and the kept view in their places.
+  // A new tuple (a full slice of a tuple is the same tuple, which must not change).
+  const Py_ssize_t n = PyTuple_GET_SIZE(args);
+  PyObject* new_args = PyTuple_New(n);
+  if (new_args == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(args, i);
+    Py_INCREF(item);
+    PyTuple_SET_ITEM(new_args, i, item);
+  }
+  py::object args_ref = py::reinterpret_steal<py::object>(new_args);
+  py::object kwds_ref;
+  if (kwds != nullptr) {
+    PyObject* copy = PyDict_Copy(kwds);
+    if (copy == nullptr) return nullptr;
+    kwds_ref = py::reinterpret_steal<py::object>(copy);
+  }
+  auto put = [&](bool by_name, const char* name, Py_ssize_t position, PyObject* value) -> bool {
+    if (by_name) return PyDict_SetItemString(kwds_ref.ptr(), name, value) == 0;
+    Py_INCREF(value);
+    PyObject* old = PyTuple_GET_ITEM(new_args, position);
+    PyTuple_SET_ITEM(new_args, position, value);
+    Py_XDECREF(old);
+    return true;
+  };
+  if (dtype && !put(dtype_by_name, "dtype", 1, dtype.ptr())) return nullptr;
+  if (!put(buffer_by_name, "buffer", 2, view)) return nullptr;
+  return g_ndarray_new(subtype, new_args, kwds_ref ? kwds_ref.ptr() : nullptr);
 }
 
 // bytearray's own item and slice assignment, replaced by ConvertedByteArrayAssign in its type
 // (and the subclasses that inherited it) and under __setitem__ / __delitem__.
 objobjargproc g_bytearray_ass_subscript = nullptr;
+
+binaryfunc g_bytearray_mod = nullptr;
+
+// bytearray % args formatted from a copy of the format: CPython's own formats from the
+// bytearray's buffer while the arguments' __repr__ / __str__ / conversion hooks run, and one that
+// grew the bytearray left the formatter reading freed memory (red team round 4's probe,
+// 2026-12-06). The copy is nobody else's.
+PyObject* CopiedFormatByteArrayMod(PyObject* v, PyObject* w) {
+  if (!PyByteArray_Check(v)) return g_bytearray_mod(v, w);
+  PyObject* copy = PyByteArray_FromStringAndSize(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v));
+  if (copy == nullptr) return nullptr;
+  PyObject* out = g_bytearray_mod(copy, w);
+  Py_DECREF(copy);
+  return out;
+}
 
 // `o` as an exact int (new reference), its __index__ called now; None and null as they are.
 PyObject* ExactIndex(PyObject* o) {
@@ -1301,9 +1349,11 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       []() {
         auto* type = &PyByteArray_Type;
         if (g_bytearray_ass_subscript == nullptr) {
-          if (type->tp_as_mapping == nullptr || type->tp_as_mapping->mp_ass_subscript == nullptr)
+          if (type->tp_as_mapping == nullptr || type->tp_as_mapping->mp_ass_subscript == nullptr ||
+              type->tp_as_number == nullptr || type->tp_as_number->nb_remainder == nullptr)
             throw py::type_error("convert_bytearray_assignment: no assignment to wrap");
           g_bytearray_ass_subscript = type->tp_as_mapping->mp_ass_subscript;
+          g_bytearray_mod = type->tp_as_number->nb_remainder;
         }
         std::vector<py::object> pending = {
             py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type))};
@@ -1319,6 +1369,8 @@ void RegisterRuntimeAuditHook(py::module_& m) {
             tt->tp_as_mapping->mp_ass_subscript = ConvertedByteArrayAssign;
             ++replaced;
           }
+          if (tt->tp_as_number != nullptr && tt->tp_as_number->nb_remainder == g_bytearray_mod)
+            tt->tp_as_number->nb_remainder = CopiedFormatByteArrayMod;
           for (py::handle sub : t.attr("__subclasses__")()) {
             if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
           }
@@ -1332,12 +1384,21 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           if (ConvertedByteArrayAssign(self.ptr(), index.ptr(), nullptr) < 0)
             throw py::error_already_set();
         });
-        return py::make_tuple(replaced, py::object(set_item), py::object(del_item));
+        py::cpp_function mod([](py::object self, py::object args) {
+          PyObject* out = CopiedFormatByteArrayMod(self.ptr(), args.ptr());
+          if (out == nullptr) throw py::error_already_set();
+          return py::reinterpret_steal<py::object>(out);
+        });
+        py::dict methods;
+        methods["__setitem__"] = set_item;
+        methods["__delitem__"] = del_item;
+        methods["__mod__"] = mod;
+        return methods;
       },
       "bytearray's item and slice assignment (its type's slot, and those of the subclasses that "
       "inherited it) made to call every __index__ before CPython's own takes the buffer's "
-      "address (gh-91153). Returns (types changed, __setitem__, __delitem__) for the type's "
-      "dictionary.");
+      "address (gh-91153), and its % formatting made to format from a copy. Returns "
+      "replacements for __setitem__, __delitem__ and __mod__ in the type's dictionary.");
   m.def(
       "convert_array_values",
       [](py::object array_type) {
@@ -1383,6 +1444,15 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         };
         py::object insert = dict["insert"], append = dict["append"];
         py::object extend = dict["extend"], fromlist = dict["fromlist"];
+        py::object tobytes = dict["tobytes"];
+        // tofile writes block after block from the array's buffer, re-read each time, around the
+        // file's write(), which may shrink the array (red team round 5, 2026-12-06: a heap read
+        // past the buffer, passed strict): written from one copy instead.
+        methods["tofile"] = py::cpp_function([tobytes](py::object self, py::object file) {
+          py::object data = tobytes(self);
+          if (py::len(data) > 0) file.attr("write")(data);
+          return py::none();
+        });
         methods["insert"] =
             py::cpp_function([insert, exact](py::object self, py::object i, py::object value) {
               return insert(self, i, exact(self, value));
@@ -1410,7 +1480,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "array.array's item assignment (its type's slots and those of subclasses that inherited "
       "them) made to convert the value (__float__ / __index__) before CPython's own checks the "
       "index and writes; returns replacements for __setitem__, insert, append, extend and "
-      "fromlist, which convert every value first.");
+      "fromlist, which convert every value first, and tofile, which writes one copy.");
   m.def(
       "holding_memoryview_release",
       [](py::object original) {

@@ -27,9 +27,8 @@ def attack():
 
 INSTALL = """
 from metakernelbench import _core
-_, set_item, del_item = _core.convert_bytearray_assignment()
-_core.replace_type_attribute(bytearray, "__setitem__", _core.instance_method(set_item))
-_core.replace_type_attribute(bytearray, "__delitem__", _core.instance_method(del_item))
+for name, method in _core.convert_bytearray_assignment().items():
+    _core.replace_type_attribute(bytearray, name, _core.instance_method(method))
 """
 
 

@@ -489,11 +489,11 @@ def control_arms() -> list:
     """
 def convert_array_values(array_type: typing.Any) -> dict:
     """
-    array.array's item assignment (its type's slots and those of subclasses that inherited them) made to convert the value (__float__ / __index__) before CPython's own checks the index and writes; returns replacements for __setitem__, insert, append, extend and fromlist, which convert every value first.
+    array.array's item assignment (its type's slots and those of subclasses that inherited them) made to convert the value (__float__ / __index__) before CPython's own checks the index and writes; returns replacements for __setitem__, insert, append, extend and fromlist, which convert every value first, and tofile, which writes one copy.
     """
-def convert_bytearray_assignment() -> tuple[int, typing.Any, typing.Any]:
+def convert_bytearray_assignment() -> dict:
     """
-    bytearray's item and slice assignment (its type's slot, and those of the subclasses that inherited it) made to call every __index__ before CPython's own takes the buffer's address (gh-91153). Returns (types changed, __setitem__, __delitem__) for the type's dictionary.
+    bytearray's item and slice assignment (its type's slot, and those of the subclasses that inherited it) made to call every __index__ before CPython's own takes the buffer's address (gh-91153), and its % formatting made to format from a copy. Returns replacements for __setitem__, __delitem__ and __mod__ in the type's dictionary.
     """
 def default_budget() -> Message:
     """

@@ -1449,9 +1449,10 @@ def _hold_ndarray_buffers() -> None:
     # (CPython gh-91153): an __index__ that grew the bytearray freed that buffer, and the stale
     # write into a bytearray header allocated there gave read and write of the whole address space
     # in pure Python (red team round 3, 2026-12-06, passed strict; case bytearray_index_resize*).
-    _, set_item, del_item = _core.convert_bytearray_assignment()
-    _core.replace_type_attribute(bytearray, "__setitem__", _core.instance_method(set_item))
-    _core.replace_type_attribute(bytearray, "__delitem__", _core.instance_method(del_item))
+    # Its % formatting reads the format from the bytearray's buffer while the arguments' hooks run
+    # (round 4's probe read freed memory): formatted from a copy now.
+    for name, method in _core.convert_bytearray_assignment().items():
+        _core.replace_type_attribute(bytearray, name, _core.instance_method(method))
     # array.array's the same way with __float__ (round 4: array('d')[i] = obj whose __float__
     # shrank the array, and insert / append, which convert twice around a resize: raw memory in
     # pure Python, passed strict; case array_float_shrink*).
