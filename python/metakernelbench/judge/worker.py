@@ -270,7 +270,7 @@ class Worker:
         _refuse_private_operator_lookups()
         _refuse_module_recreation()
         _hold_data_assignment()
-        _hold_ndarray_buffers()
+        _guard_python_buffers()
         _pin_dlpack_exports()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
@@ -1432,7 +1432,7 @@ def _hold_data_assignment() -> None:
     _core.replace_type_attribute(torch._C.TensorBase, "data", property(getter, setter))
 
 
-def _hold_ndarray_buffers() -> None:
+def _guard_python_buffers() -> None:
     """numpy.ndarray(shape, dtype, buffer) keeps the buffer's object, not its export: a bytearray
     or array.array grown afterwards freed the memory the array (and a torch.from_numpy tensor of
     it) still viewed (seventh session's red team, 2026-12-06: raw read and write through
