@@ -34,6 +34,9 @@ constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
 constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
     "forbidden)";
+constexpr char kBorrowedCompare[] =
+    "a comparison hook CPython calls on items it holds borrowed (raw memory access is "
+    "forbidden)";
 constexpr char kTorchOutsideAten[] =
     "torch's operators outside aten are off limits (several trust their offsets and index "
     "mappings: raw memory access is forbidden)";
@@ -652,6 +655,17 @@ constexpr RawName kRawNames[] = {
     {"__int__",
      "a conversion hook CPython calls while it holds a buffer's address (raw memory access is "
      "forbidden)"},
+    // Rich comparisons: CPython 3.11 and 3.12 compare items they hold borrowed (list_richcompare,
+    // deque.index, OrderedDict equality); a comparison that empties the containers and returns
+    // NotImplemented frees them, and the reflected method then runs on freed memory (red team
+    // round 6, 2026-12-06: a fake bytearray over the whole address space, passed strict in pure
+    // Python). No runtime layer sees this; no kernel needs to define how its objects compare.
+    {"__eq__", kBorrowedCompare},
+    {"__ne__", kBorrowedCompare},
+    {"__lt__", kBorrowedCompare},
+    {"__le__", kBorrowedCompare},
+    {"__gt__", kBorrowedCompare},
+    {"__ge__", kBorrowedCompare},
     {"__array_interface__", kArrayInterface},
     {"__array_struct__", kArrayInterface},
     {"__cuda_array_interface__", kArrayInterface},
