@@ -23,6 +23,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bindings/bindings.h"
@@ -693,6 +694,29 @@ bool RecordRefusal(const std::string& code, const std::string& what, const std::
   throw py::error_already_set();
 }
 
+// Kept alive for the process's life: what a guard keeps so that no memory is freed under a view
+// (a storage a tensor let go of, an export of a buffer).
+void KeepForLife(py::object kept) {
+  static std::vector<py::object>* held = new std::vector<py::object>();
+  held->push_back(std::move(kept));
+}
+
+// `visit` for `type` and every subclass of it, once each: a slot a guard replaces is copied into
+// the subclasses made before it, which must get the replacement too.
+void ForTypeAndSubclasses(py::object type, absl::FunctionRef<void(PyTypeObject*)> visit) {
+  std::vector<py::object> pending = {std::move(type)};
+  absl::flat_hash_set<PyObject*> seen;
+  while (!pending.empty()) {
+    py::object t = pending.back();
+    pending.pop_back();
+    if (!seen.insert(t.ptr()).second) continue;
+    visit(reinterpret_cast<PyTypeObject*>(t.ptr()));
+    for (py::handle sub : t.attr("__subclasses__")()) {
+      if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
+    }
+  }
+}
+
 // numpy.ndarray's own constructor and buffer export, replaced by HoldingNdarrayNew and
 // CheckedNdarrayGetBuffer in its type and in every subclass that inherited them
 // (hold_ndarray_buffers); ndarray's and dtype's own descriptors for `dtype` and `hasobject`,
@@ -763,8 +787,8 @@ PyObject* HoldingNdarrayNew(PyTypeObject* subtype, PyObject* args, PyObject* kwd
     PyErr_Clear();  // no buffer protocol: numpy's own error follows
     return g_ndarray_new(subtype, args, kwds);
   }
-  static std::vector<PyObject*>* held = new std::vector<PyObject*>();
-  held->push_back(view);  // owned, never released
+  KeepForLife(py::reinterpret_borrow<py::object>(view));  // its own reference; `view` stays ours
+  py::object view_ref = py::reinterpret_steal<py::object>(view);
   // args and kwds again, with the converted dtype and the kept view in their places.
   // A new tuple (a full slice of a tuple is the same tuple, which must not change).
   const Py_ssize_t n = PyTuple_GET_SIZE(args);
@@ -1278,7 +1302,6 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               // a subclass's __torch_function__ (or a mode) otherwise answers with a decoy and
               // leaves dispatch off, so that the setter below frees the real storage (seventh
               // session, 2026-12-06: 4.4x permissive; case data_hold_storage_decoy_permissive).
-              static std::vector<py::object>* held = new std::vector<py::object>();
               py::object guard = disable_torch_function();
               guard.attr("__enter__")();
               py::object storage;
@@ -1289,7 +1312,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
                 throw;
               }
               guard.attr("__exit__")(py::none(), py::none(), py::none());
-              held->push_back(std::move(storage));
+              KeepForLife(std::move(storage));
               return original_set(self, value);
             });
       },
@@ -1317,13 +1340,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         // The type and every subclass whose constructor is the inherited slot (a subclass
         // defining __new__ in Python calls ndarray.__new__, which reads the type's slot).
         int replaced = 0;
-        std::vector<py::object> pending = {ndarray};
-        absl::flat_hash_set<PyObject*> seen;
-        while (!pending.empty()) {
-          py::object t = pending.back();
-          pending.pop_back();
-          if (!seen.insert(t.ptr()).second) continue;
-          auto* tt = reinterpret_cast<PyTypeObject*>(t.ptr());
+        ForTypeAndSubclasses(ndarray, [&](PyTypeObject* tt) {
           if (tt->tp_new == g_ndarray_new) {
             tt->tp_new = HoldingNdarrayNew;
             ++replaced;
@@ -1332,10 +1349,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               tt->tp_as_buffer->bf_getbuffer == g_ndarray_getbuffer) {
             tt->tp_as_buffer->bf_getbuffer = CheckedNdarrayGetBuffer;
           }
-          for (py::handle sub : t.attr("__subclasses__")()) {
-            if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
-          }
-        }
+        });
         return replaced;
       },
       py::arg("ndarray"),
@@ -1355,26 +1369,15 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           g_bytearray_ass_subscript = type->tp_as_mapping->mp_ass_subscript;
           g_bytearray_mod = type->tp_as_number->nb_remainder;
         }
-        std::vector<py::object> pending = {
-            py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type))};
-        absl::flat_hash_set<PyObject*> seen;
-        int replaced = 0;
-        while (!pending.empty()) {
-          py::object t = pending.back();
-          pending.pop_back();
-          if (!seen.insert(t.ptr()).second) continue;
-          auto* tt = reinterpret_cast<PyTypeObject*>(t.ptr());
-          if (tt->tp_as_mapping != nullptr &&
-              tt->tp_as_mapping->mp_ass_subscript == g_bytearray_ass_subscript) {
-            tt->tp_as_mapping->mp_ass_subscript = ConvertedByteArrayAssign;
-            ++replaced;
-          }
-          if (tt->tp_as_number != nullptr && tt->tp_as_number->nb_remainder == g_bytearray_mod)
-            tt->tp_as_number->nb_remainder = CopiedFormatByteArrayMod;
-          for (py::handle sub : t.attr("__subclasses__")()) {
-            if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
-          }
-        }
+        ForTypeAndSubclasses(
+            py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
+            [](PyTypeObject* tt) {
+              if (tt->tp_as_mapping != nullptr &&
+                  tt->tp_as_mapping->mp_ass_subscript == g_bytearray_ass_subscript)
+                tt->tp_as_mapping->mp_ass_subscript = ConvertedByteArrayAssign;
+              if (tt->tp_as_number != nullptr && tt->tp_as_number->nb_remainder == g_bytearray_mod)
+                tt->tp_as_number->nb_remainder = CopiedFormatByteArrayMod;
+            });
         // The methods' own entries call the function they were made with, not the slot.
         py::cpp_function set_item([](py::object self, py::object index, py::object value) {
           if (ConvertedByteArrayAssign(self.ptr(), index.ptr(), value.ptr()) < 0)
@@ -1413,22 +1416,13 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           g_array_ass_subscript = type->tp_as_mapping->mp_ass_subscript;
           g_array_ass_item = type->tp_as_sequence->sq_ass_item;
         }
-        std::vector<py::object> pending = {array_type};
-        absl::flat_hash_set<PyObject*> seen;
-        while (!pending.empty()) {
-          py::object t = pending.back();
-          pending.pop_back();
-          if (!seen.insert(t.ptr()).second) continue;
-          auto* tt = reinterpret_cast<PyTypeObject*>(t.ptr());
+        ForTypeAndSubclasses(array_type, [](PyTypeObject* tt) {
           if (tt->tp_as_mapping != nullptr &&
               tt->tp_as_mapping->mp_ass_subscript == g_array_ass_subscript)
             tt->tp_as_mapping->mp_ass_subscript = ConvertedArrayAssign;
           if (tt->tp_as_sequence != nullptr && tt->tp_as_sequence->sq_ass_item == g_array_ass_item)
             tt->tp_as_sequence->sq_ass_item = ConvertedArrayAssignItem;
-          for (py::handle sub : t.attr("__subclasses__")()) {
-            if (PyType_Check(sub.ptr())) pending.push_back(py::reinterpret_borrow<py::object>(sub));
-          }
-        }
+        });
         // The methods that convert values: each value converted first, then the original.
         py::dict methods;
         py::object dict = array_type.attr("__dict__");
@@ -1490,7 +1484,6 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           // its bytes through this memoryview without an export of its own (numpy's asarray and
           // frombuffer keep such a memoryview as their base: red team round 2, 2026-12-06,
           // arr.base.release() or `with arr.base:` then the bytearray grown, passed strict).
-          static std::vector<PyObject*>* held = new std::vector<PyObject*>();
           // The exporter through memoryview's own `obj`, which raises on a released view (whose
           // stored pointer may name an object freed since): that release is the original's.
           PyObject* obj =
@@ -1504,7 +1497,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
                 Py_DECREF(obj);
                 throw py::error_already_set();
               }
-              held->push_back(kept);
+              KeepForLife(py::reinterpret_steal<py::object>(kept));
             }
             Py_DECREF(obj);
           }
