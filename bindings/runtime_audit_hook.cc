@@ -174,6 +174,14 @@ const CodeFacts& FactsOf(PyCodeObject* code) {
   return facts->emplace(code, std::move(made)).first->second;
 }
 
+// The file a walk names for a frame of `facts`' code: code made at run time once kernel.py's
+// import began is the kernel's, whatever file it claims (a code object given a DSL or
+// standard-library file's name through a deputy), unless it is kernel.py's own module code.
+const std::string& NamedFile(const CodeFacts& facts, bool made) {
+  static const std::string* made_at_run_time = new std::string(kMadeAtRunTime);
+  return made && !facts.kernel_file ? *made_at_run_time : facts.file;
+}
+
 // A walk begins: what FactsOf worked out for the last one and did not hold goes.
 void BeginWalk() {
   if (g_code_facts_overflow != nullptr) g_code_facts_overflow->clear();
@@ -190,16 +198,12 @@ AuditCaller FindCaller(int* kernel_line) {
   bool window_open = true;  // neither the entry wrapper nor a frame of the kernel's seen yet
   std::vector<const std::string*> chain;  // FactsOf's files, alive until the next walk
   bool previous_is_module_body = false;
-  static const std::string made_at_run_time(kMadeAtRunTime);
   BeginWalk();
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     const CodeFacts& facts = FactsOf(code);
-    // Code made at run time once kernel.py's import began is the kernel's, whatever file it
-    // claims (a code object given a DSL or standard-library file's name through a deputy): named
-    // so, unless it is kernel.py's own module code.
     const bool made = KernelMadeCode(code);
-    const std::string& named = made && !facts.kernel_file ? made_at_run_time : facts.file;
+    const std::string& named = NamedFile(facts, made);
     if (window_open) {
       if (!made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals)) {
         caller.in_dsl_entry = true;
@@ -472,9 +476,7 @@ AuditCaller NativeWindowCaller() {
     const bool made = KernelMadeCode(code);
     const bool entry = !made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals);
     if (caller.library_file.empty() && (made || !facts.stdlib)) {
-      caller.library_file = made && facts.file != g_state->config.kernel_path
-                                ? std::string(kMadeAtRunTime)
-                                : facts.file;
+      caller.library_file = NamedFile(facts, made);
     }
     const bool stop = entry || made || !facts.installed;
     Py_DECREF(code);
@@ -502,8 +504,8 @@ int Hook(const char* event, PyObject* args, void*) {
     return -1;
   }
   // The DSL's executor raises ctypes events in every call of a compiled kernel (its foreign call,
-  // addressof): those the policy allows on the short walk to the entry wrapper are allowed
-  // without the full one, as the guard's own events are (AuditJudgeEvent). The policy decides
+  // addressof, and the ctypes guard's own through AuditJudgeEvent): those the policy allows on
+  // the short walk to the entry wrapper are allowed without the full one. The policy decides
   // ctypes events by the caller and a looked-up symbol's name only; what the short walk leaves
   // out (the import chain) can only allow more, so a refusal there is decided again in full.
   if (g_state->kernel_started && std::strncmp(event, "ctypes.", 7) == 0) {
@@ -695,12 +697,8 @@ int PinnedManagedFromPy(void* py_object, void** out) {
 int AuditJudgeEvent(const char* event) {
   if (g_state == nullptr || !g_state->kernel_started || t_in_hook > 0) return 0;
   // The DSL's executor makes a few of these in every call of a compiled kernel (its foreign call,
-  // `.value` reads): allowed on the short walk when the policy allows them there; the full
-  // hook decides (and records) everything else.
-  ++t_in_hook;
-  const bool allowed = DecideAuditEvent(g_state->config, event, NativeWindowCaller(), "", "").allow;
-  --t_in_hook;
-  if (allowed) return 0;
+  // `.value` reads): all are ctypes events, which the hook allows on the short walk when the
+  // policy allows them there, and decides (and records) in full otherwise.
   return Hook(event, nullptr, nullptr);
 }
 

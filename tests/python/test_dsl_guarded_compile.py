@@ -36,9 +36,7 @@ else:
     import tvm  # noqa: F401
     from metakernelbench.dslcheck import tirx as hook
 from metakernelbench.judge import worker
-for name in ("_refuse_unaudited_reach", "_refuse_private_operator_lookups", "_refuse_module_recreation",
-             "_hold_data_assignment", "_guard_python_buffers", "_pin_dlpack_exports"):
-    getattr(worker, name)()
+worker._install_process_wide_guards()
 try:  # a guard is live: a dtype of Python objects over a buffer is refused
     numpy.ndarray((1,), dtype=object, buffer=bytearray(8))
     live = False

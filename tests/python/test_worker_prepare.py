@@ -61,22 +61,10 @@ def calls(monkeypatch):
     monkeypatch.setattr(_core, "seal_processes", lambda: seen.append("seal_processes"))
     monkeypatch.setattr(worker, "_scrub_modules", lambda dsl: None)
     monkeypatch.setattr(worker, "cupti_dirs", lambda: [])
-    # The real ones replace torch's, numpy's and the interpreter's callables for the process's
+    # The real one replaces torch's, numpy's and the interpreter's callables for the process's
     # life: a later test of this process found torch.Tensor.to_sparse refusing.
-    for name in _PROCESS_WIDE_GUARDS:
-        monkeypatch.setattr(worker, name, lambda name=name: seen.append(name))
+    monkeypatch.setattr(worker, "_install_process_wide_guards", lambda: seen.append("guards"))
     return seen
-
-
-# What prepare installs for the worker's whole life once the audit is in place.
-_PROCESS_WIDE_GUARDS = (
-    "_refuse_unaudited_reach",
-    "_refuse_private_operator_lookups",
-    "_refuse_module_recreation",
-    "_hold_data_assignment",
-    "_guard_python_buffers",
-    "_pin_dlpack_exports",
-)
 
 
 def _prepare():
@@ -92,7 +80,7 @@ def test_torch_cuda_is_settled_and_the_clock_made_before_the_audit(calls):
     assert calls.index("PublishedClock(0)") < audit
     assert calls.index("watch(True)") > audit  # the watch on kernel code, on before the calibration
     # The refusals record their violations through the audit: installed after it.
-    assert all(audit < calls.index(name) < calls.index("watch(True)") for name in _PROCESS_WIDE_GUARDS)
+    assert audit < calls.index("guards") < calls.index("watch(True)")
     # No new process from the worker on a GPU either, once prepared.
     assert calls.index("seal_processes") > calls.index("watch(True)")
     # The device made current on the kernel's thread, not this one, before the audit.

@@ -266,12 +266,7 @@ class Worker:
             dsl_entry_globals=dsl_entry.wrapper.__globals__,
         )
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
-        _refuse_unaudited_reach()
-        _refuse_private_operator_lookups()
-        _refuse_module_recreation()
-        _hold_data_assignment()
-        _guard_python_buffers()
-        _pin_dlpack_exports()
+        _install_process_wide_guards()
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
         # changed by kernel.py is seen when its call returns (runtime.clock_tampered), before the
@@ -1238,6 +1233,18 @@ _BETWEEN_CALLS_REACH = tuple(
         ("threading", "_start_joinable_thread"),
     )
 )
+
+
+def _install_process_wide_guards() -> None:
+    """What prepare replaces of torch's, numpy's and the interpreter's callables for the worker's
+    whole life, once the runtime audit is installed (the replacements record their violations
+    through it; with no audit installed they refuse on their own)."""
+    _refuse_unaudited_reach()
+    _refuse_private_operator_lookups()
+    _refuse_module_recreation()
+    _hold_data_assignment()
+    _guard_python_buffers()
+    _pin_dlpack_exports()
 
 
 def _refuse_unaudited_reach() -> None:
