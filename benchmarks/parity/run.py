@@ -18,6 +18,9 @@ reads its inputs from such a mapping).
 `--diagnose-monitor` adds, per row, the published call after its process subscribed to CUPTI's
 callbacks as the judge's worker does before its first call (the domains off, as in the judge's
 parity pass, then on, then off again); each row then runs in a process of its own.
+`--diagnose-worker` adds, per row, the published call on the judge's kernel thread and clock with
+the worker's layers added one at a time (launch monitor, DSL entry points, runtime audit, guards,
+the watch, seccomp); each row then runs in a process of its own.
 With `--published-checkout DIR` (a checkout of github.com/YIGE24/MetaKernelBench), it also runs the
 published grader itself, unchanged (its template/grader.py and contract.py beside the published
 problem file as task.py, the solution at the /app/kernel.py it reads, its reward at
@@ -25,7 +28,8 @@ problem file as task.py, the solution at the /app/kernel.py it reads, its reward
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
         [--problems 28 36] [--dsl cutedsl] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
-        [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs] [--diagnose-monitor]
+        [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs]
+        [--diagnose-monitor | --diagnose-worker]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
     python benchmarks/parity/run.py --wakeup-child ROW      (the woken child; internal)
 """
@@ -214,6 +218,114 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
         monitor = _monitor_diagnostics(kernel.solve, lambda fn: median_ms(fn, warmup, timing))
         out.setdefault("diagnostics", {}).update(monitor)
         print(f"  launch monitor: {row['slug'][:40]} {row['dsl']}: {monitor}", flush=True)
+    elif row.get("diagnose_worker"):  # last: the layers stay for the process's life
+        layers = _worker_layer_diagnostics(row, kernel.solve, draw, warmup, timing)
+        out.setdefault("diagnostics", {}).update(layers)
+        print(f"  worker layers: {row['slug'][:40]} {row['dsl']}: {layers}", flush=True)
+    return out
+
+
+def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing) -> dict:
+    """The published method's kernel median again after each layer the judge's worker puts
+    around a parity call, added one at a time in this process, in the worker's order
+    (`--diagnose-worker`): the call on the worker's kernel thread timed by its PublishedClock,
+    then the launch monitor subscribed (domains off, begin_call / end_call around each call as
+    the parity pass does), the DSL's entry points wrapped, the runtime audit installed (recording
+    what it would refuse instead of refusing: this process is not sandboxed), the process-wide
+    guards, the watch on kernel code, and the process sealed (seccomp). The same 10 warm-ups and
+    50 draws each time; finally the published method again on the main thread with every layer
+    on. Which layer moves a host-bound call is where the judge's and the published method's
+    kernel times part. The layers stay for the process's life: a process per row."""
+    import torch
+    from metakernelbench import _core, toolchains
+    from metakernelbench.judge import dsl_entry, values
+    from metakernelbench.judge import worker as judge_worker
+    from metakernelbench.judge.worker_setup import audit_config, realpaths, worker_view
+
+    device = torch.cuda.current_device()
+    thread = _core.KernelThread(values.PublishedClock(device))
+    made = thread.call(torch.cuda.set_device, (device,))
+    thread.release_collector()
+    if made[0] != "ok":
+        return {"layers_error": f"the kernel thread: {made[1]}: {made[4]}"}
+    state: dict = {"monitor": None}
+
+    def on_thread(inputs, timed):
+        monitor = state["monitor"]
+        if monitor is not None:
+            monitor.set_enabled(False)  # the parity pass: off
+            monitor.begin_call(knockout=False)
+        try:
+            done = thread.call(solve, tuple(inputs), timed)
+        finally:
+            if monitor is not None:
+                monitor.end_call()
+        thread.release_collector()
+        if done[0] != "ok":
+            raise RuntimeError(f"{done[1]}: {done[4]}")
+        return done[1] * 1e3
+
+    def median_on_thread() -> float:
+        for s in warmup:
+            on_thread(draw(s), False)
+        return statistics.median(on_thread(draw(s), True) for s in timing)
+
+    def median_on_main() -> float:
+        for s in warmup:
+            solve(*draw(s))
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        return statistics.median(_events_ms(solve, draw(s), start, end) for s in timing)
+
+    out: dict = {"layer_published_again_ms": median_on_main()}
+    out["layer_thread_ms"] = median_on_thread()
+    dsl = row["dsl"]
+    dsl_site_dirs = toolchains.site_dirs(dsl) if dsl in ("cutedsl", "tirx") else []
+    kernel_path = os.path.realpath(row["kernel"])
+    work = os.path.dirname(kernel_path)
+
+    class _Marker:  # what Worker._mark_dsl_entry_points reads of the worker
+        _monitor = None
+
+    def monitor_on():
+        state["monitor"] = _core.cuda.LaunchMonitor(judge_worker.cupti_dirs(), realpaths(dsl_site_dirs))
+        _Marker._monitor = state["monitor"]
+
+    def entry_points():
+        judge_worker.Worker._mark_dsl_entry_points(_Marker(), dsl)
+
+    def audit():
+        view = worker_view("cuda", dsl_site_dirs, work, "/nonexistent", [], [])
+        config = dict(
+            audit_config(kernel_path, dsl, view, dsl_site_dirs, work),
+            dsl_entry_file=dsl_entry.wrapper.__code__.co_filename,
+            dsl_entry_globals=dsl_entry.wrapper.__globals__,
+        )
+        _core.install_runtime_audit(config, enforce=False)
+
+    def guards():
+        judge_worker._install_process_wide_guards()
+        thread.guard_clock(values.harness_reach())
+
+    layers = (
+        ("monitor_off", monitor_on),
+        ("entry_points", entry_points),
+        ("audit", audit),
+        ("guards", guards),
+        ("watch", lambda: _core.watch_kernel_code(True)),
+        ("sealed", _core.seal_processes),
+    )
+    for name, add in layers:
+        try:
+            add()
+        except Exception as error:  # a layer that cannot be added here: said, and the rest stop
+            out[f"layer_{name}_error"] = f"{type(error).__name__}: {str(error)[:300]}"
+            break
+        out[f"layer_{name}_ms"] = median_on_thread()
+    recorded = _core.runtime_audit_recorded() if "layer_audit_ms" in out else []
+    out["layer_audit_recorded"] = len(recorded)
+    out["layer_audit_recorded_first"] = [str(r)[:200] for r in recorded[:5]]
+    _core.watch_kernel_code(False)  # the main thread's calls below run kernel code between jobs
+    out["layer_all_on_main_ms"] = median_on_main()
     return out
 
 
@@ -589,7 +701,8 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
         if run == 0:  # --diagnose: the woken child's timings in the first run only
             mine = [{**r, "diagnose_wakeup": True} if r.get("diagnose") else r for r in mine]
         # --diagnose-monitor: a process per row (the monitor it starts stays).
-        groups = [[r] for r in mine] if any(r.get("diagnose_monitor") for r in mine) else [mine]
+        alone = any(r.get("diagnose_monitor") or r.get("diagnose_worker") for r in mine)
+        groups = [[r] for r in mine] if alone else [mine]
         got = []
         for n, group in enumerate(groups):
             path = tmp / f"rows-{dsl}-{n}.json"
@@ -604,7 +717,7 @@ def _published_runs(rows: list[dict], run: int, tmp: Path) -> dict[tuple, list[f
                 print(f"published-method run {run} ({dsl}) failed:\n{done.stderr[-3000:]}", flush=True)
                 continue
             for line in done.stdout.splitlines():
-                if line.startswith(("  published", "  launch monitor")):
+                if line.startswith(("  published", "  launch monitor", "  worker layers")):
                     print(line, flush=True)
             got.extend(json.loads(lines[-1]))
         for r in got:
@@ -948,6 +1061,14 @@ def main() -> int:
         "the judge's worker does (domains off, on, off again; a process per row; the rows' "
         "'diagnostics', monitor_*)",
     )
+    parser.add_argument(
+        "--diagnose-worker",
+        action="store_true",
+        help="also time each published call on the worker's kernel thread and clock with the "
+        "worker's layers added one at a time (launch monitor, DSL entry points, runtime audit "
+        "recording, process-wide guards, the watch, seccomp; a process per row; the rows' "
+        "'diagnostics', layer_*). Not with --diagnose-monitor",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--published-checkout",
@@ -986,6 +1107,10 @@ def main() -> int:
         rows = [{**r, "diagnose_inputs": True} for r in rows]
     if args.diagnose_monitor:
         rows = [{**r, "diagnose_monitor": True} for r in rows]
+    if args.diagnose_worker:
+        if args.diagnose_monitor:
+            parser.error("--diagnose-worker and --diagnose-monitor each hold their process: one at a time")
+        rows = [{**r, "diagnose_worker": True} for r in rows]
     published: dict[tuple, list[float]] = {}
     judged: dict[tuple, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
