@@ -314,18 +314,43 @@ def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing) -> dict:
         ("watch", lambda: _core.watch_kernel_code(True)),
         ("sealed", _core.seal_processes),
     )
+    audited = False
     for name, add in layers:
         try:
             add()
         except Exception as error:  # a layer that cannot be added here: said, and the rest stop
             out[f"layer_{name}_error"] = f"{type(error).__name__}: {str(error)[:300]}"
             break
-        out[f"layer_{name}_ms"] = median_on_thread()
-    recorded = _core.runtime_audit_recorded() if "layer_audit_ms" in out else []
-    out["layer_audit_recorded"] = len(recorded)
-    out["layer_audit_recorded_first"] = [str(r)[:200] for r in recorded[:5]]
+        audited = audited or name == "audit"
+        # What the audit recorded (would have refused) while the layer was added, and during
+        # its calls: a refusal on the calls' path makes them slower here than in the worker,
+        # where it would have failed the call instead.
+        before = len(_core.runtime_audit_recorded()) if audited else 0
+        out[f"layer_{name}_ms"] = [median_on_thread() for _ in range(3)]
+        if audited:
+            recorded = _core.runtime_audit_recorded()
+            out[f"layer_{name}_recorded_in_calls"] = len(recorded) - before
+            out[f"layer_{name}_recorded_first"] = [str(r)[:240] for r in recorded[before : before + 3]]
     _core.watch_kernel_code(False)  # the main thread's calls below run kernel code between jobs
     out["layer_all_on_main_ms"] = median_on_main()
+    # The audit events one timed call raises, by name (a Python hook added last, counting only
+    # inside the timed calls): what the runtime audit's hook decides on the clock.
+    counts: dict[str, int] = {}
+    counting = [False]
+
+    def count(event, _args):
+        if counting[0]:
+            counts[event] = counts.get(event, 0) + 1
+
+    sys.addaudithook(count)
+    for s in timing[:10]:
+        inputs = draw(s)
+        counting[0] = True
+        try:
+            on_thread(inputs, True)
+        finally:
+            counting[0] = False
+    out["layer_events_per_call"] = {k: v / 10 for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}
     return out
 
 
