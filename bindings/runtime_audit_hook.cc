@@ -985,6 +985,86 @@ int ConvertedArrayAssignItem(PyObject* self, Py_ssize_t i, PyObject* value) {
   return done;
 }
 
+// The interpreter's comparisons of items a container holds by borrowed pointer (CPython 3.11 and
+// 3.12): list_richcompare compares the first differing pair again with a borrowed pointer each,
+// deque.index compares each item borrowed, and OrderedDict equality walks its nodes' borrowed keys.
+// A comparison that empties the containers and returns NotImplemented frees an item the reflected
+// comparison then gets as its `self`: a fake object in its block gives read and write anywhere in
+// pure Python (red team round 6, 2026-12-06, with the kernel's own comparison methods, refused
+// statically since; ninth session's red team, 2026-12-07, with the standard library's:
+// ipaddress's __eq__ calling a property of the kernel's, then fractions' reflected __eq__ on the
+// freed address, passed strict at 146-170x). So the comparisons run on snapshots that hold every
+// item: a list compared as the tuples of its items (the same order and rule; a tuple cannot lose
+// an item), OrderedDict equality as dict equality and the tuples of their keys, and a deque's
+// searching methods with a tuple of its items held for the call.
+richcmpfunc g_list_richcompare = nullptr;
+richcmpfunc g_odict_richcompare = nullptr;
+objobjproc g_deque_contains = nullptr;
+
+PyObject* HeldListRichCompare(PyObject* v, PyObject* w, int op) {
+  if (!PyList_Check(v) || !PyList_Check(w)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* held_v = PyList_AsTuple(v);
+  if (held_v == nullptr) return nullptr;
+  PyObject* held_w = PyList_AsTuple(w);
+  if (held_w == nullptr) {
+    Py_DECREF(held_v);
+    return nullptr;
+  }
+  PyObject* out = PyTuple_Type.tp_richcompare(held_v, held_w, op);
+  Py_DECREF(held_v);
+  Py_DECREF(held_w);
+  return out;
+}
+
+PyObject* HeldODictRichCompare(PyObject* v, PyObject* w, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyODict_Check(v) || !PyODict_Check(w))
+    return g_odict_richcompare(v, w, op);  // dict's comparison: it holds what it compares
+  PyObject* same = PyDict_Type.tp_richcompare(v, w, Py_EQ);
+  if (same == nullptr || same == Py_NotImplemented) return same;
+  int equal = PyObject_IsTrue(same);
+  Py_DECREF(same);
+  if (equal < 0) return nullptr;
+  if (equal) {
+    PyObject* keys_v = PySequence_Tuple(v);
+    if (keys_v == nullptr) return nullptr;
+    PyObject* keys_w = PySequence_Tuple(w);
+    if (keys_w == nullptr) {
+      Py_DECREF(keys_v);
+      return nullptr;
+    }
+    equal = PyObject_RichCompareBool(keys_v, keys_w, Py_EQ);
+    Py_DECREF(keys_v);
+    Py_DECREF(keys_w);
+    if (equal < 0) return nullptr;
+  }
+  return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+int HeldDequeContains(PyObject* deque, PyObject* value) {
+  PyObject* held = PySequence_Tuple(deque);
+  if (held == nullptr) return -1;
+  const int out = g_deque_contains(deque, value);
+  Py_DECREF(held);
+  return out;
+}
+
+// Replacements for the six comparison methods of a type's dictionary, each calling `compare`
+// (the entries CPython made call the function the type was made with, not its slot).
+py::dict ComparisonMethods(richcmpfunc compare) {
+  static const std::pair<const char*, int> kOps[] = {{"__lt__", Py_LT}, {"__le__", Py_LE},
+                                                     {"__eq__", Py_EQ}, {"__ne__", Py_NE},
+                                                     {"__gt__", Py_GT}, {"__ge__", Py_GE}};
+  py::dict methods;
+  for (const auto& [name, op] : kOps) {
+    methods[name] = py::cpp_function([compare, op = op](py::object self, py::object other) {
+      PyObject* out = compare(self.ptr(), other.ptr(), op);
+      if (out == nullptr) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(out);
+    });
+  }
+  return methods;
+}
+
 // An ndarray's buffer export, refused for an array of Python objects: its bytes are object
 // pointers, which a memoryview cast to bytes rewrites (red team round 2, 2026-12-06:
 // memoryview(np.empty(1, object)).cast("B") given a pointer to a fake bytearray header, passed
@@ -1445,6 +1525,63 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "inherited it) made to call every __index__ before CPython's own takes the buffer's "
       "address (gh-91153), and its % formatting made to format from a copy. Returns "
       "replacements for __setitem__, __delitem__ and __mod__ in the type's dictionary.");
+  m.def(
+      "hold_compared_items",
+      [](py::object deque_type) {
+        if (!PyType_Check(deque_type.ptr()))
+          throw py::type_error("hold_compared_items: deque_type is not a type");
+        auto* deque = reinterpret_cast<PyTypeObject*>(deque_type.ptr());
+        if (g_list_richcompare == nullptr) {
+          if (PyList_Type.tp_richcompare == nullptr || PyODict_Type.tp_richcompare == nullptr ||
+              deque->tp_as_sequence == nullptr || deque->tp_as_sequence->sq_contains == nullptr)
+            throw py::type_error("hold_compared_items: no comparison to wrap");
+          g_list_richcompare = PyList_Type.tp_richcompare;
+          g_odict_richcompare = PyODict_Type.tp_richcompare;
+          g_deque_contains = deque->tp_as_sequence->sq_contains;
+        }
+        auto type_object = [](PyTypeObject* t) {
+          return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
+        };
+        // Each type and the subclasses that inherited its slot (made before this call; those made
+        // after copy the replacement).
+        ForTypeAndSubclasses(type_object(&PyList_Type), [](PyTypeObject* tt) {
+          if (tt->tp_richcompare == g_list_richcompare) tt->tp_richcompare = HeldListRichCompare;
+        });
+        ForTypeAndSubclasses(type_object(&PyODict_Type), [](PyTypeObject* tt) {
+          if (tt->tp_richcompare == g_odict_richcompare) tt->tp_richcompare = HeldODictRichCompare;
+        });
+        ForTypeAndSubclasses(deque_type, [](PyTypeObject* tt) {
+          if (tt->tp_as_sequence != nullptr && tt->tp_as_sequence->sq_contains == g_deque_contains)
+            tt->tp_as_sequence->sq_contains = HeldDequeContains;
+        });
+        py::dict deque_methods;
+        py::object dict = deque_type.attr("__dict__");
+        for (const char* name : {"index", "count", "remove"}) {
+          py::object original = dict[name];
+          deque_methods[name] = py::cpp_function([original](py::object self, py::args args) {
+            py::object held = py::reinterpret_steal<py::object>(PySequence_Tuple(self.ptr()));
+            if (!held) throw py::error_already_set();
+            return original(self, *args);
+          });
+        }
+        deque_methods["__contains__"] = py::cpp_function([](py::object self, py::object value) {
+          const int out = HeldDequeContains(self.ptr(), value.ptr());
+          if (out < 0) throw py::error_already_set();
+          return out == 1;
+        });
+        py::dict out;
+        out["list"] = ComparisonMethods(HeldListRichCompare);
+        out["OrderedDict"] = ComparisonMethods(HeldODictRichCompare);
+        out["deque"] = deque_methods;
+        return out;
+      },
+      py::arg("deque_type"),
+      "The interpreter's comparisons of items held by borrowed pointer made to hold them: list "
+      "comparison (compared as tuples of the items), OrderedDict equality (dict equality and the "
+      "tuples of the keys) and collections.deque's index, count, remove and `in` (a tuple of the "
+      "items held for the call), in each type's slot and the subclasses that inherited it. Returns "
+      "replacements for the types' dictionaries: {'list': {...}, 'OrderedDict': {...}, 'deque': "
+      "{...}}.");
   m.def(
       "convert_array_values",
       [](py::object array_type) {

@@ -1245,6 +1245,7 @@ def _install_process_wide_guards() -> None:
     _hold_data_assignment()
     _guard_python_buffers()
     _pin_dlpack_exports()
+    _hold_compared_items()
 
 
 def _refuse_unaudited_reach() -> None:
@@ -1477,6 +1478,28 @@ def _guard_python_buffers() -> None:
     except ImportError:  # no numpy: nothing to hold
         return
     _core.hold_ndarray_buffers(numpy.ndarray)
+
+
+def _hold_compared_items() -> None:
+    """The interpreter's comparisons of items it holds by borrowed pointer, made to hold them:
+    list comparison, OrderedDict equality and deque's index, count, remove and `in`
+    (_core.hold_compared_items). A comparison that emptied the containers and returned
+    NotImplemented freed the other item, and the reflected comparison got the freed object as its
+    `self` (read and write anywhere in pure Python). The static rule refuses the kernel's own
+    comparison methods; the standard library's call the kernel's code too (ninth session's red
+    team, 2026-12-07: ipaddress's __eq__ reading a property of the kernel's through deque.index,
+    then fractions' reflected __eq__ on the freed address: passed strict at 146-170x, with the
+    in-place rewrite of os.fstat it allowed; cases stdlib_compare_deque_uaf*)."""
+    import collections
+
+    replaced = _core.hold_compared_items(collections.deque)
+    for owner, key in (
+        (list, "list"),
+        (collections.OrderedDict, "OrderedDict"),
+        (collections.deque, "deque"),
+    ):
+        for name, method in replaced[key].items():
+            _core.replace_type_attribute(owner, name, _core.instance_method(method))
 
 
 def _pin_dlpack_exports() -> None:
