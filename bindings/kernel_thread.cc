@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -575,6 +576,7 @@ class KernelThread {
       g.owner = owner;
       g.key = py::reinterpret_borrow<py::object>(entry[1]);
       if (entry[2].cast<bool>()) g.value = py::reinterpret_borrow<py::object>(entry[3]);
+      g.print = FingerprintOf(g.value.ptr());
       g.label = absl::StrCat(OwnerName(owner), ".", Utf8(g.key.ptr()));
       bool seen = false;
       for (const auto& [known, type] : owner_types_) seen = seen || known.ptr() == owner.ptr();
@@ -590,18 +592,73 @@ class KernelThread {
   // guarded name changed since the last check (reported as at a call's return). A change
   // made while the export ran (a callback the kernel left that fires on a reference the export
   // drops) is seen here, after the fact: the verdict is not final yet.
-  bool CheckGuard() { return !guarded_.empty() && ClockTampered(); }
+  //
+  // Here, off the clock, the check is also a full one: every entry looked up whatever the
+  // dictionaries' version tags say, and every guarded object compared with what it was made of
+  // (Fingerprint). A kernel with raw memory rewrote os.fstat, the very object the worker's
+  // values._fstat holds, in place into a functools.partial of its own (its type pointer and
+  // fields copied over): the same object in the same entry, with no version tag moved, so the
+  // identity checks saw nothing, and the worker's main thread ran the kernel's work opening each
+  // call's inputs, before the clock (ninth session's red team, 2026-12-07: 146-179x).
+  bool CheckGuard() { return !guarded_.empty() && ClockTampered(/*full=*/true); }
 
  private:
+  // What a guarded object is made of, as far as the interpreter's call of it goes: its type and,
+  // for the callables the worker's reach holds, the fields a call reads (a builtin's method
+  // definition, its C function and its bound self; a Python function's code, globals, defaults
+  // and closure; a method descriptor's definition; a slot wrapper's wrapped function; a module's
+  // dictionary). Read from the object's memory: no Python code runs.
+  struct Fingerprint {
+    const void* type = nullptr;
+    std::array<const void*, 6> fields = {};
+    bool operator==(const Fingerprint& other) const {
+      return type == other.type && fields == other.fields;
+    }
+  };
+  static Fingerprint FingerprintOf(PyObject* value) {
+    Fingerprint f;
+    if (value == nullptr) return f;
+    f.type = Py_TYPE(value);
+    if (PyCFunction_Check(value)) {
+      auto* c = reinterpret_cast<PyCFunctionObject*>(value);
+      const PyMethodDef* def = c->m_ml;
+      f.fields = {def,
+                  def != nullptr ? reinterpret_cast<const void*>(def->ml_meth) : nullptr,
+                  def != nullptr
+                      ? reinterpret_cast<const void*>(static_cast<intptr_t>(def->ml_flags))
+                      : nullptr,
+                  c->m_self,
+                  reinterpret_cast<const void*>(c->vectorcall),
+                  c->m_module};
+    } else if (PyFunction_Check(value)) {
+      auto* fn = reinterpret_cast<PyFunctionObject*>(value);
+      f.fields = {fn->func_code,       fn->func_globals, fn->func_defaults,
+                  fn->func_kwdefaults, fn->func_closure, fn->func_builtins};
+    } else if (Py_IS_TYPE(value, &PyMethodDescr_Type) ||
+               Py_IS_TYPE(value, &PyClassMethodDescr_Type)) {
+      auto* d = reinterpret_cast<PyMethodDescrObject*>(value);
+      const PyMethodDef* def = d->d_method;
+      f.fields = {def, def != nullptr ? reinterpret_cast<const void*>(def->ml_meth) : nullptr,
+                  reinterpret_cast<const void*>(d->vectorcall), d->d_common.d_type};
+    } else if (Py_IS_TYPE(value, &PyWrapperDescr_Type)) {
+      auto* d = reinterpret_cast<PyWrapperDescrObject*>(value);
+      f.fields = {d->d_base, d->d_wrapped, d->d_common.d_type};
+    } else if (PyModule_Check(value)) {
+      f.fields = {PyModule_GetDict(value)};
+    }
+    return f;
+  }
+
   struct Guarded {
     py::object owner, key, value;  // value null: the name was absent
     std::string label;
+    Fingerprint print;  // of value, when guarded or rebaselined
   };
 
   // With the GIL held: whether a guarded name or an owner's type changed since the last check;
   // the first change seen is reported. Pointer comparisons, dictionary walks and lookups of plain
   // str keys among plain str keys only: no Python code runs.
-  bool ClockTampered() {
+  bool ClockTampered(bool full = false) {
     if (keys_tampered_) return true;
     std::string what;
     for (const auto& [owner, type] : owner_types_) {
@@ -613,7 +670,7 @@ class KernelThread {
     // Fast path: a dictionary's version tag changes with every change to it (CPython 3.11-3.13),
     // so when no owner's tag moved, no entry did. Otherwise every entry is compared (a lazy
     // import adding a submodule to torch moves its tag and changes nothing guarded).
-    if (what.empty() && DictsUnchanged()) return tamper_reported_;
+    if (what.empty() && !full && DictsUnchanged()) return tamper_reported_;
     // Every key of every owner's namespace a plain str before any lookup: a lookup compares keys
     // whose hashes match, and a key of a str subclass answers that comparison with its own __eq__
     // (Python code, here, after the CPU clock stopped and before the watch is on: a red team put
@@ -643,6 +700,10 @@ class KernelThread {
         what = g.value ? (now != nullptr ? absl::StrCat(g.label, " replaced")
                                          : absl::StrCat(g.label, " deleted"))
                        : absl::StrCat(g.label, " added (it shadows what the clock used)");
+      } else if (full && now != nullptr && !(FingerprintOf(now) == g.print)) {
+        what = absl::StrCat(g.label,
+                            " rewritten in place (the same object, made of another type or "
+                            "function: only raw memory does that)");
       }
     }
     if (what.empty()) {
@@ -676,6 +737,7 @@ class KernelThread {
       PyObject* now = dict != nullptr ? PyDict_GetItemWithError(dict, g.key.ptr()) : nullptr;
       if (now == nullptr) PyErr_Clear();
       g.value = now != nullptr ? py::reinterpret_borrow<py::object>(now) : py::object();
+      g.print = FingerprintOf(g.value.ptr());
     }
     for (auto& [owner, type] : owner_types_)
       type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(owner.ptr())));

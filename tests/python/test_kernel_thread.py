@@ -548,6 +548,47 @@ print(before, after, "runtime.clock_tampered" in found)
     assert done.stdout.split() == ["False", "True", "True"]
 
 
+def test_a_guarded_object_rewritten_in_place_is_seen_by_check_guard():
+    """The same object under the same name, rewritten in place: a Python function given other code
+    (its __code__ assigned), and os.fstat, a builtin the worker calls opening each call's inputs,
+    made into a functools.partial by copying the partial's type pointer and fields over its own,
+    as the ninth session's red team did with raw memory (ctypes here). No name changes and no
+    dictionary's version tag moves; check_guard, off the clock, compares what each object is made
+    of and reports both (without the comparison both read False: checked)."""
+    import subprocess
+    import sys
+
+    code = """
+import ctypes, functools, os
+from metakernelbench import _core
+from metakernelbench.judge import values
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+thread = _core.KernelThread()
+thread.guard_clock(values.harness_reach())
+clean = thread.check_guard()
+code = values._numel.__code__
+values._numel.__code__ = (lambda shape: 0).__code__
+python_function = thread.check_guard()
+values._numel.__code__ = code
+thread2 = _core.KernelThread()
+thread2.guard_clock(values.harness_reach())
+clean2 = thread2.check_guard()
+target = os.fstat
+partial = functools.partial(dict.get, {}, 0)
+saved = ctypes.string_at(id(target) + 8, 48)
+ctypes.memmove(id(target) + 8, id(partial) + 8, 48)
+morphed_type = type(target).__name__
+builtin = thread2.check_guard()
+ctypes.memmove(id(target) + 8, saved, 48)
+found = [line.split(" | ")[2] for line in _core.runtime_audit_recorded()]
+print(clean, python_function, clean2, morphed_type, builtin,
+      sum("rewritten in place" in f for f in found))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True", "False", "partial", "True", "2"]
+
+
 def test_one_report_does_not_blind_the_guard(tmp_path):
     """A change is reported and becomes the state later checks compare with: a second change, to
     another name, is reported too. (The worker's calibration turns a report of the judge's own
