@@ -443,6 +443,16 @@ void RegisterJudge(py::module_& m) {
       },
       py::arg("call"));
   m.def(
+      "kernel_import_roots",
+      [] {
+        py::dict out;
+        out["toolchain"] = KernelToolchainRoots();
+        out["stdlib"] = KernelStdlibRoots();
+        return out;
+      },
+      "The top-level modules a kernel may import, {'toolchain': [...], 'stdlib': [...]}: the "
+      "static audit refuses every other.");
+  m.def(
       "audit_module", [](const std::string& module) { return AuditModule(module); },
       py::arg("module"), "(finding code, reason) when importing module is forbidden, else None.");
 

@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "libmkb/agent/skill.h"
 #include "libmkb/agent/text_protocol.h"
+#include "libmkb/judge/static_audit.h"
 #include "libmkb/judge/verdict_builder.h"
 #include "libmkb/model/defaults.h"
 #include "libmkb/model/names.h"
@@ -193,9 +194,10 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       " kernels taken from a kernel library (those vendored in PyTorch included) instead of "
       "written in kernel.py; CUDA Graphs (they remove launch overhead the eager baseline pays); "
       "depending on seeds, call order, the timing phase, judge state or the results of earlier "
-      "calls; modifying or circumventing the judge; importing packages other than torch, "
-      "numpy, the variant's DSL and its runtime, and Python's standard library (others the "
-      "environment has, such as sympy, jinja2 or PyYAML, are refused).\n");
+      "calls; modifying or circumventing the judge; importing modules other than torch, "
+      "numpy, the variant's DSL and its runtime, and these of Python's standard library: ",
+      absl::StrJoin(KernelStdlibRoots(), ", "),
+      " (others, such as sympy, jinja2, PyYAML, re, json or xml, are refused).\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "

@@ -186,7 +186,8 @@ class Auditor {
       if (parts.empty() || alias.empty()) continue;
       const audit_detail::Rule* rule = audit_detail::BestRule(parts, 0, parts.size(), false);
       if ((rule != nullptr && rule->code != nullptr) ||
-          audit_detail::IsRuleStem(parts, 0, parts.size())) {
+          audit_detail::IsRuleStem(parts, 0, parts.size()) ||
+          !audit_detail::KernelMayImport(parts[0])) {
         aliases_.emplace(alias, target);
       }
     }
@@ -260,7 +261,16 @@ class Auditor {
         prefix = k == 0 ? parts[0] : absl::StrCat(prefix, ".", parts[k]);
         auto it = aliases_.find(prefix);
         if (it == aliases_.end()) continue;
-        CheckPath(absl::StrCat(it->second, path.substr(prefix.size())), line,
+        const std::string target = it->second;
+        const std::string root = target.substr(0, target.find('.'));
+        if (!audit_detail::KernelMayImport(root)) {
+          // A module a kernel may not import, reached through another's attribute.
+          Add(audit_detail::kImport, v1::SEVERITY_VIOLATION, line,
+              absl::StrCat(path, " reaches ", target, ": ",
+                           audit_detail::NotImportableReason(root)),
+              what.empty() ? path : what);
+        }
+        CheckPath(absl::StrCat(target, path.substr(prefix.size())), line,
                   what.empty() ? path : what, depth + 1);
       }
     }
@@ -605,6 +615,10 @@ class Auditor {
     if (rule != nullptr && rule->code != nullptr) {
       Add(rule->code, v1::SEVERITY_VIOLATION, line,
           absl::StrCat("import of ", module, ": ", rule->reason), snippet);
+    } else if (!audit_detail::KernelMayImport(root)) {
+      Add(audit_detail::kImport, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat("import of ", module, ": ", audit_detail::NotImportableReason(root)),
+          snippet);
     }
     // Forbidden modules reached inside the imported path (from torch import ctypes).
     CheckPath(module, line, snippet);
@@ -1129,6 +1143,16 @@ class Auditor {
 };
 
 }  // namespace
+
+std::vector<std::string> KernelToolchainRoots() {
+  const auto roots = audit_detail::KernelToolchainRoots();
+  return std::vector<std::string>(roots.begin(), roots.end());
+}
+
+std::vector<std::string> KernelStdlibRoots() {
+  const auto roots = audit_detail::KernelStdlibRoots();
+  return std::vector<std::string>(roots.begin(), roots.end());
+}
 
 std::optional<std::pair<std::string, std::string>> AuditModule(absl::string_view module) {
   const Parts parts = SplitPath(module);

@@ -65,6 +65,11 @@ std::vector<v1::AuditFinding> StaticAudit(absl::string_view source, const PyNode
 std::vector<v1::AuditFinding> StaticAudit(absl::string_view source,
                                           const StaticAuditOptions& options);
 
+// The top-level modules a kernel may import (the static audit refuses every other): the
+// toolchain's (torch, numpy, both DSLs and their runtimes) and the standard library's allowed ones.
+std::vector<std::string> KernelToolchainRoots();
+std::vector<std::string> KernelStdlibRoots();
+
 // The rule that forbids importing `module` ("ctypes", "torch.utils.cpp_extension"), as
 // (finding code, reason), or nullopt when the import is allowed. Used by the runtime audit too.
 std::optional<std::pair<std::string, std::string>> AuditModule(absl::string_view module);

@@ -15,21 +15,11 @@ from __future__ import annotations
 import sys
 from importlib import metadata
 
-# Top-level packages of the toolchain: what a kernel may import beside the standard library.
-TOOLCHAIN_ROOTS = frozenset(
-    {
-        "torch",
-        "numpy",
-        "cutlass",
-        "cuda",
-        "nvidia",
-        "nvidia_cutlass_dsl",
-        "tvm",
-        "tvm_ffi",
-        "ml_dtypes",
-        "typing_extensions",
-    }
-)
+from . import _core
+
+# Top-level packages of the toolchain: what a kernel may import beside the standard library's
+# allowed modules (the C++ core's list: the static audit refuses every other root).
+TOOLCHAIN_ROOTS = frozenset(_core.kernel_import_roots()["toolchain"])
 
 _CACHE: list[str] | None = None
 

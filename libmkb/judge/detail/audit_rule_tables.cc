@@ -1,5 +1,6 @@
 #include "libmkb/judge/detail/audit_rule_tables.h"
 
+#include "absl/strings/str_cat.h"
 #include "libmkb/judge/detail/audit_codes.h"
 
 namespace mkb::audit_detail {
@@ -987,6 +988,38 @@ constexpr const char* kPrivateTorchAllowed[] = {
 
 bool IsPrivateOpRule(const Rule& rule) { return rule.reason == kPrivateOp; }
 absl::Span<const char* const> PrivateTorchAllowed() { return kPrivateTorchAllowed; }
+constexpr const char* kToolchainRoots[] = {
+    "torch",   "numpy",     "cutlass",           "cuda", "nvidia", "nvidia_cutlass_dsl", "tvm",
+    "tvm_ffi", "ml_dtypes", "typing_extensions",
+};
+constexpr const char* kStdlibRoots[] = {
+    "__future__",  "abc",       "bisect",    "cmath",      "collections", "contextlib", "copy",
+    "dataclasses", "enum",      "functools", "heapq",      "itertools",   "math",       "operator",
+    "os",          "posixpath", "random",    "statistics", "string",      "struct",     "sys",
+    "textwrap",    "time",      "types",     "typing",     "warnings",    "weakref",
+};
+
+absl::Span<const char* const> KernelToolchainRoots() { return kToolchainRoots; }
+absl::Span<const char* const> KernelStdlibRoots() { return kStdlibRoots; }
+
+bool KernelMayImport(absl::string_view root) {
+  for (const char* name : kToolchainRoots)
+    if (root == name) return true;
+  for (const char* name : kStdlibRoots)
+    if (root == name) return true;
+  return false;
+}
+
+std::string NotImportableReason(absl::string_view root) {
+  std::string stdlib;
+  for (const char* name : kStdlibRoots) absl::StrAppend(&stdlib, stdlib.empty() ? "" : ", ", name);
+  return absl::StrCat(
+      root,
+      " is not among the modules a kernel may import: torch, numpy, the variant's DSL and its "
+      "runtime, and the standard library's ",
+      stdlib, " (its other modules are C routines and classes that reach raw memory for a kernel)");
+}
+
 absl::Span<const Rule> ModuleRules() { return kModuleRules; }
 absl::Span<const Rule> AttributeRules() { return kAttributeRules; }
 absl::Span<const Rule> BuiltinRules() { return kBuiltinRules; }

@@ -4,6 +4,9 @@
 #ifndef LIBMKB_JUDGE_DETAIL_AUDIT_RULE_TABLES_H_
 #define LIBMKB_JUDGE_DETAIL_AUDIT_RULE_TABLES_H_
 
+#include <string>
+
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace mkb::audit_detail {
@@ -28,6 +31,20 @@ absl::Span<const Rule> ModuleRules();
 absl::Span<const Rule> AttributeRules();
 // Builtins a kernel may not reach (called or not); the pattern is the builtin's name.
 absl::Span<const Rule> BuiltinRules();
+
+// The top-level modules a kernel may import (SPEC §2): the toolchain (torch, numpy, both DSLs and
+// their runtimes) and the standard library's modules a kernel needs (math, functools, typing,
+// collections, ...; posixpath is os.path). Every other module is refused by the static audit (an
+// import, or a path through another module's attribute that holds it): the standard library's
+// other modules are C routines and classes that reach raw memory for a kernel (ninth session's
+// red teams, 2026-12-07: ipaddress, fractions and numbers through deque.index; xml.etree's
+// Element.remove), and no shipped or honest kernel imports one. At run time the rule tables
+// apply (AuditModule), so that the permissive mode still exercises the runtime layers behind.
+absl::Span<const char* const> KernelToolchainRoots();
+absl::Span<const char* const> KernelStdlibRoots();
+bool KernelMayImport(absl::string_view root);
+// The finding's reason for a module whose root a kernel may not import.
+std::string NotImportableReason(absl::string_view root);
 
 // Module globals that reach the interpreter (__builtins__, __loader__, __spec__).
 absl::Span<const char* const> InterpreterGlobals();
