@@ -1000,6 +1000,27 @@ int ConvertedArrayAssignItem(PyObject* self, Py_ssize_t i, PyObject* value) {
 richcmpfunc g_list_richcompare = nullptr;
 richcmpfunc g_odict_richcompare = nullptr;
 objobjproc g_deque_contains = nullptr;
+richcmpfunc g_key_wrapper_richcompare = nullptr;
+PyTypeObject* g_key_wrapper_type = nullptr;
+
+// functools.cmp_to_key's key objects compare by calling the user's function with the two wrapped
+// objects borrowed, and a key's `obj` can be assigned meanwhile: the function (`next`, with an
+// iterator of the kernel's that drops the other key's object and raises StopIteration) got the
+// freed object back as its default (ninth session's third red team, 2026-12-07: raw memory with
+// only allowed modules, passed strict at 17-18x). Both objects are held for the call.
+PyObject* HeldKeyWrapperRichCompare(PyObject* v, PyObject* w, int op) {
+  PyObject* held_v = Py_IS_TYPE(v, g_key_wrapper_type) ? PyObject_GetAttrString(v, "obj") : nullptr;
+  if (held_v == nullptr && PyErr_Occurred()) return nullptr;
+  PyObject* held_w = Py_IS_TYPE(w, g_key_wrapper_type) ? PyObject_GetAttrString(w, "obj") : nullptr;
+  if (held_w == nullptr && PyErr_Occurred()) {
+    Py_XDECREF(held_v);
+    return nullptr;
+  }
+  PyObject* out = g_key_wrapper_richcompare(v, w, op);
+  Py_XDECREF(held_v);
+  Py_XDECREF(held_w);
+  return out;
+}
 
 PyObject* HeldListRichCompare(PyObject* v, PyObject* w, int op) {
   if (!PyList_Check(v) || !PyList_Check(w)) Py_RETURN_NOTIMPLEMENTED;
@@ -1527,18 +1548,25 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "replacements for __setitem__, __delitem__ and __mod__ in the type's dictionary.");
   m.def(
       "hold_compared_items",
-      [](py::object deque_type) {
-        if (!PyType_Check(deque_type.ptr()))
-          throw py::type_error("hold_compared_items: deque_type is not a type");
+      [](py::object deque_type, py::object key_wrapper_type) {
+        if (!PyType_Check(deque_type.ptr()) || !PyType_Check(key_wrapper_type.ptr()))
+          throw py::type_error("hold_compared_items: deque_type and key_wrapper_type are types");
         auto* deque = reinterpret_cast<PyTypeObject*>(deque_type.ptr());
+        auto* key_wrapper = reinterpret_cast<PyTypeObject*>(key_wrapper_type.ptr());
         if (g_list_richcompare == nullptr) {
           if (PyList_Type.tp_richcompare == nullptr || PyODict_Type.tp_richcompare == nullptr ||
-              deque->tp_as_sequence == nullptr || deque->tp_as_sequence->sq_contains == nullptr)
+              deque->tp_as_sequence == nullptr || deque->tp_as_sequence->sq_contains == nullptr ||
+              key_wrapper->tp_richcompare == nullptr)
             throw py::type_error("hold_compared_items: no comparison to wrap");
           g_list_richcompare = PyList_Type.tp_richcompare;
           g_odict_richcompare = PyODict_Type.tp_richcompare;
           g_deque_contains = deque->tp_as_sequence->sq_contains;
+          g_key_wrapper_richcompare = key_wrapper->tp_richcompare;
+          g_key_wrapper_type = key_wrapper;
+          Py_INCREF(key_wrapper);  // kept for the process's life
         }
+        if (key_wrapper->tp_richcompare == g_key_wrapper_richcompare)
+          key_wrapper->tp_richcompare = HeldKeyWrapperRichCompare;
         auto type_object = [](PyTypeObject* t) {
           return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
         };
@@ -1573,9 +1601,10 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         out["list"] = ComparisonMethods(HeldListRichCompare);
         out["OrderedDict"] = ComparisonMethods(HeldODictRichCompare);
         out["deque"] = deque_methods;
+        out["KeyWrapper"] = ComparisonMethods(HeldKeyWrapperRichCompare);
         return out;
       },
-      py::arg("deque_type"),
+      py::arg("deque_type"), py::arg("key_wrapper_type"),
       "The interpreter's comparisons of items held by borrowed pointer made to hold them: list "
       "comparison (compared as tuples of the items), OrderedDict equality (dict equality and the "
       "tuples of the keys) and collections.deque's index, count, remove and `in` (a tuple of the "

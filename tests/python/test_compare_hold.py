@@ -1,6 +1,6 @@
 """The worker's hold on items the interpreter compares by borrowed pointer (worker._hold_compared_items,
 _core.hold_compared_items): list comparison, OrderedDict equality, deque's index / count / remove /
-`in`. Each runs in a fresh interpreter, since the hold is process-wide.
+`in`, functools.cmp_to_key's key comparison. Each runs in a fresh interpreter, since the hold is process-wide.
 
 Without the hold, a comparison that empties the containers leaves the item it compares owned by
 nothing but the comparison's own frame: it is freed when that comparison returns NotImplemented, and
@@ -64,6 +64,16 @@ PROBE = textwrap.dedent(
         o1 == o2
     except (RuntimeError, KeyError):
         pass
+    import functools
+
+    def emptying_cmp(a, b):
+        kb.obj = None  # the other key lets go of its object while the comparison runs
+        refs["KeyWrapper"] = sys.getrefcount(b)
+        return 0
+
+    key = functools.cmp_to_key(emptying_cmp)
+    ka, kb = key(Item()), key(Item())
+    ka < kb
     print(json.dumps(refs))
     """
 )
@@ -78,7 +88,7 @@ def _refs(mode: str) -> dict:
 def test_the_compared_item_is_held_while_the_containers_are_emptied():
     bare, held = _refs("bare"), _refs("held")
     # Unheld: the comparison's own frame is all that keeps the item (freed once it returns).
-    for kind in ("list", "deque"):
+    for kind in ("list", "deque", "KeyWrapper"):
         assert held[kind] == bare[kind] + 1, (kind, bare, held)
     # OrderedDict: dict equality compares held values and keys first; the keys' order is then a
     # comparison of tuples, which hold their items. The node walk that compared borrowed keys
@@ -104,6 +114,9 @@ SEMANTICS = textwrap.dedent(
         out.append([OD(a=1, b=2) == OD(a=1, b=2), OD(a=1, b=2) == OD(b=2, a=1), OD(a=1) != OD(a=2),
                     OD(a=1, b=2) == dict(b=2, a=1), dict(b=2, a=1) == OD(a=1, b=2), OD(a=1).__eq__(OD(a=1)),
                     OD(a=1).__ne__(OD(a=1))])
+        import functools
+        key = functools.cmp_to_key(lambda a, b: (a > b) - (a < b))
+        out.append([sorted([3, 1, 2], key=key), key(1) < key(2), key(2) == key(2), key(3) >= key(4)])
         d = collections.deque([1, 2, 3, 2])
         out.append([d.index(2), d.index(2, 2), d.count(2), 3 in d, 9 in d, d.__contains__(1)])
         d.remove(2)

@@ -519,7 +519,7 @@ def families() -> list:
     """
     The six family names, in PROBLEMS.md order.
     """
-def hold_compared_items(deque_type: typing.Any) -> dict:
+def hold_compared_items(deque_type: typing.Any, key_wrapper_type: typing.Any) -> dict:
     """
     The interpreter's comparisons of items held by borrowed pointer made to hold them: list comparison (compared as tuples of the items), OrderedDict equality (dict equality and the tuples of the keys) and collections.deque's index, count, remove and `in` (a tuple of the items held for the call), in each type's slot and the subclasses that inherited it. Returns replacements for the types' dictionaries: {'list': {...}, 'OrderedDict': {...}, 'deque': {...}}.
     """

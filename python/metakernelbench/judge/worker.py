@@ -1482,21 +1482,27 @@ def _guard_python_buffers() -> None:
 
 def _hold_compared_items() -> None:
     """The interpreter's comparisons of items it holds by borrowed pointer, made to hold them:
-    list comparison, OrderedDict equality and deque's index, count, remove and `in`
-    (_core.hold_compared_items). A comparison that emptied the containers and returned
-    NotImplemented freed the other item, and the reflected comparison got the freed object as its
-    `self` (read and write anywhere in pure Python). The static rule refuses the kernel's own
+    list comparison, OrderedDict equality, deque's index, count, remove and `in`, and
+    functools.cmp_to_key's key comparison (_core.hold_compared_items; the last since the third
+    red-team round of 2026-12-07: `cmp_to_key(next)` got a freed object back, 17-18x strict). A
+    comparison that emptied the containers and returned NotImplemented freed the other item, and
+    the reflected comparison got the freed object as its `self` (read and write anywhere in pure
+    Python). The static rule refuses the kernel's own
     comparison methods; the standard library's call the kernel's code too (ninth session's red
     team, 2026-12-07: ipaddress's __eq__ reading a property of the kernel's through deque.index,
     then fractions' reflected __eq__ on the freed address: passed strict at 146-170x, with the
     in-place rewrite of os.fstat it allowed; cases stdlib_compare_deque_uaf*)."""
     import collections
+    import functools
+    import operator
 
-    replaced = _core.hold_compared_items(collections.deque)
+    key_wrapper = type(functools.cmp_to_key(operator.sub)(0))
+    replaced = _core.hold_compared_items(collections.deque, key_wrapper)
     for owner, key in (
         (list, "list"),
         (collections.OrderedDict, "OrderedDict"),
         (collections.deque, "deque"),
+        (key_wrapper, "KeyWrapper"),
     ):
         for name, method in replaced[key].items():
             _core.replace_type_attribute(owner, name, _core.instance_method(method))
