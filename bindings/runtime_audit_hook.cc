@@ -14,6 +14,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -1069,6 +1070,114 @@ int HeldDequeContains(PyObject* deque, PyObject* value) {
   return out;
 }
 
+// A weak proxy compares its referent by a borrowed pointer (3.11, 3.12), and itertools.groupby
+// compares its saved and current keys, which a comparison that advances the groupby replaces and
+// frees (ninth session's fourth red team, 2026-12-07: raw memory with allowed modules only, 17-25x
+// strict). Each is held for the call: a proxy's referent, and a groupby's (or its group's parent's)
+// keys and current value.
+richcmpfunc g_proxy_richcompare = nullptr;
+iternextfunc g_groupby_next = nullptr;
+iternextfunc g_grouper_next = nullptr;
+PyTypeObject* g_groupby_type = nullptr;
+
+PyObject* HeldProxyRichCompare(PyObject* v, PyObject* w, int op) {
+  PyObject* held_v = PyWeakref_CheckProxy(v) ? PyWeakref_GetObject(v) : nullptr;
+  PyObject* held_w = PyWeakref_CheckProxy(w) ? PyWeakref_GetObject(w) : nullptr;
+  Py_XINCREF(held_v);
+  Py_XINCREF(held_w);
+  PyObject* out = g_proxy_richcompare(v, w, op);
+  Py_XDECREF(held_v);
+  Py_XDECREF(held_w);
+  return out;
+}
+
+// The leading fields of CPython's groupbyobject and _grouperobject (Modules/itertoolsmodule.c,
+// the same in 3.11-3.13); hold_compared_items checks the types' sizes before using them.
+struct GroupByHead {
+  PyObject_HEAD PyObject* it;
+  PyObject* keyfunc;
+  PyObject* tgtkey;
+  PyObject* currkey;
+  PyObject* currvalue;
+};
+struct GrouperHead {
+  PyObject_HEAD PyObject* parent;
+  PyObject* tgtkey;
+};
+
+struct HeldGroupBy {
+  explicit HeldGroupBy(PyObject* groupby) {
+    if (groupby == nullptr || !Py_IS_TYPE(groupby, g_groupby_type)) return;
+    auto* g = reinterpret_cast<GroupByHead*>(groupby);
+    held = {g->tgtkey, g->currkey, g->currvalue};
+    for (PyObject* o : held) Py_XINCREF(o);
+  }
+  ~HeldGroupBy() {
+    for (PyObject* o : held) Py_XDECREF(o);
+  }
+  std::array<PyObject*, 3> held = {};
+};
+
+// The groupbys whose next (their own or a group's) is running (GIL held). Holding the keys a call
+// starts with is not enough: the key it compares is fetched inside the call, and a nested next
+// replaced and freed it (the fourth red team's route). A groupby advanced from inside its own
+// next is refused, as CPython 3.13 does with its own check.
+std::vector<PyObject*>* g_groupby_running = new std::vector<PyObject*>();
+
+bool EnterGroupBy(PyObject* groupby) {
+  for (PyObject* running : *g_groupby_running) {
+    if (running == groupby) {
+      PyErr_SetString(PyExc_RuntimeError,
+                      "itertools.groupby advanced from inside its own comparison or key function");
+      return false;
+    }
+  }
+  g_groupby_running->push_back(groupby);
+  return true;
+}
+
+void LeaveGroupBy(PyObject* groupby) {
+  auto& running = *g_groupby_running;
+  for (size_t i = running.size(); i-- > 0;) {
+    if (running[i] == groupby) {
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+}
+
+PyObject* HeldGroupByNext(PyObject* self) {
+  if (!EnterGroupBy(self)) return nullptr;
+  PyObject* out;
+  {
+    HeldGroupBy held(self);
+    out = g_groupby_next(self);
+  }
+  LeaveGroupBy(self);
+  return out;
+}
+
+PyObject* HeldGrouperNext(PyObject* self) {
+  auto* g = reinterpret_cast<GrouperHead*>(self);
+  PyObject* parent = g->parent;
+  Py_XINCREF(parent);
+  if (parent != nullptr && !EnterGroupBy(parent)) {
+    Py_DECREF(parent);
+    return nullptr;
+  }
+  PyObject* own = g->tgtkey;
+  Py_XINCREF(own);
+  PyObject* out;
+  {
+    HeldGroupBy held(parent);
+    out = g_grouper_next(self);
+  }
+  Py_XDECREF(own);
+  if (parent != nullptr) LeaveGroupBy(parent);
+  Py_XDECREF(parent);
+  return out;
+}
+
 // Replacements for the six comparison methods of a type's dictionary, each calling `compare`
 // (the entries CPython made call the function the type was made with, not its slot).
 py::dict ComparisonMethods(richcmpfunc compare) {
@@ -1567,6 +1676,33 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         }
         if (key_wrapper->tp_richcompare == g_key_wrapper_richcompare)
           key_wrapper->tp_richcompare = HeldKeyWrapperRichCompare;
+        // Weak proxies (both kinds) and itertools.groupby with its groups.
+        py::object weakref = py::module_::import("weakref");
+        py::object itertools = py::module_::import("itertools");
+        auto* proxy = reinterpret_cast<PyTypeObject*>(weakref.attr("ProxyType").ptr());
+        auto* callable_proxy =
+            reinterpret_cast<PyTypeObject*>(weakref.attr("CallableProxyType").ptr());
+        auto* groupby = reinterpret_cast<PyTypeObject*>(itertools.attr("groupby").ptr());
+        py::object one = itertools.attr("groupby")(py::make_tuple(0));
+        py::object group = py::reinterpret_borrow<py::object>(
+            PyTuple_GET_ITEM(py::object(one.attr("__next__")()).ptr(), 1));
+        auto* grouper = Py_TYPE(group.ptr());
+        if (g_proxy_richcompare == nullptr) {
+          if (proxy->tp_richcompare == nullptr || groupby->tp_iternext == nullptr ||
+              grouper->tp_iternext == nullptr ||
+              groupby->tp_basicsize < static_cast<Py_ssize_t>(sizeof(GroupByHead)) ||
+              grouper->tp_basicsize < static_cast<Py_ssize_t>(sizeof(GrouperHead)))
+            throw py::type_error("hold_compared_items: no proxy or groupby to wrap");
+          g_proxy_richcompare = proxy->tp_richcompare;
+          g_groupby_next = groupby->tp_iternext;
+          g_grouper_next = grouper->tp_iternext;
+          g_groupby_type = groupby;
+          Py_INCREF(groupby);
+        }
+        for (PyTypeObject* t : {proxy, callable_proxy})
+          if (t->tp_richcompare == g_proxy_richcompare) t->tp_richcompare = HeldProxyRichCompare;
+        if (groupby->tp_iternext == g_groupby_next) groupby->tp_iternext = HeldGroupByNext;
+        if (grouper->tp_iternext == g_grouper_next) grouper->tp_iternext = HeldGrouperNext;
         auto type_object = [](PyTypeObject* t) {
           return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
         };
@@ -1602,6 +1738,27 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         out["OrderedDict"] = ComparisonMethods(HeldODictRichCompare);
         out["deque"] = deque_methods;
         out["KeyWrapper"] = ComparisonMethods(HeldKeyWrapperRichCompare);
+        out["ProxyType"] = ComparisonMethods(HeldProxyRichCompare);
+        out["CallableProxyType"] = ComparisonMethods(HeldProxyRichCompare);
+        py::dict groupby_methods, grouper_methods;
+        groupby_methods["__next__"] = py::cpp_function([](py::object self) {
+          PyObject* next = HeldGroupByNext(self.ptr());
+          if (next == nullptr) {
+            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
+            throw py::error_already_set();
+          }
+          return py::reinterpret_steal<py::object>(next);
+        });
+        grouper_methods["__next__"] = py::cpp_function([](py::object self) {
+          PyObject* next = HeldGrouperNext(self.ptr());
+          if (next == nullptr) {
+            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
+            throw py::error_already_set();
+          }
+          return py::reinterpret_steal<py::object>(next);
+        });
+        out["groupby"] = groupby_methods;
+        out["_grouper"] = grouper_methods;
         return out;
       },
       py::arg("deque_type"), py::arg("key_wrapper_type"),

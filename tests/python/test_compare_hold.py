@@ -1,6 +1,6 @@
 """The worker's hold on items the interpreter compares by borrowed pointer (worker._hold_compared_items,
 _core.hold_compared_items): list comparison, OrderedDict equality, deque's index / count / remove /
-`in`, functools.cmp_to_key's key comparison. Each runs in a fresh interpreter, since the hold is process-wide.
+`in`, functools.cmp_to_key's key comparison, weak proxies' comparison, itertools.groupby. Each runs in a fresh interpreter, since the hold is process-wide.
 
 Without the hold, a comparison that empties the containers leaves the item it compares owned by
 nothing but the comparison's own frame: it is freed when that comparison returns NotImplemented, and
@@ -74,6 +74,22 @@ PROBE = textwrap.dedent(
     key = functools.cmp_to_key(emptying_cmp)
     ka, kb = key(Item()), key(Item())
     ka < kb
+
+    import weakref
+
+    class Target:
+        def __eq__(self, other):
+            return NotImplemented  # the probe's reflected __eq__ runs with the referent
+
+    class ProxyProbe:
+        def __eq__(self, other):
+            del box[:]  # the last strong reference to the proxy's referent
+            refs["ProxyType"] = sys.getrefcount(other)
+            return False
+
+    box = [Target()]
+    proxy = weakref.proxy(box[0])
+    proxy == ProxyProbe()
     print(json.dumps(refs))
     """
 )
@@ -88,7 +104,7 @@ def _refs(mode: str) -> dict:
 def test_the_compared_item_is_held_while_the_containers_are_emptied():
     bare, held = _refs("bare"), _refs("held")
     # Unheld: the comparison's own frame is all that keeps the item (freed once it returns).
-    for kind in ("list", "deque", "KeyWrapper"):
+    for kind in ("list", "deque", "KeyWrapper", "ProxyType"):
         assert held[kind] == bare[kind] + 1, (kind, bare, held)
     # OrderedDict: dict equality compares held values and keys first; the keys' order is then a
     # comparison of tuples, which hold their items. The node walk that compared borrowed keys
@@ -117,6 +133,13 @@ SEMANTICS = textwrap.dedent(
         import functools
         key = functools.cmp_to_key(lambda a, b: (a > b) - (a < b))
         out.append([sorted([3, 1, 2], key=key), key(1) < key(2), key(2) == key(2), key(3) >= key(4)])
+        import itertools, weakref
+        out.append([(k, list(g)) for k, g in itertools.groupby("aabccc")])
+        out.append([k for k, _ in itertools.groupby([1, 1, 2, 3, 3], key=lambda v: v % 2)])
+        class T:
+            pass
+        t1, t2 = T(), T()
+        out.append([weakref.proxy(t1) == weakref.proxy(t1), weakref.proxy(t1) != t2])
         d = collections.deque([1, 2, 3, 2])
         out.append([d.index(2), d.index(2, 2), d.count(2), 3 in d, 9 in d, d.__contains__(1)])
         d.remove(2)
@@ -201,3 +224,37 @@ def test_the_reflected_comparison_gets_a_live_object(kind):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ok")
+
+
+def test_a_groupby_advanced_from_inside_its_own_next_is_refused():
+    """The fourth red team's route: a comparison inside groupby's next advanced the same groupby,
+    which replaced and freed the key being compared. Refused (RuntimeError) with the hold; the
+    comparison's code sees the refusal, and the groupby goes on."""
+    code = textwrap.dedent(
+        """
+        import itertools
+        from metakernelbench.judge import worker
+        worker._hold_compared_items()
+        seen = []
+
+        class Key:
+            def __init__(self, n):
+                self.n = n
+            def __eq__(self, other):
+                try:
+                    next(gb)
+                    seen.append("advanced")
+                except RuntimeError as error:
+                    seen.append(str(error))
+                return self.n == getattr(other, "n", None)
+            __hash__ = object.__hash__
+
+        keys = [Key(0), Key(0), Key(1)]
+        gb = itertools.groupby(range(3), lambda i: keys[i])
+        groups = [k.n for k, _ in gb]
+        print(groups, seen[:1])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "advanced from inside its own" in done.stdout, done.stdout

@@ -36,7 +36,7 @@ constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
     "forbidden)";
 constexpr char kBorrowedCompare[] =
-    "a comparison hook CPython calls on items it holds borrowed (raw memory access is "
+    "a comparison hook CPython or numpy calls on items it holds borrowed (raw memory access is "
     "forbidden)";
 constexpr char kTorchOutsideAten[] =
     "torch's operators outside aten are off limits (several trust their offsets and index "
@@ -433,6 +433,12 @@ constexpr Rule kAttributeRules[] = {
     {"weakref.WeakMethod", kCall, "weak-reference callbacks run after solve returns"},
     {"weakref.KeyedRef", kCall, "weak-reference callbacks run after solve returns"},
     {"_weakref", kCall, "weak-reference callbacks run after solve returns"},
+    // CPython 3.11 and 3.12 compare (and operate on) a proxy's referent by a borrowed pointer,
+    // and itertools.groupby its saved and current keys: a comparison that drops the last
+    // reference frees what it compares (ninth session's fourth red team, 2026-12-07: raw memory
+    // with allowed modules only, passed strict at 17-25x). The worker holds them at run time too.
+    {"weakref.proxy", kCall, kBorrowedCompare},
+    {"itertools.groupby", kCall, kBorrowedCompare},
     {"codecs.open", kCall, kNoFiles},
     {"logging.FileHandler", kCall, kNoFiles},
     {"logging.handlers", kCall, "log handlers write files and sockets"},
@@ -667,6 +673,16 @@ constexpr RawName kRawNames[] = {
     {"__le__", kBorrowedCompare},
     {"__gt__", kBorrowedCompare},
     {"__ge__", kBorrowedCompare},
+    // numpy's protocol hooks: numpy calls them inside its comparisons and operations, while the
+    // interpreter may hold the other operand borrowed (a property for __array_priority__ on an
+    // ndarray subclass ran the kernel's code inside a comparison and freed the other operand:
+    // ninth session's fourth red team, 2026-12-07). No kernel needs to define them.
+    {"__array_priority__", kBorrowedCompare},
+    {"__array_ufunc__", kBorrowedCompare},
+    {"__array_function__", kBorrowedCompare},
+    {"__array_wrap__", kBorrowedCompare},
+    {"__array_finalize__", kBorrowedCompare},
+    {"__array_prepare__", kBorrowedCompare},
     {"__array_interface__", kArrayInterface},
     {"__array_struct__", kArrayInterface},
     {"__cuda_array_interface__", kArrayInterface},

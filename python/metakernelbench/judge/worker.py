@@ -1483,8 +1483,10 @@ def _guard_python_buffers() -> None:
 def _hold_compared_items() -> None:
     """The interpreter's comparisons of items it holds by borrowed pointer, made to hold them:
     list comparison, OrderedDict equality, deque's index, count, remove and `in`, and
-    functools.cmp_to_key's key comparison (_core.hold_compared_items; the last since the third
-    red-team round of 2026-12-07: `cmp_to_key(next)` got a freed object back, 17-18x strict). A
+    functools.cmp_to_key's key comparison, weak proxies' comparison and itertools.groupby's next
+    (_core.hold_compared_items; the last three since the third and fourth red-team rounds of
+    2026-12-07: `cmp_to_key(next)` got a freed object back, 17-18x strict; a proxy's borrowed
+    referent and groupby's replaced key, 17-25x strict). A
     comparison that emptied the containers and returned NotImplemented freed the other item, and
     the reflected comparison got the freed object as its `self` (read and write anywhere in pure
     Python). The static rule refuses the kernel's own
@@ -1494,15 +1496,22 @@ def _hold_compared_items() -> None:
     in-place rewrite of os.fstat it allowed; cases stdlib_compare_deque_uaf*)."""
     import collections
     import functools
+    import itertools
     import operator
+    import weakref
 
     key_wrapper = type(functools.cmp_to_key(operator.sub)(0))
+    grouper = type(next(itertools.groupby((0,)))[1])
     replaced = _core.hold_compared_items(collections.deque, key_wrapper)
     for owner, key in (
         (list, "list"),
         (collections.OrderedDict, "OrderedDict"),
         (collections.deque, "deque"),
         (key_wrapper, "KeyWrapper"),
+        (weakref.ProxyType, "ProxyType"),
+        (weakref.CallableProxyType, "CallableProxyType"),
+        (itertools.groupby, "groupby"),
+        (grouper, "_grouper"),
     ):
         for name, method in replaced[key].items():
             _core.replace_type_attribute(owner, name, _core.instance_method(method))
