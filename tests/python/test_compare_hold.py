@@ -1,6 +1,7 @@
 """The worker's hold on items the interpreter compares by borrowed pointer (worker._hold_compared_items,
 _core.hold_compared_items): list comparison, OrderedDict equality, deque's index / count / remove /
-`in`, functools.cmp_to_key's key comparison, weak proxies' comparison, itertools.groupby. Each runs in a fresh interpreter, since the hold is process-wide.
+`in`, functools.cmp_to_key's key comparison, weak proxies' comparison, itertools.groupby. Each
+runs in a fresh interpreter, since the hold is process-wide.
 
 Without the hold, a comparison that empties the containers leaves the item it compares owned by
 nothing but the comparison's own frame: it is freed when that comparison returns NotImplemented, and
