@@ -666,7 +666,8 @@ constexpr RawName kRawNames[] = {
     // deque.index, OrderedDict equality); a comparison that empties the containers and returns
     // NotImplemented frees them, and the reflected method then runs on freed memory (red team
     // round 6, 2026-12-06: a fake bytearray over the whole address space, passed strict in pure
-    // Python). No runtime layer sees this; no kernel needs to define how its objects compare.
+    // Python). No kernel needs to define how its objects compare; behind this rule the worker
+    // makes those comparisons hold what they compare (_core.hold_compared_items, 2026-12-07).
     {"__eq__", kBorrowedCompare},
     {"__ne__", kBorrowedCompare},
     {"__lt__", kBorrowedCompare},
