@@ -137,6 +137,8 @@ SEMANTICS = textwrap.dedent(
         import itertools, weakref
         out.append([(k, list(g)) for k, g in itertools.groupby("aabccc")])
         out.append([k for k, _ in itertools.groupby([1, 1, 2, 3, 3], key=lambda v: v % 2)])
+        out.append([list(itertools.accumulate([1, 2, 3])), list(itertools.accumulate([1, 2, 3], initial=10)),
+                    list(itertools.accumulate([3, 1, 2], max))])
         class T:
             pass
         t1, t2 = T(), T()
@@ -259,3 +261,31 @@ def test_a_groupby_advanced_from_inside_its_own_next_is_refused():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "advanced from inside its own" in done.stdout, done.stdout
+
+
+def test_an_accumulate_advanced_from_inside_its_own_next_is_refused():
+    """The fifth red team's route: the running total's __add__ advanced the same accumulate, which
+    freed the total that the item's reflected __radd__ then got. Refused with the hold."""
+    code = textwrap.dedent(
+        """
+        import itertools
+        from metakernelbench.judge import worker
+        worker._hold_compared_items()
+        seen = []
+
+        class Total:
+            def __add__(self, other):
+                try:
+                    next(acc)
+                    seen.append("advanced")
+                except RuntimeError as error:
+                    seen.append(str(error))
+                return 0
+
+        acc = itertools.accumulate([Total(), 1, 2])
+        print(list(acc), seen[:1])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "itertools.accumulate advanced from inside its own next" in done.stdout, done.stdout

@@ -36,8 +36,8 @@ constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
     "forbidden)";
 constexpr char kBorrowedCompare[] =
-    "a comparison hook CPython or numpy calls on items it holds borrowed (raw memory access is "
-    "forbidden)";
+    "a comparison or reflected-operator hook CPython or numpy calls on objects it may hold "
+    "borrowed (raw memory access is forbidden)";
 constexpr char kTorchOutsideAten[] =
     "torch's operators outside aten are off limits (several trust their offsets and index "
     "mappings: raw memory access is forbidden)";
@@ -678,6 +678,23 @@ constexpr RawName kRawNames[] = {
     // interpreter may hold the other operand borrowed (a property for __array_priority__ on an
     // ndarray subclass ran the kernel's code inside a comparison and freed the other operand:
     // ninth session's fourth red team, 2026-12-07). No kernel needs to define them.
+    // Reflected operators: CPython calls them with the left operand, which a C routine may hold
+    // borrowed and the left operand's own method may have freed (itertools.accumulate's running
+    // total: ninth session's fifth red team, 2026-12-07, 17.5-18.8x strict). No kernel needs one.
+    {"__radd__", kBorrowedCompare},
+    {"__rsub__", kBorrowedCompare},
+    {"__rmul__", kBorrowedCompare},
+    {"__rmatmul__", kBorrowedCompare},
+    {"__rtruediv__", kBorrowedCompare},
+    {"__rfloordiv__", kBorrowedCompare},
+    {"__rmod__", kBorrowedCompare},
+    {"__rdivmod__", kBorrowedCompare},
+    {"__rpow__", kBorrowedCompare},
+    {"__rlshift__", kBorrowedCompare},
+    {"__rrshift__", kBorrowedCompare},
+    {"__rand__", kBorrowedCompare},
+    {"__rxor__", kBorrowedCompare},
+    {"__ror__", kBorrowedCompare},
     {"__array_priority__", kBorrowedCompare},
     {"__array_ufunc__", kBorrowedCompare},
     {"__array_function__", kBorrowedCompare},

@@ -1511,6 +1511,7 @@ def _hold_compared_items() -> None:
         (weakref.ProxyType, "ProxyType"),
         (weakref.CallableProxyType, "CallableProxyType"),
         (itertools.groupby, "groupby"),
+        (itertools.accumulate, "accumulate"),
         (grouper, "_grouper"),
     ):
         for name, method in replaced[key].items():
