@@ -1118,28 +1118,28 @@ struct HeldGroupBy {
   std::array<PyObject*, 3> held = {};
 };
 
-// The groupbys whose next (their own or a group's) is running (GIL held). Holding the keys a call
-// starts with is not enough: the key it compares is fetched inside the call, and a nested next
-// replaced and freed it (the fourth red team's route). A groupby advanced from inside its own
-// next is refused, as CPython 3.13 does with its own check.
-std::vector<PyObject*>* g_groupby_running = new std::vector<PyObject*>();
+// The iterators (groupbys, accumulates) whose next is running (GIL held; a group's next runs its
+// groupby's). Holding the keys a call starts with is not enough: the key groupby compares is
+// fetched inside the call, and a nested next replaced and freed it (the fourth red team's route).
+// An iterator advanced from inside its own next is refused, as CPython 3.13 does for groupby.
+std::vector<PyObject*>* g_iterators_running = new std::vector<PyObject*>();
 
-bool EnterGroupBy(PyObject* groupby) {
-  for (PyObject* running : *g_groupby_running) {
-    if (running == groupby) {
+bool EnterIterator(PyObject* iterator) {
+  for (PyObject* running : *g_iterators_running) {
+    if (running == iterator) {
       PyErr_Format(PyExc_RuntimeError, "%s advanced from inside its own next",
-                   Py_TYPE(groupby)->tp_name);
+                   Py_TYPE(iterator)->tp_name);
       return false;
     }
   }
-  g_groupby_running->push_back(groupby);
+  g_iterators_running->push_back(iterator);
   return true;
 }
 
-void LeaveGroupBy(PyObject* groupby) {
-  auto& running = *g_groupby_running;
+void LeaveIterator(PyObject* iterator) {
+  auto& running = *g_iterators_running;
   for (size_t i = running.size(); i-- > 0;) {
-    if (running[i] == groupby) {
+    if (running[i] == iterator) {
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
       break;
     }
@@ -1152,29 +1152,28 @@ void LeaveGroupBy(PyObject* groupby) {
 // strict). The total is held for the call, and an accumulate advanced from inside its own next
 // is refused.
 iternextfunc g_accumulate_next = nullptr;
-PyTypeObject* g_accumulate_type = nullptr;
 struct AccumulateHead {
   PyObject_HEAD PyObject* total;
 };
 
 PyObject* HeldAccumulateNext(PyObject* self) {
-  if (!EnterGroupBy(self)) return nullptr;
+  if (!EnterIterator(self)) return nullptr;
   PyObject* total = reinterpret_cast<AccumulateHead*>(self)->total;
   Py_XINCREF(total);
   PyObject* out = g_accumulate_next(self);
   Py_XDECREF(total);
-  LeaveGroupBy(self);
+  LeaveIterator(self);
   return out;
 }
 
 PyObject* HeldGroupByNext(PyObject* self) {
-  if (!EnterGroupBy(self)) return nullptr;
+  if (!EnterIterator(self)) return nullptr;
   PyObject* out;
   {
     HeldGroupBy held(self);
     out = g_groupby_next(self);
   }
-  LeaveGroupBy(self);
+  LeaveIterator(self);
   return out;
 }
 
@@ -1182,7 +1181,7 @@ PyObject* HeldGrouperNext(PyObject* self) {
   auto* g = reinterpret_cast<GrouperHead*>(self);
   PyObject* parent = g->parent;
   Py_XINCREF(parent);
-  if (parent != nullptr && !EnterGroupBy(parent)) {
+  if (parent != nullptr && !EnterIterator(parent)) {
     Py_DECREF(parent);
     return nullptr;
   }
@@ -1194,9 +1193,23 @@ PyObject* HeldGrouperNext(PyObject* self) {
     out = g_grouper_next(self);
   }
   Py_XDECREF(own);
-  if (parent != nullptr) LeaveGroupBy(parent);
+  if (parent != nullptr) LeaveIterator(parent);
   Py_XDECREF(parent);
   return out;
+}
+
+// A replacement for an iterator type's __next__ in its dictionary, calling `next`.
+py::dict NextMethod(iternextfunc next) {
+  py::dict methods;
+  methods["__next__"] = py::cpp_function([next](py::object self) {
+    PyObject* item = next(self.ptr());
+    if (item == nullptr) {
+      if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
+      throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::object>(item);
+  });
+  return methods;
 }
 
 // Replacements for the six comparison methods of a type's dictionary, each calling `compare`
@@ -1678,80 +1691,88 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "replacements for __setitem__, __delitem__ and __mod__ in the type's dictionary.");
   m.def(
       "hold_compared_items",
-      [](py::object deque_type, py::object key_wrapper_type) {
-        if (!PyType_Check(deque_type.ptr()) || !PyType_Check(key_wrapper_type.ptr()))
-          throw py::type_error("hold_compared_items: deque_type and key_wrapper_type are types");
-        auto* deque = reinterpret_cast<PyTypeObject*>(deque_type.ptr());
-        auto* key_wrapper = reinterpret_cast<PyTypeObject*>(key_wrapper_type.ptr());
-        if (g_list_richcompare == nullptr) {
-          if (PyList_Type.tp_richcompare == nullptr || PyODict_Type.tp_richcompare == nullptr ||
-              deque->tp_as_sequence == nullptr || deque->tp_as_sequence->sq_contains == nullptr ||
-              key_wrapper->tp_richcompare == nullptr)
-            throw py::type_error("hold_compared_items: no comparison to wrap");
-          g_list_richcompare = PyList_Type.tp_richcompare;
-          g_odict_richcompare = PyODict_Type.tp_richcompare;
-          g_deque_contains = deque->tp_as_sequence->sq_contains;
-          g_key_wrapper_richcompare = key_wrapper->tp_richcompare;
-          g_key_wrapper_type = key_wrapper;
-          Py_INCREF(key_wrapper);  // kept for the process's life
-        }
-        if (key_wrapper->tp_richcompare == g_key_wrapper_richcompare)
-          key_wrapper->tp_richcompare = HeldKeyWrapperRichCompare;
-        // Weak proxies (both kinds) and itertools.groupby with its groups.
+      [] {
+        py::object collections = py::module_::import("collections");
+        py::object functools = py::module_::import("functools");
+        py::object operator_module = py::module_::import("operator");
         py::object weakref = py::module_::import("weakref");
         py::object itertools = py::module_::import("itertools");
-        auto* proxy = reinterpret_cast<PyTypeObject*>(weakref.attr("ProxyType").ptr());
-        auto* callable_proxy =
-            reinterpret_cast<PyTypeObject*>(weakref.attr("CallableProxyType").ptr());
-        auto* groupby = reinterpret_cast<PyTypeObject*>(itertools.attr("groupby").ptr());
-        py::object one = itertools.attr("groupby")(py::make_tuple(0));
-        py::object group = py::reinterpret_borrow<py::object>(
-            PyTuple_GET_ITEM(py::object(one.attr("__next__")()).ptr(), 1));
-        auto* grouper = Py_TYPE(group.ptr());
-        if (g_proxy_richcompare == nullptr) {
-          if (proxy->tp_richcompare == nullptr || groupby->tp_iternext == nullptr ||
-              grouper->tp_iternext == nullptr ||
-              groupby->tp_basicsize < static_cast<Py_ssize_t>(sizeof(GroupByHead)) ||
-              grouper->tp_basicsize < static_cast<Py_ssize_t>(sizeof(GrouperHead)))
-            throw py::type_error("hold_compared_items: no proxy or groupby to wrap");
-          g_proxy_richcompare = proxy->tp_richcompare;
-          g_groupby_next = groupby->tp_iternext;
-          g_grouper_next = grouper->tp_iternext;
-          g_groupby_type = groupby;
-          Py_INCREF(groupby);
+        py::object deque = collections.attr("deque");
+        py::object key_wrapper = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(
+            Py_TYPE(functools.attr("cmp_to_key")(operator_module.attr("sub"))(0).ptr())));
+        py::object groupby = itertools.attr("groupby");
+        py::object first_group = groupby(py::make_tuple(0)).attr("__next__")();
+        py::object grouper = py::reinterpret_borrow<py::object>(
+            reinterpret_cast<PyObject*>(Py_TYPE(PyTuple_GET_ITEM(first_group.ptr(), 1))));
+        py::object accumulate = itertools.attr("accumulate");
+        py::object proxy = weakref.attr("ProxyType");
+        py::object callable_proxy = weakref.attr("CallableProxyType");
+        auto type_of = [](const py::object& t) { return reinterpret_cast<PyTypeObject*>(t.ptr()); };
+        auto big_enough = [&](const py::object& t, size_t head) {
+          return type_of(t)->tp_basicsize >= static_cast<Py_ssize_t>(head);
+        };
+        if (g_list_richcompare == nullptr) {
+          auto* d = type_of(deque);
+          if (PyList_Type.tp_richcompare == nullptr || PyODict_Type.tp_richcompare == nullptr ||
+              d->tp_as_sequence == nullptr || d->tp_as_sequence->sq_contains == nullptr ||
+              type_of(key_wrapper)->tp_richcompare == nullptr ||
+              type_of(proxy)->tp_richcompare == nullptr ||
+              type_of(groupby)->tp_iternext == nullptr ||
+              type_of(grouper)->tp_iternext == nullptr ||
+              type_of(accumulate)->tp_iternext == nullptr ||
+              !big_enough(groupby, sizeof(GroupByHead)) ||
+              !big_enough(grouper, sizeof(GrouperHead)) ||
+              !big_enough(accumulate, sizeof(AccumulateHead)))
+            throw py::type_error("hold_compared_items: no comparison or iterator to wrap");
+          g_list_richcompare = PyList_Type.tp_richcompare;
+          g_odict_richcompare = PyODict_Type.tp_richcompare;
+          g_deque_contains = d->tp_as_sequence->sq_contains;
+          g_key_wrapper_richcompare = type_of(key_wrapper)->tp_richcompare;
+          g_proxy_richcompare = type_of(proxy)->tp_richcompare;
+          g_groupby_next = type_of(groupby)->tp_iternext;
+          g_grouper_next = type_of(grouper)->tp_iternext;
+          g_accumulate_next = type_of(accumulate)->tp_iternext;
+          g_key_wrapper_type = type_of(key_wrapper);  // kept for the process's life
+          g_groupby_type = type_of(groupby);
+          key_wrapper.inc_ref();
+          groupby.inc_ref();
         }
-        for (PyTypeObject* t : {proxy, callable_proxy})
-          if (t->tp_richcompare == g_proxy_richcompare) t->tp_richcompare = HeldProxyRichCompare;
-        if (groupby->tp_iternext == g_groupby_next) groupby->tp_iternext = HeldGroupByNext;
-        auto* accumulate = reinterpret_cast<PyTypeObject*>(itertools.attr("accumulate").ptr());
-        if (g_accumulate_next == nullptr) {
-          if (accumulate->tp_iternext == nullptr ||
-              accumulate->tp_basicsize < static_cast<Py_ssize_t>(sizeof(AccumulateHead)))
-            throw py::type_error("hold_compared_items: no accumulate to wrap");
-          g_accumulate_next = accumulate->tp_iternext;
-          g_accumulate_type = accumulate;
-          Py_INCREF(accumulate);
-        }
-        if (accumulate->tp_iternext == g_accumulate_next)
-          accumulate->tp_iternext = HeldAccumulateNext;
-        if (grouper->tp_iternext == g_grouper_next) grouper->tp_iternext = HeldGrouperNext;
+        // Each type and the subclasses that inherited its slot (made before this call; those made
+        // after copy the replacement).
         auto type_object = [](PyTypeObject* t) {
           return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
         };
-        // Each type and the subclasses that inherited its slot (made before this call; those made
-        // after copy the replacement).
         ForTypeAndSubclasses(type_object(&PyList_Type), [](PyTypeObject* tt) {
           if (tt->tp_richcompare == g_list_richcompare) tt->tp_richcompare = HeldListRichCompare;
         });
         ForTypeAndSubclasses(type_object(&PyODict_Type), [](PyTypeObject* tt) {
           if (tt->tp_richcompare == g_odict_richcompare) tt->tp_richcompare = HeldODictRichCompare;
         });
-        ForTypeAndSubclasses(deque_type, [](PyTypeObject* tt) {
+        ForTypeAndSubclasses(deque, [](PyTypeObject* tt) {
           if (tt->tp_as_sequence != nullptr && tt->tp_as_sequence->sq_contains == g_deque_contains)
             tt->tp_as_sequence->sq_contains = HeldDequeContains;
         });
+        ForTypeAndSubclasses(key_wrapper, [](PyTypeObject* tt) {
+          if (tt->tp_richcompare == g_key_wrapper_richcompare)
+            tt->tp_richcompare = HeldKeyWrapperRichCompare;
+        });
+        for (const py::object& t : {proxy, callable_proxy}) {
+          ForTypeAndSubclasses(t, [](PyTypeObject* tt) {
+            if (tt->tp_richcompare == g_proxy_richcompare)
+              tt->tp_richcompare = HeldProxyRichCompare;
+          });
+        }
+        ForTypeAndSubclasses(groupby, [](PyTypeObject* tt) {
+          if (tt->tp_iternext == g_groupby_next) tt->tp_iternext = HeldGroupByNext;
+        });
+        ForTypeAndSubclasses(grouper, [](PyTypeObject* tt) {
+          if (tt->tp_iternext == g_grouper_next) tt->tp_iternext = HeldGrouperNext;
+        });
+        ForTypeAndSubclasses(accumulate, [](PyTypeObject* tt) {
+          if (tt->tp_iternext == g_accumulate_next) tt->tp_iternext = HeldAccumulateNext;
+        });
         py::dict deque_methods;
-        py::object dict = deque_type.attr("__dict__");
+        py::object dict = deque.attr("__dict__");
         for (const char* name : {"index", "count", "remove"}) {
           py::object original = dict[name];
           deque_methods[name] = py::cpp_function([original](py::object self, py::args args) {
@@ -1765,51 +1786,29 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           if (out < 0) throw py::error_already_set();
           return out == 1;
         });
-        py::dict out;
-        out["list"] = ComparisonMethods(HeldListRichCompare);
-        out["OrderedDict"] = ComparisonMethods(HeldODictRichCompare);
-        out["deque"] = deque_methods;
-        out["KeyWrapper"] = ComparisonMethods(HeldKeyWrapperRichCompare);
-        out["ProxyType"] = ComparisonMethods(HeldProxyRichCompare);
-        out["CallableProxyType"] = ComparisonMethods(HeldProxyRichCompare);
-        py::dict groupby_methods, grouper_methods;
-        groupby_methods["__next__"] = py::cpp_function([](py::object self) {
-          PyObject* next = HeldGroupByNext(self.ptr());
-          if (next == nullptr) {
-            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
-            throw py::error_already_set();
-          }
-          return py::reinterpret_steal<py::object>(next);
-        });
-        grouper_methods["__next__"] = py::cpp_function([](py::object self) {
-          PyObject* next = HeldGrouperNext(self.ptr());
-          if (next == nullptr) {
-            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
-            throw py::error_already_set();
-          }
-          return py::reinterpret_steal<py::object>(next);
-        });
-        py::dict accumulate_methods;
-        accumulate_methods["__next__"] = py::cpp_function([](py::object self) {
-          PyObject* next = HeldAccumulateNext(self.ptr());
-          if (next == nullptr) {
-            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
-            throw py::error_already_set();
-          }
-          return py::reinterpret_steal<py::object>(next);
-        });
-        out["accumulate"] = accumulate_methods;
-        out["groupby"] = groupby_methods;
-        out["_grouper"] = grouper_methods;
+        py::list out;
+        auto add = [&](const py::object& type, py::dict methods) {
+          out.append(py::make_tuple(type, std::move(methods)));
+        };
+        add(type_object(&PyList_Type), ComparisonMethods(HeldListRichCompare));
+        add(type_object(&PyODict_Type), ComparisonMethods(HeldODictRichCompare));
+        add(deque, deque_methods);
+        add(key_wrapper, ComparisonMethods(HeldKeyWrapperRichCompare));
+        add(proxy, ComparisonMethods(HeldProxyRichCompare));
+        add(callable_proxy, ComparisonMethods(HeldProxyRichCompare));
+        add(groupby, NextMethod(HeldGroupByNext));
+        add(grouper, NextMethod(HeldGrouperNext));
+        add(accumulate, NextMethod(HeldAccumulateNext));
         return out;
       },
-      py::arg("deque_type"), py::arg("key_wrapper_type"),
-      "The interpreter's comparisons of items held by borrowed pointer made to hold them: list "
-      "comparison (compared as tuples of the items), OrderedDict equality (dict equality and the "
-      "tuples of the keys) and collections.deque's index, count, remove and `in` (a tuple of the "
-      "items held for the call), in each type's slot and the subclasses that inherited it. Returns "
-      "replacements for the types' dictionaries: {'list': {...}, 'OrderedDict': {...}, 'deque': "
-      "{...}}.");
+      "The interpreter's comparisons and operations on objects held by borrowed pointer made to "
+      "hold them: list comparison (compared as tuples of the items), OrderedDict equality (dict "
+      "equality and the tuples of the keys), collections.deque's index, count, remove and `in` (a "
+      "tuple of the items held for the call), functools.cmp_to_key's key comparison and weak "
+      "proxies' comparison (the objects held), itertools.groupby's and accumulate's next (their "
+      "keys or total held, and re-entry refused), in each type's slot and the subclasses that "
+      "inherited it. Returns (type, {name: replacement}) pairs for the types' dictionaries (the "
+      "entries CPython made call the functions the types were made with, not their slots).");
   m.def(
       "convert_array_values",
       [](py::object array_type) {

@@ -519,9 +519,9 @@ def families() -> list:
     """
     The six family names, in PROBLEMS.md order.
     """
-def hold_compared_items(deque_type: typing.Any, key_wrapper_type: typing.Any) -> dict:
+def hold_compared_items() -> list:
     """
-    The interpreter's comparisons of items held by borrowed pointer made to hold them: list comparison (compared as tuples of the items), OrderedDict equality (dict equality and the tuples of the keys) and collections.deque's index, count, remove and `in` (a tuple of the items held for the call), in each type's slot and the subclasses that inherited it. Returns replacements for the types' dictionaries: {'list': {...}, 'OrderedDict': {...}, 'deque': {...}}.
+    The interpreter's comparisons and operations on objects held by borrowed pointer made to hold them: list comparison (compared as tuples of the items), OrderedDict equality (dict equality and the tuples of the keys), collections.deque's index, count, remove and `in` (a tuple of the items held for the call), functools.cmp_to_key's key comparison and weak proxies' comparison (the objects held), itertools.groupby's and accumulate's next (their keys or total held, and re-entry refused), in each type's slot and the subclasses that inherited it. Returns (type, {name: replacement}) pairs for the types' dictionaries (the entries CPython made call the functions the types were made with, not their slots).
     """
 def hold_ndarray_buffers(ndarray: typing.Any) -> int:
     """

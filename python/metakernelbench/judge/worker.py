@@ -1494,27 +1494,8 @@ def _hold_compared_items() -> None:
     team, 2026-12-07: ipaddress's __eq__ reading a property of the kernel's through deque.index,
     then fractions' reflected __eq__ on the freed address: passed strict at 146-170x, with the
     in-place rewrite of os.fstat it allowed; cases stdlib_compare_deque_uaf*)."""
-    import collections
-    import functools
-    import itertools
-    import operator
-    import weakref
-
-    key_wrapper = type(functools.cmp_to_key(operator.sub)(0))
-    grouper = type(next(itertools.groupby((0,)))[1])
-    replaced = _core.hold_compared_items(collections.deque, key_wrapper)
-    for owner, key in (
-        (list, "list"),
-        (collections.OrderedDict, "OrderedDict"),
-        (collections.deque, "deque"),
-        (key_wrapper, "KeyWrapper"),
-        (weakref.ProxyType, "ProxyType"),
-        (weakref.CallableProxyType, "CallableProxyType"),
-        (itertools.groupby, "groupby"),
-        (itertools.accumulate, "accumulate"),
-        (grouper, "_grouper"),
-    ):
-        for name, method in replaced[key].items():
+    for owner, methods in _core.hold_compared_items():
+        for name, method in methods.items():
             _core.replace_type_attribute(owner, name, _core.instance_method(method))
 
 
