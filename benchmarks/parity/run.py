@@ -219,13 +219,15 @@ def _published_row(k: int, row: dict, numerics, rng: random.Random) -> dict:
         out.setdefault("diagnostics", {}).update(monitor)
         print(f"  launch monitor: {row['slug'][:40]} {row['dsl']}: {monitor}", flush=True)
     elif row.get("diagnose_worker"):  # last: the layers stay for the process's life
-        layers = _worker_layer_diagnostics(row, kernel.solve, draw, warmup, timing)
+        layers = _worker_layer_diagnostics(
+            row, kernel.solve, draw, warmup, timing, lambda: median_ms(kernel.solve, warmup, timing)
+        )
         out.setdefault("diagnostics", {}).update(layers)
         print(f"  worker layers: {row['slug'][:40]} {row['dsl']}: {layers}", flush=True)
     return out
 
 
-def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing) -> dict:
+def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing, median_on_main) -> dict:
     """The published method's kernel median again after each layer the judge's worker puts
     around a parity call, added one at a time in this process, in the worker's order
     (`--diagnose-worker`): the call on the worker's kernel thread timed by its PublishedClock,
@@ -269,12 +271,6 @@ def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing) -> dict:
         for s in warmup:
             on_thread(draw(s), False)
         return statistics.median(on_thread(draw(s), True) for s in timing)
-
-    def median_on_main() -> float:
-        for s in warmup:
-            solve(*draw(s))
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        return statistics.median(_events_ms(solve, draw(s), start, end) for s in timing)
 
     out: dict = {"layer_published_again_ms": median_on_main()}
     out["layer_thread_ms"] = median_on_thread()
