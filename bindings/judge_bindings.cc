@@ -765,6 +765,9 @@ void RegisterJudge(py::module_& m) {
       .def_property_readonly("calibration_calls", &MeasurementPlan::calibration_calls)
       .def_property_readonly("recheck_draws", &MeasurementPlan::recheck_draws)
       .def_property_readonly("fastest_recheck_draws", &MeasurementPlan::fastest_recheck_draws)
+      .def_property_readonly("kernel_thread_spin_us", &MeasurementPlan::kernel_thread_spin_us,
+                             "How long the worker's kernel thread polls for its next call "
+                             "before it sleeps (0 on the CPU).")
       .def_property_readonly("strict_pass", &MeasurementPlan::strict_pass)
       .def("strict_pass_done", &MeasurementPlan::StrictPassDone, py::arg("kernel_spans_ms"),
            py::arg("eager_spans_ms"), py::arg("elapsed_s"))

@@ -6,8 +6,9 @@ For every row (a shipped solution, or an eager-only kernel), on the same files a
     generator, then synchronise, start event, solve, synchronise, end event, synchronise; the
     median; the eager baseline the same way on the reference under the reference numerics. Run
     `--published-runs` times, each in a fresh process (one per DSL: a process holds one DSL);
-  * the judge (`mkb.evaluate`), `--judge-runs` times; with `--judge-pin-cpu N` each run also with
-    the judge's host and worker pinned to CPU N (config pin_cpu), beside it.
+  * the judge (`mkb.evaluate`), `--judge-runs` times; with `--judge-config KEY=VALUE` (JudgeConfig
+    fields, repeatable) each run also with that config beside it (the rows' judge_variant);
+    `--judge-pin-cpu N` is `--judge-config pin_cpu=N`.
 It reports each method's median speedup with its run-to-run spread, and judge / published.
 `--diagnose` adds, per row, the published process's own calls timed other ways (the judge's clock,
 an L2 flush, a C++ thread, drawn first, the collector off) and in a child process woken for each
@@ -27,7 +28,8 @@ problem file as task.py, the solution at the /app/kernel.py it reads, its reward
 /logs/verifier), `--grader-runs` times per row whose problem is one of the checkout's .py files.
 
     python benchmarks/parity/run.py --out parity.json [--published-runs 5] [--judge-runs 3]
-        [--problems 28 36] [--dsl cutedsl] [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
+        [--problems 28 36] [--dsl cutedsl] [--judge-config kernel_thread_spin_us=2000]
+        [--judge-pin-cpu 2] [--diagnose] [--eager-rows-only]
         [--published-checkout DIR [--grader-runs 1]] [--diagnose-inputs]
         [--diagnose-monitor | --diagnose-worker]
     python benchmarks/parity/run.py --child DSL ROWS.json   (one published-method run; internal)
@@ -46,6 +48,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from datetime import date
 from pathlib import Path
@@ -274,6 +277,7 @@ def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing, median_on_
 
     out: dict = {"layer_published_again_ms": median_on_main()}
     out["layer_thread_ms"] = median_on_thread()
+    out.update(_thread_variants(device, solve, draw, warmup, timing, thread, median_on_thread))
     dsl = row["dsl"]
     dsl_site_dirs = toolchains.site_dirs(dsl) if dsl in ("cutedsl", "tirx") else []
     kernel_path = os.path.realpath(row["kernel"])
@@ -347,6 +351,66 @@ def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing, median_on_
         finally:
             counting[0] = False
     out["layer_events_per_call"] = {k: v / 10 for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}
+    return out
+
+
+def _thread_variants(device, solve, draw, warmup, timing, thread, median_on_thread) -> dict:
+    """The kernel thread's call again three ways, three medians each, before any layer: on a
+    second KernelThread that polls for its next job for 2 ms before it sleeps (spin_us, the
+    judge's config kernel_thread_spin_us), so that its CPU is busy while the main thread draws
+    the next inputs; on the first thread with it and the main thread pinned to one CPU (the
+    handoff on one core); and on the first thread after 200 us of busy work on it right before
+    each call, untimed (a core that was just running, without polling)."""
+    import torch
+    from metakernelbench import _core
+    from metakernelbench.judge import values
+
+    out: dict = {}
+    spinning = _core.KernelThread(values.PublishedClock(device), spin_us=2000)
+    made = spinning.call(torch.cuda.set_device, (device,))
+    spinning.release_collector()
+    if made[0] != "ok":
+        return {"layer_thread_spin_error": f"{made[1]}: {made[4]}"}
+
+    def median_on(t, before=None) -> float:
+        def one(seed, timed):
+            inputs = draw(seed)
+            if before is not None:
+                t.call(before, (), False)
+                t.release_collector()
+            done = t.call(solve, tuple(inputs), timed)
+            t.release_collector()
+            if done[0] != "ok":
+                raise RuntimeError(f"{done[1]}: {done[4]}")
+            return done[1] * 1e3
+
+        for seed in warmup:
+            one(seed, False)
+        return statistics.median(one(seed, True) for seed in timing)
+
+    out["layer_thread_spin_ms"] = [median_on(spinning) for _ in range(3)]
+    main_tid = threading.get_native_id()
+    was_main = os.sched_getaffinity(main_tid)
+    was_kernel = os.sched_getaffinity(thread.native_id)
+    cpu = sorted(was_main)[0]
+    try:
+        os.sched_setaffinity(main_tid, {cpu})
+        os.sched_setaffinity(thread.native_id, {cpu})
+        out["layer_thread_same_cpu"] = cpu
+        out["layer_thread_same_cpu_ms"] = [median_on_thread() for _ in range(3)]
+    except OSError as error:
+        out["layer_thread_same_cpu_error"] = str(error)
+    finally:
+        os.sched_setaffinity(main_tid, was_main)
+        os.sched_setaffinity(thread.native_id, was_kernel)
+
+    def busy() -> None:
+        until = time.perf_counter() + 200e-6
+        while time.perf_counter() < until:
+            pass
+
+    out["layer_thread_busy_before_ms"] = [median_on(thread, busy) for _ in range(3)]
+    print(f"  kernel thread variants: {out}", flush=True)
     return out
 
 
@@ -902,16 +966,15 @@ def _grader_runs(rows: list[dict], checkout: Path, run: int, tmp: Path, graded: 
 # --- the judge ----------------------------------------------------------------------------------
 
 
-def _judge_runs(rows: list[dict], run: int, results: dict, written, pin_cpu: int | None = None) -> None:
-    """Run `run` of the judge over every row (with `pin_cpu`: the judge's config pin_cpu), each
+def _judge_runs(rows: list[dict], run: int, results: dict, written, variant: dict | None = None) -> None:
+    """Run `run` of the judge over every row (with `variant`: those JudgeConfig fields set), each
     entry added to `results` and `written()` called after it (a row takes up to 20 s: a call's
     deadline keeps the rows judged so far)."""
     import metakernelbench as mkb
 
     for row in rows:
         config: dict = {} if row["require_dsl"] else {"policy": {"require_dsl": False}}
-        if pin_cpu is not None:
-            config["pin_cpu"] = pin_cpu
+        config.update(variant or {})
         t = time.perf_counter()
         verdict = mkb.evaluate(
             row["problem"],
@@ -938,11 +1001,15 @@ def _judge_runs(rows: list[dict], run: int, results: dict, written, pin_cpu: int
         }
         results.setdefault(_key(row), []).append(entry)
         print(
-            f"  judge run {run}{'' if pin_cpu is None else f' (CPU {pin_cpu})'}: {row['slug'][:40]} "
+            f"  judge run {run}{'' if not variant else f' {variant}'}: {row['slug'][:40]} "
             f"{row['dsl']} {row['workload']}: {verdict.status} {verdict.speedup_vs_eager}",
             flush=True,
         )
         written()
+
+
+def _rounded(value: float | None) -> float | None:
+    return value and round(value, 3)
 
 
 def _spread(values: list[float]) -> dict:
@@ -962,7 +1029,7 @@ def _table(
     rows: list[dict],
     published: dict,
     judged: dict,
-    pinned: dict | None = None,
+    variant: dict | None = None,
     graded: dict | None = None,
 ) -> list[dict]:
     table = []
@@ -973,13 +1040,13 @@ def _table(
         jud = _spread(judge_values)
         ratio = jud["median"] / pub["median"] if jud["median"] and pub["median"] else None
         extra: dict = {}
-        if pinned is not None:  # --judge-pin-cpu: the judge's runs with config pin_cpu beside
-            pin = _spread([j["speedup"] for j in pinned.get(key, []) if j["speedup"] is not None])
+        if variant is not None:  # --judge-config: the judge's runs with that config beside
+            other = _spread([j["speedup"] for j in variant.get(key, []) if j["speedup"] is not None])
             extra = {
-                "judge_pinned": pin,
-                "judge_pinned_runs": pinned.get(key, []),
-                "judge_pinned_over_published": pin["median"] / pub["median"]
-                if pin["median"] and pub["median"]
+                "judge_variant": other,
+                "judge_variant_runs": variant.get(key, []),
+                "judge_variant_over_published": other["median"] / pub["median"]
+                if other["median"] and pub["median"]
                 else None,
             }
         if graded is not None and key in graded:  # --published-checkout: the grader itself
@@ -1020,18 +1087,18 @@ def _write(
     published: dict,
     judged: dict,
     complete: bool,
-    pinned: dict | None = None,
+    variant: dict | None = None,
     graded: dict | None = None,
 ) -> list[dict]:
     """Writes the table as it stands (after every run: a killed benchmark keeps what it measured)."""
-    table = _table(rows, published, judged, pinned, graded)
+    table = _table(rows, published, judged, variant, graded)
     result = {
         "benchmark": "parity",
         "date": date.today().isoformat(),
         "published_runs": args.published_runs,
         "judge_runs": args.judge_runs,
         "complete": complete,
-        **({"judge_pin_cpu": args.judge_pin_cpu} if args.judge_pin_cpu is not None else {}),
+        **({"judge_variant_config": args.variant} if args.variant else {}),
         **(
             {"grader_runs": args.grader_runs, "published_checkout": _checkout_commit(args.published_checkout)}
             if args.published_checkout
@@ -1099,11 +1166,19 @@ def main() -> int:
     )
     parser.add_argument("--grader-runs", type=int, default=3, help="published grader runs per row")
     parser.add_argument(
+        "--judge-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also run the judge with this JudgeConfig field set (VALUE read as JSON, else a "
+        "string; repeatable), each run beside one with the default config (the rows' "
+        "judge_variant)",
+    )
+    parser.add_argument(
         "--judge-pin-cpu",
         type=int,
         default=None,
-        help="also run the judge with config pin_cpu set to this CPU, each run beside an unpinned "
-        "one (the rows' judge_pinned)",
+        help="the same as --judge-config pin_cpu=N",
     )
     parser.add_argument(
         "--diagnose",
@@ -1121,6 +1196,17 @@ def main() -> int:
         return _ipc_buffer_owner(*args.ipc_buffer)
     import tempfile
 
+    args.variant = {}
+    for item in args.judge_config:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--judge-config {item!r}: expected KEY=VALUE")
+        try:
+            args.variant[key] = json.loads(value)
+        except json.JSONDecodeError:
+            args.variant[key] = value
+    if args.judge_pin_cpu is not None:
+        args.variant["pin_cpu"] = args.judge_pin_cpu
     rows = _rows(args)
     if args.diagnose:
         rows = [{**r, "diagnose": True} for r in rows]
@@ -1158,16 +1244,16 @@ def main() -> int:
                     graded,
                     lambda: _write(args, rows, published, judged, complete=False, graded=graded),
                 )
-    pinned: dict[tuple, list[dict]] | None = None if args.judge_pin_cpu is None else {}
+    variant: dict[tuple, list[dict]] | None = {} if args.variant else None
 
     def written() -> None:
-        _write(args, rows, published, judged, complete=False, pinned=pinned, graded=graded)
+        _write(args, rows, published, judged, complete=False, variant=variant, graded=graded)
 
     for run in range(args.judge_runs):
         _judge_runs(rows, run, judged, written)
-        if pinned is not None:
-            _judge_runs(rows, run, pinned, written, args.judge_pin_cpu)
-    table = _write(args, rows, published, judged, complete=True, pinned=pinned, graded=graded)
+        if variant is not None:
+            _judge_runs(rows, run, variant, written, args.variant)
+    table = _write(args, rows, published, judged, complete=True, variant=variant, graded=graded)
     for row in table:
         pub, jud, ratio = row["published"], row["judge"], row["judge_over_published"]
         print(
@@ -1184,9 +1270,9 @@ def main() -> int:
                 else ""
             )
             + (
-                f" pinned {row['judge_pinned']['median'] and round(row['judge_pinned']['median'], 3)} "
-                f"ratio {row['judge_pinned_over_published'] and round(row['judge_pinned_over_published'], 3)}"
-                if "judge_pinned" in row
+                f" variant {row['judge_variant']['median'] and round(row['judge_variant']['median'], 3)} "
+                f"ratio {_rounded(row['judge_variant_over_published'])}"
+                if "judge_variant" in row
                 else ""
             ),
             flush=True,

@@ -95,6 +95,10 @@ absl::StatusOr<MeasurementPlan> MeasurementPlan::Create(const v1::JudgeConfig& c
   const v1::JudgeConfig& c = plan.config_;
   plan.strict_ = gpu && !c.disable_tracing();
   plan.require_dsl_ = RequiresDsl(c, gpu);
+  if (gpu) {
+    plan.kernel_thread_spin_us_ = std::max(
+        0, c.has_kernel_thread_spin_us() ? c.kernel_thread_spin_us() : kDefaultKernelThreadSpinUs);
+  }
   const bool knockout = gpu && plan.require_dsl_ && !c.disable_knockout();
   const int sequence = c.correctness_draws() + (knockout ? 1 : 0);
   absl::StatusOr<std::vector<uint64_t>> seeds =

@@ -58,6 +58,9 @@ ClockBound ClockBoundOf(const v1::JudgeConfig& config, bool gpu);
 // the CPU (whose timings serve tests).
 std::string DefaultWorkload(bool gpu);
 
+// The GPU worker's kernel thread: how long it polls for its next call before it sleeps, in us.
+inline constexpr int kDefaultKernelThreadSpinUs = 0;
+
 // Whether the DSL rule applies (SPEC §2): the policy's require_dsl where it sets one, else on a
 // GPU only (the CPU judge has no launch monitor and times eager kernels for tests).
 bool RequiresDsl(const v1::JudgeConfig& config, bool gpu);
@@ -99,6 +102,12 @@ class MeasurementPlan {
   int calibration_calls() const { return config_.calibration_calls(); }
   int recheck_draws() const { return config_.recheck_draws(); }
   int fastest_recheck_draws() const { return config_.fastest_recheck_draws(); }
+  // How long the worker's kernel thread polls for its next call before it sleeps (KernelThread's
+  // spin_us): the config's kernel_thread_spin_us where it sets one, else
+  // kDefaultKernelThreadSpinUs, on a GPU; on the CPU 0 whatever the config says (the CPU judge's
+  // worker is on one CPU, which a polling thread would take from the thread reading the next call's
+  // inputs).
+  int kernel_thread_spin_us() const { return kernel_thread_spin_us_; }
 
   // The strict pass (CUPTI spans, L2 flush, NVML): whether there is one, and its two series,
   // the eager baseline's first (before kernel.py exists), then the kernel's. A series is done
@@ -131,6 +140,7 @@ class MeasurementPlan {
   v1::JudgeConfig config_;
   bool strict_ = false;
   bool require_dsl_ = false;
+  int kernel_thread_spin_us_ = 0;
   std::vector<Draw> correctness_;
   int knockout_index_ = -1;
   std::vector<uint64_t> warmup_;

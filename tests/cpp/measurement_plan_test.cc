@@ -48,6 +48,22 @@ TEST_CASE(
   CHECK_FALSE(cpu->require_dsl());
 }
 
+TEST_CASE("the kernel thread polls for its next call only on a GPU, as configured there") {
+  auto gpu = mkb::MeasurementPlan::Create({}, /*gpu=*/true);
+  REQUIRE(gpu.ok());
+  CHECK(gpu->kernel_thread_spin_us() == mkb::kDefaultKernelThreadSpinUs);
+  mkb::v1::JudgeConfig spin;
+  spin.set_kernel_thread_spin_us(1500);
+  auto configured = mkb::MeasurementPlan::Create(spin, /*gpu=*/true);
+  REQUIRE(configured.ok());
+  CHECK(configured->kernel_thread_spin_us() == 1500);
+  spin.set_kernel_thread_spin_us(-3);
+  CHECK(mkb::MeasurementPlan::Create(spin, /*gpu=*/true)->kernel_thread_spin_us() == 0);
+  spin.set_kernel_thread_spin_us(1500);
+  // The CPU judge's worker is on one CPU: a polling thread would take it from the main thread.
+  CHECK(mkb::MeasurementPlan::Create(spin, /*gpu=*/false)->kernel_thread_spin_us() == 0);
+}
+
 TEST_CASE("the DSL rule and the workload default by device; a policy's require_dsl decides") {
   CHECK(mkb::DefaultWorkload(/*gpu=*/true) == "full");
   CHECK(mkb::DefaultWorkload(/*gpu=*/false) == "small");

@@ -641,3 +641,28 @@ def test_work_between_calls_runs_on_the_kernel_thread_with_the_collector_held():
     assert not collecting
     assert THREAD.between(int, ("x",))[0] == "raised"  # described as call() describes it
     THREAD.release_collector()
+
+
+def _thread_cpu_ms(native_id: int) -> float:
+    with open(f"/proc/self/task/{native_id}/schedstat") as f:  # ns on the CPU, first field
+        return int(f.read().split()[0]) / 1e6
+
+
+def test_a_spinning_thread_polls_for_its_next_call_and_then_sleeps():
+    # spin_us keeps the thread's CPU busy between calls (a GPU worker's timed call then starts on
+    # a CPU that was running), for that long and no longer; calls run as on any thread.
+    spinning = _core.KernelThread(spin_us=30_000)
+    resting = _core.KernelThread()
+    assert spinning.call(lambda x: x + 1, (41,)) == ("ok", 0.0, 42)
+    assert resting.call(lambda x: x + 1, (41,)) == ("ok", 0.0, 42)
+    spinning.release_collector()
+    resting.release_collector()
+    before = (_thread_cpu_ms(spinning.native_id), _thread_cpu_ms(resting.native_id))
+    time.sleep(0.1)  # the spinning thread polls for 30 ms of it, then sleeps
+    after = (_thread_cpu_ms(spinning.native_id), _thread_cpu_ms(resting.native_id))
+    polled, rested = after[0] - before[0], after[1] - before[1]
+    assert rested < 2.0
+    assert 3.0 < polled < 60.0, polled  # 30 ms of polling, on a loaded machine less of it on a CPU
+    status, seconds, value = spinning.call(lambda: time.sleep(0.02) or 5, (), True)
+    assert status == "ok" and value == 5 and 0.015 < seconds < 1.0
+    spinning.release_collector()

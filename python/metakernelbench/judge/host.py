@@ -277,6 +277,7 @@ class Evaluation:
             "isolate_network": True,
             "uid": uid,
             "workspace_bytes": int(config.workspace_bytes),
+            "kernel_thread_spin_us": self.plan.kernel_thread_spin_us if self.plan is not None else 0,
         }
         pid, channel, out_r, err_r = fork_worker(options)
         supervisor = _core.ProcessSupervisor(pid, out_r, err_r, config.memory_limit_bytes, config.tail_bytes)

@@ -243,7 +243,9 @@ class Worker:
                 torch.cuda.device_count()
                 device = torch.cuda.current_device()
                 clock = values.PublishedClock(device)
-                self._thread = _core.KernelThread(clock)
+                self._thread = _core.KernelThread(
+                    clock, spin_us=int(self.options.get("kernel_thread_spin_us", 0))
+                )
                 # What the clock's torch functions look up when they run (torch._C's
                 # synchronise, torch.cuda.current_stream, ...), guarded from here on: one changed
                 # before a timed window closes is a runtime.clock_tampered violation.
