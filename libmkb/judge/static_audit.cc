@@ -205,6 +205,7 @@ class Auditor {
           "the audit cannot follow the module aliasing in this file (too many paths)", "");
     }
     relevant_escapes_ = values.RelevantEscapes();
+    CollectClassNames(module_);
     CheckEscapes();
     Check(module_);
     CheckDsl();
@@ -385,6 +386,49 @@ class Auditor {
         what.empty() ? std::string(name) : what);
   }
 
+  // A protocol method's name defined or bound (def __len__, __getitem__ = f, C.__iter__ = g,
+  // setattr(C, "__hash__", h), type(..., {"__add__": f})): refused outside the short list of
+  // those a kernel may define (audit_detail::ProtocolHookReason). Reads are not checked.
+  void CheckProtocolHook(absl::string_view name, int line, const std::string& what) {
+    if (audit_detail::Contains(kAttributeHooks, name)) return;  // CheckAttributeHook's
+    const char* why = audit_detail::ProtocolHookReason(name);
+    if (why == nullptr) return;
+    Add(audit_detail::kCall, v1::SEVERITY_VIOLATION, line, absl::StrCat(name, ": ", why),
+        what.empty() ? std::string(name) : what);
+  }
+
+  // A class's base: the kernel's own classes, builtin types and the library classes
+  // audit_detail::MayDeriveFrom allows; any other library class (or a base the audit cannot
+  // follow) brings protocol methods written in Python that read what the subclass defines.
+  void CheckBase(const PyNode* base, int line, const std::string& what) {
+    if (base == nullptr) return;
+    // A name of the kernel's own classes, or a builtin type: no module path of its own (where
+    // the name is also bound to a library class, that class's path is among its values).
+    const bool own_or_builtin =
+        base->Is("Name") &&
+        (class_names_.count(std::string(base->Str("id"))) > 0 || scopes_->IsBuiltin(base));
+    for (const std::string& path : values_->Of(*base)) {
+      if (audit_detail::MayDeriveFrom(path)) continue;
+      const bool unknown = IsUnknownRooted(path);
+      if (own_or_builtin && (unknown || path == base->Str("id"))) continue;
+      Add(audit_detail::kCall, v1::SEVERITY_VIOLATION, line,
+          absl::StrCat(what, " derives from ", unknown ? "a class the audit cannot follow" : path,
+                       ": a library class's protocol methods, written in Python, run on "
+                       "attributes its subclass defines, which C code may call holding what it "
+                       "passes borrowed (raw memory access is forbidden); kernel.py may derive "
+                       "from its own classes, builtin types, torch.nn.Module, "
+                       "torch.autograd.Function, typing's, abc.ABC, enum's and the DSL's"),
+          what);
+      return;
+    }
+  }
+
+  // The names the kernel's class statements bind, in any scope.
+  void CollectClassNames(const PyNode& node) {
+    if (node.Is("ClassDef")) class_names_.insert(std::string(node.Str("name")));
+    ForEachChild(node, [&](const PyNode& child) { CollectClassNames(child); });
+  }
+
   // `node` is the name `id` and means the builtin (no binding of the kernel's shadows it).
   bool IsBuiltinName(const PyNode* node, absl::string_view id) const {
     return node != nullptr && node->Is("Name") && node->Str("id") == id && scopes_->IsBuiltin(node);
@@ -417,6 +461,9 @@ class Auditor {
 
   // class M(type), class C(metaclass=M): the metaclass builds the namespace.
   void CheckClassDef(const PyNode& node) {
+    for (const PyNode* base : NodeItems(node, "bases")) {
+      CheckBase(base, node.line, absl::StrCat("class ", node.Str("name")));
+    }
     for (const PyNode* base : NodeItems(node, "bases")) {
       if (IsBuiltinName(base, "type")) {
         allowed_type_values_.insert(base);
@@ -488,6 +535,14 @@ class Auditor {
     if (type_call || type_of_call) {
       const std::string shown = type_call ? "type(name, bases, namespace)" : "type(...)(...)";
       const size_t namespace_at = method ? 3 : 2;  // __new__ / __call__ take the class first
+      if (args.size() > namespace_at) {
+        const PyNode* bases = args[namespace_at - 1];
+        if (bases != nullptr && bases->Is("Tuple")) {
+          for (const PyNode* base : NodeItems(*bases, "elts")) CheckBase(base, line, shown);
+        } else {
+          CheckBase(bases, line, shown);
+        }
+      }
       if (starred() || unpacked() != nullptr) {
         AddDynamicName(line, absl::StrCat(shown, " with unpacked arguments"), shown);
       } else if (args.size() > namespace_at && !LiteralNames(args[namespace_at], *scopes_)) {
@@ -658,6 +713,7 @@ class Auditor {
     CheckRawMemoryName(id, line, id);
     if (ContextOf(node) != "Load") {
       CheckAttributeHook(id, line, absl::StrCat(id, " = ..."));
+      CheckProtocolHook(id, line, absl::StrCat(id, " = ..."));
       if (audit_detail::Contains(kModuleMachinery, id)) {
         Add(audit_detail::kModulePatch, v1::SEVERITY_VIOLATION, line,
             absl::StrCat("binding ", id,
@@ -727,6 +783,7 @@ class Auditor {
     const std::string what = ChainText(node);
     CheckIntrospectionAttribute(attribute, line, what);
     CheckRawMemoryName(attribute, line, what);
+    if (ContextOf(node) != "Load") CheckProtocolHook(attribute, line, what + " = ...");
     if (audit_detail::IsImportHelperName(attribute)) AddImportHelper(attribute, line, what);
     if (audit_detail::IsAttributeHelperName(attribute)) {
       AddDynamicName(line,
@@ -828,13 +885,18 @@ class Auditor {
     } else if (type == "FunctionDef" || type == "AsyncFunctionDef") {
       CheckRawMemoryName(node.Str("name"), node.line, absl::StrCat("def ", node.Str("name")));
       CheckAttributeHook(node.Str("name"), node.line, absl::StrCat("def ", node.Str("name")));
+      CheckProtocolHook(node.Str("name"), node.line, absl::StrCat("def ", node.Str("name")));
     } else if (type == "ClassDef") {
       CheckClassDef(node);
     } else if (type == "keyword" || type == "arg") {
       CheckRawMemoryName(node.Str("arg"), node.line, absl::StrCat(node.Str("arg"), "=..."));
+      if (type == "keyword") {
+        CheckProtocolHook(node.Str("arg"), node.line, absl::StrCat(node.Str("arg"), "=..."));
+      }
     } else if (type == "Constant") {
       if (const auto text = StringConstant(&node)) {
         CheckRawMemoryName(*text, node.line, "");
+        CheckProtocolHook(*text, node.line, absl::StrCat("\"", *text, "\""));
         CheckNamedText(*text, node.line, /*computed=*/false);
       }
     } else if (type == "Match") {
@@ -1051,6 +1113,7 @@ class Auditor {
       if (word.empty() || !audit_detail::IsDottedIdentifier(word)) continue;
       const std::string shown = computed ? absl::StrCat("\"", text.substr(0, 80), "\"") : word;
       if (computed) CheckRawMemoryName(word, line, shown);
+      if (computed) CheckProtocolHook(word, line, shown);
       if (computed && audit_detail::IsIntrospectionAttribute(word)) {
         Add(audit_detail::kIntrospection, v1::SEVERITY_VIOLATION, line,
             absl::StrCat("a string made to name ", word,
@@ -1135,6 +1198,7 @@ class Auditor {
   absl::flat_hash_map<std::string, std::string> aliases_;  // alias path -> module (kept ones)
   std::set<std::string> imported_;
   std::set<const PyNode*> allowed_type_values_;
+  std::set<std::string> class_names_;        // bound by the kernel's class statements
   std::set<const PyNode*> folded_;           // parts of a string expression already checked whole
   std::set<const PyNode*> unfoldable_;       // expressions that make no text of constants
   std::set<const PyNode*> allowed_type_of_;  // type(x) calls standing where MarkTypeOfUses allows

@@ -1,5 +1,6 @@
 #include "libmkb/judge/detail/audit_rule_tables.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libmkb/judge/detail/audit_codes.h"
 
@@ -1052,6 +1053,77 @@ std::string NotImportableReason(absl::string_view root) {
       " is not among the modules a kernel may import: torch, numpy, the variant's DSL and its "
       "runtime, and the standard library's ",
       stdlib, " (its other modules are C routines and classes that reach raw memory for a kernel)");
+}
+
+namespace {
+
+// Protocol methods (CPython's, numpy's and torch's hooks: __len__, __getitem__, __iter__,
+// __hash__, __add__, __bool__, __set_name__, ...) are called from C, and C code may hold what it
+// passes them borrowed: a hook that frees it hands the C code freed memory. Each red team round
+// found another such routine (list and deque comparisons, cmp_to_key, groupby, accumulate's
+// reflected __radd__; tenth session, 2026-12-07: numpy's array coercion keeps a list's item
+// array borrowed across an item's __len__, which emptied the list: raw memory, 17-18.5x strict).
+// Rather than name the hooks one routine at a time, kernel.py may define or bind only these:
+// construction and calling, printing, context managers, a finaliser, and the CuTe DSL's protocol
+// for a class passed to a jit function as its MLIR values. No shipped solution defines any.
+constexpr const char* kProtocolHooksAllowed[] = {
+    "__init__",
+    "__call__",
+    "__post_init__",
+    "__repr__",
+    "__str__",
+    "__enter__",
+    "__exit__",
+    "__del__",
+    "__extract_mlir_values__",
+    "__new_from_mlir_values__",
+    "__get_mlir_types__",
+    "__extract_mlir_attributes__",
+    // module-level names, and the test of the module's name
+    "__all__",
+    "__version__",
+    "__author__",
+    "__doc__",
+    "__name__",
+    "__main__",
+};
+
+// Derivable library classes. A class of the standard library (or numpy's, torch's others)
+// brings protocol methods written in Python that read attributes of the instance, which the
+// kernel's subclass may define as properties of C callables: statistics.NormalDist's inherited
+// __rmul__ reads _mu, collections.abc.Set's comparisons call the subclass's __len__ and
+// __iter__ (tenth session's red team, 2026-12-07). Builtin types (their methods are C) and the
+// kernel's own classes are derivable too.
+constexpr const char* kBaseClassesAllowed[] = {
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "torch.autograd.Function",
+    "torch.autograd.function.Function",
+    "typing.",
+    "abc.ABC",
+    "enum.",
+    "cutlass.",
+    "tvm.",
+};
+
+}  // namespace
+
+const char kProtocolHook[] =
+    "a protocol method CPython, numpy or torch calls from C code that may hold what it passes "
+    "borrowed (raw memory access is forbidden): kernel.py may define only __init__, __call__, "
+    "__post_init__, __repr__, __str__, __enter__, __exit__, __del__ and the CuTe DSL's "
+    "__extract_mlir_values__, __new_from_mlir_values__, __get_mlir_types__, "
+    "__extract_mlir_attributes__";
+
+absl::Span<const char* const> ProtocolHooksAllowed() { return kProtocolHooksAllowed; }
+absl::Span<const char* const> BaseClassesAllowed() { return kBaseClassesAllowed; }
+bool MayDeriveFrom(absl::string_view path) {
+  for (absl::string_view allowed : kBaseClassesAllowed) {
+    if (absl::EndsWith(allowed, ".") ? absl::StartsWith(path, allowed) : path == allowed) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::Span<const Rule> ModuleRules() { return kModuleRules; }

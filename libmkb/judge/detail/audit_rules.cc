@@ -208,6 +208,22 @@ const char* RawNameReason(absl::string_view name) {
   return nullptr;
 }
 
+const char* ProtocolHookReason(absl::string_view name) {
+  if (name.size() <= 4 || !absl::StartsWith(name, "__") || !absl::EndsWith(name, "__")) {
+    return nullptr;
+  }
+  const absl::string_view inner = name.substr(2, name.size() - 4);
+  if (absl::StartsWith(inner, "_") || absl::EndsWith(inner, "_")) return nullptr;
+  for (char c : inner) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return nullptr;
+  }
+  if (Contains(ProtocolHooksAllowed(), name) || RawNameReason(name) != nullptr ||
+      IsIntrospectionAttribute(name)) {
+    return nullptr;
+  }
+  return kProtocolHook;
+}
+
 bool IsImportHelperName(absl::string_view name) {
   return absl::StrContains(absl::AsciiStrToLower(name), "import") ||
          Contains(ImportHelperNames(), name);

@@ -36,6 +36,11 @@ bool IsIntrospectionAttribute(absl::string_view name);
 // Why `name` is flagged wherever it appears (raw memory or a file through any object: the
 // array-interface protocols, a storage's _set_cdata, from_file), or nullptr.
 const char* RawNameReason(absl::string_view name);
+// A protocol method's name (__len__, __getitem__, __add__, ...) that kernel.py may not define or
+// bind: any name of the form __x__ outside the short list of those it may (ProtocolHooksAllowed:
+// __init__, __call__, the DSLs' argument protocols, ...) and outside the names other rules
+// already refuse. Why, or nullptr where the name is not such a name.
+const char* ProtocolHookReason(absl::string_view name);
 // A library helper that imports a module or resolves an object by a name given as text
 // (import_module, import_string, locate): any name containing "import", case aside, or one of
 // ImportHelperNames().

@@ -281,6 +281,11 @@ class MeasurementPlan:
     def fastest_recheck_draws(self) -> int:
         ...
     @property
+    def kernel_thread_spin_us(self) -> int:
+        """
+        How long the worker's kernel thread polls for its next call before it sleeps (0 on the CPU).
+        """
+    @property
     def recheck_draws(self) -> int:
         ...
     @property
@@ -318,9 +323,9 @@ class KernelThread:
     """
     A thread of the worker's own, started in C++, on which kernel.py is imported and solve is called: its Python stack holds nothing of the judge's, so no frame of kernel.py's leads to the worker's (kernel_thread.cc).
     """
-    def __init__(self, clock: typing.Any = None) -> None:
+    def __init__(self, clock: typing.Any = None, spin_us: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        clock: for timed calls, a CallClock (start() / stop() -> seconds) or a clock in parts (start() / stop() / read() -> seconds: values.PublishedClock, whose stop() closes the timed window before the watch on kernel code goes on); None times them with the monotonic clock.
+        clock: for timed calls, a CallClock (start() / stop() -> seconds) or a clock in parts (start() / stop() / read() -> seconds: values.PublishedClock, whose stop() closes the timed window before the watch on kernel code goes on); None times them with the monotonic clock. spin_us: how long the thread polls for its next job (its CPU busy, no GIL held) before it sleeps; 0, sleep at once (the judge's choice: MeasurementPlan.kernel_thread_spin_us).
         """
     def between(self, fn: typing.Any, args: tuple = ()) -> tuple:
         """
