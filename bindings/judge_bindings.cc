@@ -2,6 +2,7 @@
 // (python/metakernelbench/judge/): sandbox, supervisor, channel, shared segments, comparisons,
 // static audit, verdict assembly and the report.
 #include <pybind11/stl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <memory>
@@ -278,6 +279,24 @@ void RegisterJudge(py::module_& m) {
             return std::make_shared<SharedSegment>(ValueOrThrow(SharedSegment::Map(fd, writable)));
           },
           py::arg("fd"), py::arg("writable"), "Maps a received segment, taking ownership of fd.")
+      .def_static(
+          "identity",
+          [](int fd) {
+            // fstat(2) here, not os.fstat: the worker's main thread calls this for each call's
+            // inputs, and os.fstat builds its result through the posix module's state (its
+            // `billion`), Python objects that six red-team rounds rewrote with raw memory so that
+            // this thread ran the kernel's work before the clock (2026-12-07).
+            struct stat st {};
+            if (::fstat(fd, &st) != 0) {
+              PyErr_SetFromErrno(PyExc_OSError);
+              throw py::error_already_set();
+            }
+            return py::make_tuple(static_cast<uint64_t>(st.st_dev),
+                                  static_cast<uint64_t>(st.st_ino));
+          },
+          py::arg("fd"),
+          "(st_dev, st_ino) of a descriptor, by fstat(2) in C++: which segment a received "
+          "descriptor names. OSError if it names none.")
       .def_property_readonly("fd", &SharedSegment::fd)
       .def_property_readonly("size", &SharedSegment::size)
       .def(

@@ -129,3 +129,21 @@ def test_a_failed_release_loses_the_worker():
     with pytest.raises(WorkerLost, match="did not release"):
         session.request("call", [torch.ones(2)])
     assert events[-2:] == ["release", "killed"]
+
+
+def test_a_received_segment_is_identified_by_fstat_in_cpp():
+    # The worker's main thread names each call's segment by (st_dev, st_ino) from fstat(2) in C++:
+    # os.fstat builds its result through the posix module's state, which a kernel with raw memory
+    # rewrote to run its work on that thread (six red-team rounds, 2026-12-07).
+    import os
+
+    segment = _core.SharedSegment.create(4096)
+    st = os.fstat(segment.fd)
+    assert _core.SharedSegment.identity(segment.fd) == (st.st_dev, st.st_ino)
+    other = _core.SharedSegment.create(4096)
+    assert _core.SharedSegment.identity(other.fd) != _core.SharedSegment.identity(segment.fd)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    os.close(write_end)
+    with pytest.raises(OSError):
+        _core.SharedSegment.identity(read_end)  # closed: names nothing

@@ -159,6 +159,11 @@ class SharedSegment:
     def create(bytes: typing.SupportsInt | typing.SupportsIndex) -> SharedSegment:
         ...
     @staticmethod
+    def identity(fd: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, int]:
+        """
+        (st_dev, st_ino) of a descriptor, by fstat(2) in C++: which segment a received descriptor names. OSError if it names none.
+        """
+    @staticmethod
     def map(fd: typing.SupportsInt | typing.SupportsIndex, writable: bool) -> SharedSegment:
         """
         Maps a received segment, taking ownership of fd.

@@ -21,7 +21,9 @@ from .. import _core
 # them. An `import os` inside a function is a lookup in sys.modules, where a red team put an
 # object of its own under "os" whose fstat computed the answer (passed at 77-81x, strict,
 # 2026-12-06); harness_reach guards these names and sys.modules' entries for the guarded modules.
-_fstat = os.fstat
+# The identity of a received segment (st_dev, st_ino), by fstat(2) in C++ (not os.fstat, whose
+# result is built through the posix module's state: bindings/judge_bindings.cc).
+_segment_identity = _core.SharedSegment.identity
 _close_fd = os.close
 
 # A DLPack capsule to a tensor: torch's C function, bound when this module is imported (before
@@ -456,11 +458,11 @@ class CpuTransport:
         this segment came before (the same memfd: its size is sealed), else a new one, which
         replaces the last (a sender's arena grows into a new segment and never goes back)."""
         try:
-            st = _fstat(fd)
+            dev, ino = _segment_identity(fd)
         except OSError as error:
             _close(fd)
             raise _core.InvalidArgumentError(f"a shared segment's descriptor: {error}") from None
-        key = (st.st_dev, st.st_ino, writable)
+        key = (dev, ino, writable)
         known = self._mapped.get(key)
         if known is not None:
             _close(fd)
