@@ -226,7 +226,7 @@ class Evaluation:
             )
             if b.has_violation():
                 return b.finish()
-            self._evaluate(text, start)
+            self._evaluate(text, start, self.plan)
         finally:
             self._take_key()
         env = _environment(self.device, self.versions)
@@ -237,7 +237,7 @@ class Evaluation:
         b.set_phase_times({**self.times, "steps": self.steps})
         return b.finish()
 
-    def _evaluate(self, text: str, start: float) -> None:
+    def _evaluate(self, text: str, start: float, plan: _core.MeasurementPlan) -> None:
         b = self.builder
         config = self.config
         t = self._step("startup.audit", start)
@@ -277,7 +277,7 @@ class Evaluation:
             "isolate_network": True,
             "uid": uid,
             "workspace_bytes": int(config.workspace_bytes),
-            "kernel_thread_spin_us": self.plan.kernel_thread_spin_us if self.plan is not None else 0,
+            "kernel_thread_spin_us": plan.kernel_thread_spin_us,
         }
         pid, channel, out_r, err_r = fork_worker(options)
         supervisor = _core.ProcessSupervisor(pid, out_r, err_r, config.memory_limit_bytes, config.tail_bytes)
