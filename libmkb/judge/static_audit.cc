@@ -417,7 +417,8 @@ class Auditor {
                        "attributes its subclass defines, which C code may call holding what it "
                        "passes borrowed (raw memory access is forbidden); kernel.py may derive "
                        "from its own classes, builtin types, torch.nn.Module, "
-                       "torch.autograd.Function, typing's, abc.ABC, enum's and the DSL's"),
+                       "torch.autograd.Function, typing.NamedTuple, typing.Generic, abc.ABC, "
+                       "enum.Enum and enum.IntEnum"),
           what);
       return;
     }

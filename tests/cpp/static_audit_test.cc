@@ -813,6 +813,10 @@ TEST_CASE("kernel.py derives from its own classes, builtins and the allowed libr
            "import collections\nB = collections.OrderedDict\nclass O(B):\n    pass\n",
            "import numpy as np\nclass A(np.ndarray):\n    pass\n",
            "import fractions\nF = type('F', (fractions.Fraction,), {})\n",
+           // the second round that day: a CuTe DSL class that yields a property of the subclass
+           "from cutlass.cute.nvgpu.cpasync import TmaInfo\nclass K(TmaInfo):\n    pass\n",
+           "import typing\nclass S(typing.Sequence):\n    pass\n",
+           "import enum\nclass F(enum.Flag):\n    A = 1\n",
        }) {
     INFO(source);
     CHECK(Has(Audit(source), "static.forbidden_call"));

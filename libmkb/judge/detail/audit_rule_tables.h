@@ -63,9 +63,9 @@ absl::Span<const RawName> RawNames();
 // why the others are refused.
 absl::Span<const char* const> ProtocolHooksAllowed();
 extern const char kProtocolHook[];
-// The library classes kernel.py may derive from, as path prefixes ("torch.nn.Module",
-// "cutlass."): a class of any other library inherits protocol methods written in Python that
-// read attributes the kernel's class defines (statistics.NormalDist's __rmul__ reads _mu).
+// The library classes kernel.py may derive from, by exact path (torch.nn.Module, abc.ABC, ...):
+// a class of any other library inherits protocol methods written in Python that read attributes
+// the kernel's class defines (statistics.NormalDist's __rmul__ reads _mu).
 absl::Span<const char* const> BaseClassesAllowed();
 bool MayDeriveFrom(absl::string_view path);
 // Names of library helpers that import or resolve by text, besides any name containing "import".
