@@ -3,6 +3,7 @@ Python stack holds nothing of the caller's, its exceptions are described there (
 and finalisers are kernel code), and timed calls are timed there."""
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -651,6 +652,8 @@ def _thread_cpu_ms(native_id: int) -> float:
 def test_a_spinning_thread_polls_for_its_next_call_and_then_sleeps():
     # spin_us keeps the thread's CPU busy between calls (a GPU worker's timed call then starts on
     # a CPU that was running), for that long and no longer; calls run as on any thread.
+    if not os.path.exists(f"/proc/self/task/{threading.get_native_id()}/schedstat"):
+        pytest.skip("no per-thread schedstat in this kernel")
     spinning = _core.KernelThread(spin_us=30_000)
     resting = _core.KernelThread()
     assert spinning.call(lambda x: x + 1, (41,)) == ("ok", 0.0, 42)
