@@ -669,3 +669,41 @@ def test_a_spinning_thread_polls_for_its_next_call_and_then_sleeps():
     status, seconds, value = spinning.call(lambda: time.sleep(0.02) or 5, (), True)
     assert status == "ok" and value == 5 and 0.015 < seconds < 1.0
     spinning.release_collector()
+
+
+def test_the_worker_refuses_a_call_once_its_own_objects_were_rewritten():
+    # A red team with raw memory found the Worker through the thread states and replaced its
+    # transport's segment map with an object whose `get` ran the answer on the main thread
+    # (19-20x strict, 2026-12-07): the worker compares its objects with prepare's snapshot first.
+    import types as pytypes
+
+    from metakernelbench.judge import values, worker
+
+    facts = values.TensorFacts()
+    fake = pytypes.SimpleNamespace(
+        channel=object(),
+        transport=values.CpuTransport(),
+        _thread=object(),
+        _facts=facts,
+        _sync=len,
+        _perf=time.perf_counter,
+        _clone=list,
+        _monitor=None,
+    )
+    state = worker._StateSnapshot(fake)
+    assert state.changed() is None
+    fake.transport._mapped = {("dev", 1, True): None}  # the worker's own replacement: a dict
+    assert state.changed() is None
+
+    class Mapping:
+        get = property(len)
+
+    fake.transport._mapped = Mapping()
+    assert "_mapped replaced by a Mapping" in state.changed()
+    fake.transport._mapped = {}
+    facts._detach = len
+    assert "describer's _detach replaced" in state.changed()
+    del facts._detach
+    assert "describer's attributes changed" in state.changed()
+    fake._clone = tuple
+    assert state.changed() == "Worker._clone replaced"

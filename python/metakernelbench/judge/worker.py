@@ -98,6 +98,7 @@ class Worker:
         # the monotonic clock). Its stack holds nothing of the worker's.
         self._thread: _core.KernelThread | None = None
         self._monitor = None
+        self._state: _StateSnapshot | None = None  # taken at the end of prepare
         self._tracing = None  # GpuTracing, created at the first strict call
         self._outputs = None  # the arena of the outputs' snapshots (CudaArena, CpuArena)
         self._input_buffers: list = []  # RESERVE_INPUTS's device buffers, each kept to the end
@@ -154,6 +155,26 @@ class Worker:
             # The cyclic collector stays held here: the kernel's thread holds it from each
             # return and lets it run only while it runs a call, so that every collection, and
             # every finaliser of the kernel's garbage it runs, happens there (_let_go says why).
+
+    def _state_rewritten(self, fds) -> dict | None:
+        """Before a call's inputs are opened: the worker's own objects as prepare left them
+        (_StateSnapshot), else the call is refused (runtime.clock_tampered) with its inputs
+        unopened, so that nothing the kernel put there runs on this thread with them."""
+        state = self._state
+        what = state.changed() if state is not None else None
+        if what is None:
+            return None
+        for fd in fds:
+            values._close(fd)
+        finding = {
+            "code": "runtime.clock_tampered",
+            "severity": "violation",
+            "phase": "timing",
+            "message": "the worker's own state was rewritten by kernel.py (its main thread would "
+            f"run what the kernel put there, outside the clock): {what}",
+        }
+        message = finding["message"]
+        return {"ok": False, "error_type": "PolicyViolation", "error": message, "findings": [finding]}
 
     def _let_go(self) -> None:
         """Drops what the last call got and gave (`_held`) on the kernel's thread, as work between
@@ -287,6 +308,7 @@ class Worker:
         _core.seal_processes()
         self._dsl = dsl
         _scrub_modules(dsl)
+        self._state = _StateSnapshot(self)
         return {"ok": True, "versions": self.versions, "kernel_tid": self._thread.native_id}
 
     def _load(self, request) -> dict:
@@ -414,6 +436,8 @@ class Worker:
     # --- CALIBRATE -----------------------------------------------------------------------------
     def _calibrate(self, request, fds) -> dict:
         """A timed call without solve: the same steps, synchronisations, snapshot and export."""
+        if (refused := self._state_rewritten(fds)) is not None:
+            return refused
         inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         if self._monitor is not None:
             self._monitor.set_enabled(False)  # as in the parity pass it calibrates
@@ -425,6 +449,8 @@ class Worker:
 
     # --- CALL / WARMUP / TIME_KERNEL -----------------------------------------------------------
     def _call(self, request, fds) -> dict:
+        if (refused := self._state_rewritten(fds)) is not None:
+            return refused
         inputs, keep = self.transport.open(list(request.inputs), list(fds), writable=True, scalars=True)
         # What the call gets and gives stays alive until the next request, whatever happens
         # here, and is let go of on the kernel's thread then (_let_go): never here.
@@ -645,6 +671,51 @@ def _exception_line(qualname: str, module: str, message: str) -> str:
     """`Type: message` as the standard library's last traceback line writes it."""
     name = qualname if module in ("builtins", "__main__", "") else f"{module}.{qualname}"
     return f"{name}: {message}\n" if message else f"{name}\n"
+
+
+class _StateSnapshot:
+    """The worker's own objects that its main thread reads for every call, as prepare left them,
+    before kernel.py existed: the worker's collaborators (channel, transport, clock functions,
+    kernel thread, launch monitor, output describer), every attribute of the output describer
+    (TensorFacts: functions bound at its making), and the type of every attribute of the
+    transport (its segment map is replaced when a sender's segment grows, never its type).
+    Python objects' attributes are not guarded by the names KernelThread guards (module and class
+    namespaces): a red team with raw memory found the Worker through the interpreter's thread
+    states and frames, and replaced the transport's segment map with an object whose `get`, a
+    property of C callables, ran the answer on this thread while it opened each call's inputs
+    (19.1-20.1x strict on the CPU judge, tenth session, 2026-12-07)."""
+
+    _WORKER = ("channel", "transport", "_thread", "_facts", "_sync", "_perf", "_clone", "_monitor")
+
+    def __init__(self, worker: Worker):
+        self._worker = worker
+        self._ids = {name: vars(worker)[name] for name in self._WORKER}
+        self._facts = dict(vars(worker._facts))
+        self._transport = {name: type(value) for name, value in vars(worker.transport).items()}
+
+    def changed(self) -> str | None:
+        """What differs, or None. Reads the objects' dictionaries and types only: no code of
+        anything in them runs."""
+        now = vars(self._worker)
+        for name, value in self._ids.items():
+            if now.get(name, _MISSING) is not value:
+                return f"Worker.{name} replaced"
+        facts = vars(self._ids["_facts"])
+        if facts.keys() != self._facts.keys():
+            return "the output describer's attributes changed"
+        for name, value in self._facts.items():
+            if facts[name] is not value:
+                return f"the output describer's {name} replaced"
+        transport = vars(self._ids["transport"])
+        if transport.keys() != self._transport.keys():
+            return "the transport's attributes changed"
+        for name, kind in self._transport.items():
+            if type(transport[name]) is not kind:
+                return f"the transport's {name} replaced by a {type(transport[name]).__name__}"
+        return None
+
+
+_MISSING = object()
 
 
 class GpuTracing:
