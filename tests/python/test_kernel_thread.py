@@ -700,6 +700,8 @@ def test_the_worker_refuses_a_call_once_its_own_objects_were_rewritten():
 
     fake.transport._mapped = Mapping()
     assert "_mapped replaced by a Mapping" in state.changed()
+    fake.transport._mapped = {("dev", 1, True): (Mapping(), None)}  # a dict, holding another's
+    assert "_mapped holds a tuple it did not put there" in state.changed()
     fake.transport._mapped = {}
     facts._detach = len
     assert "describer's _detach replaced" in state.changed()

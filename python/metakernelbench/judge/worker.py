@@ -710,12 +710,31 @@ class _StateSnapshot:
         if transport.keys() != self._transport.keys():
             return "the transport's attributes changed"
         for name, kind in self._transport.items():
-            if type(transport[name]) is not kind:
-                return f"the transport's {name} replaced by a {type(transport[name]).__name__}"
+            value = transport[name]
+            if type(value) is not kind:
+                return f"the transport's {name} replaced by a {type(value).__name__}"
+            # Its maps hold the transport's own plain values (segment identities, handles,
+            # addresses, sizes) and the segments it mapped with their tensors, nothing else: a red
+            # team kept the segment map a dict and put a tuple of its own in it, whose segment's
+            # `size` property ran the answer on this thread (21x strict, the same day).
+            if kind is dict:
+                for key, item in value.items():
+                    if not (_plain(key) and _plain(item)):
+                        return f"the transport's {name} holds a {type(item).__name__} it did not put there"
         return None
 
 
 _MISSING = object()
+_PLAIN_TYPES = (int, bool, bytes, str, type(None))
+
+
+def _plain(value) -> bool:
+    """A value the worker's transport keeps: a plain number, bytes or text, a mapped segment or
+    a tensor, or a tuple of those (by exact type: no subclass, whose methods would be another's)."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES or kind is torch.Tensor or kind is _core.SharedSegment:
+        return True
+    return kind is tuple and all(_plain(v) for v in value)
 
 
 class GpuTracing:
