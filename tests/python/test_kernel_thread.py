@@ -709,3 +709,10 @@ def test_the_worker_refuses_a_call_once_its_own_objects_were_rewritten():
     assert "describer's attributes changed" in state.changed()
     fake._clone = tuple
     assert state.changed() == "Worker._clone replaced"
+    # And the check itself: a red team's next kernel set the worker's _state to None (21x strict).
+    work = worker.Worker.__new__(worker.Worker)
+    work._state, work._thread = None, object()
+    refused = work._state_rewritten([])
+    assert refused is not None and "state check removed" in refused["error"]
+    work._thread = None  # before prepare: nothing to check yet
+    assert work._state_rewritten([]) is None

@@ -161,7 +161,10 @@ class Worker:
         (_StateSnapshot), else the call is refused (runtime.clock_tampered) with its inputs
         unopened, so that nothing the kernel put there runs on this thread with them."""
         state = self._state
-        what = state.changed() if state is not None else None
+        if state is not None:
+            what = state.changed()
+        else:  # taken in prepare, with the kernel's thread: gone since only if removed
+            what = "the worker's state check removed" if self._thread is not None else None
         if what is None:
             return None
         for fd in fds:
