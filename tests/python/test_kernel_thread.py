@@ -707,6 +707,13 @@ def test_the_worker_refuses_a_call_once_its_own_objects_were_rewritten():
     assert "describer's _detach replaced" in state.changed()
     del facts._detach
     assert "describer's attributes changed" in state.changed()
+
+    class Key(str):
+        pass
+
+    vars(facts)[Key("_other")] = len
+    assert "not a plain str" in state.changed()
+    del vars(facts)["_other"]
     fake._clone = tuple
     assert state.changed() == "Worker._clone replaced"
     # And the check itself: a red team's next kernel set the worker's _state to None (21x strict).

@@ -698,22 +698,26 @@ class _StateSnapshot:
 
     def changed(self) -> str | None:
         """What differs, or None. Reads the objects' dictionaries and types only: no code of
-        anything in them runs."""
+        anything in them runs (every key a plain str first, whose comparison in a lookup is C: a
+        key of a str subclass would compare with its own __eq__)."""
+        for owner in (self._worker, self._ids["_facts"], self._ids["transport"]):
+            if any(type(key) is not str for key in vars(owner)):
+                return "a key that is not a plain str put in one of the worker's objects"
         now = vars(self._worker)
         for name, value in self._ids.items():
             if now.get(name, _MISSING) is not value:
                 return f"Worker.{name} replaced"
         facts = vars(self._ids["_facts"])
-        if facts.keys() != self._facts.keys():
+        if len(facts) != len(self._facts):
             return "the output describer's attributes changed"
         for name, value in self._facts.items():
-            if facts[name] is not value:
+            if facts.get(name, _MISSING) is not value:
                 return f"the output describer's {name} replaced"
         transport = vars(self._ids["transport"])
-        if transport.keys() != self._transport.keys():
+        if len(transport) != len(self._transport):
             return "the transport's attributes changed"
         for name, kind in self._transport.items():
-            value = transport[name]
+            value = transport.get(name, _MISSING)
             if type(value) is not kind:
                 return f"the transport's {name} replaced by a {type(value).__name__}"
             # Its maps hold the transport's own plain values (segment identities, handles,
