@@ -53,6 +53,9 @@ void TensorTable(std::string* out, const char* title,
   }
 }
 
+// A name as Markdown code (`__init__` would otherwise read as bold "init").
+void Backticked(std::string* out, const std::string& name) { absl::StrAppend(out, "`", name, "`"); }
+
 std::string Minutes(double seconds) { return absl::StrFormat("%g", std::round(seconds / 6) / 10); }
 
 }  // namespace
@@ -197,7 +200,12 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       "calls; modifying or circumventing the judge; importing modules other than torch, "
       "numpy, the variant's DSL and its runtime, and these of Python's standard library: ",
       absl::StrJoin(KernelStdlibRoots(), ", "),
-      " (others, such as sympy, jinja2, PyYAML, re, json or xml, are refused).\n");
+      " (others, such as sympy, jinja2, PyYAML, re, json or xml, are refused); defining or "
+      "binding a protocol method (a `__x__` name) other than ",
+      absl::StrJoin(KernelProtocolMethods(), ", ", Backticked),
+      "; deriving a class from a library class other than ",
+      absl::StrJoin(KernelBaseClasses(), ", ", Backticked),
+      " (your own classes and builtin types are fine).\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "

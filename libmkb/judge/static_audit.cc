@@ -1219,6 +1219,31 @@ std::vector<std::string> KernelStdlibRoots() {
   return std::vector<std::string>(roots.begin(), roots.end());
 }
 
+std::vector<std::string> KernelProtocolMethods() {
+  std::vector<std::string> out;
+  for (absl::string_view name : audit_detail::ProtocolHooksAllowed()) {
+    // the methods, not the module names (__all__, __name__, ...)
+    if (name == "__all__" || name == "__version__" || name == "__author__" || name == "__doc__" ||
+        name == "__name__" || name == "__main__") {
+      continue;
+    }
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> KernelBaseClasses() {
+  // Each class once, by its public path (torch.nn.Module, not torch.nn.modules.module.Module).
+  std::vector<std::string> out;
+  std::set<std::string> names;
+  for (absl::string_view path : audit_detail::BaseClassesAllowed()) {
+    const size_t dot = path.rfind('.');
+    const std::string name(dot == absl::string_view::npos ? path : path.substr(dot + 1));
+    if (names.insert(name).second) out.emplace_back(path);
+  }
+  return out;
+}
+
 std::optional<std::pair<std::string, std::string>> AuditModule(absl::string_view module) {
   const Parts parts = SplitPath(module);
   const audit_detail::Rule* rule = audit_detail::BestRule(parts, 0, parts.size(), false);

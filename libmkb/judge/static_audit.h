@@ -69,6 +69,10 @@ std::vector<v1::AuditFinding> StaticAudit(absl::string_view source,
 // toolchain's (torch, numpy, both DSLs and their runtimes) and the standard library's allowed ones.
 std::vector<std::string> KernelToolchainRoots();
 std::vector<std::string> KernelStdlibRoots();
+// The protocol methods (`__x__` names) kernel.py may define or bind, and the library classes it
+// may derive from (besides its own classes and builtin types): the static audit's own lists.
+std::vector<std::string> KernelProtocolMethods();
+std::vector<std::string> KernelBaseClasses();
 
 // The rule that forbids importing `module` ("ctypes", "torch.utils.cpp_extension"), as
 // (finding code, reason), or nullopt when the import is allowed. Used by the runtime audit too.

@@ -91,7 +91,9 @@ TEST_CASE("TASK.md holds the problem, the reference, the contract, the budget an
        {"Problem 28 `fused_add_rmsnorm_h4096_llama31_8b_bf16`", "TVM TIRx", "def reference(",
         "def make_inputs(", "`num_tokens` = 14509", "300000 bytes", "40 minutes", "2400 s",
         "10 counted submissions", "NVIDIA H200 (sm_90a)", "apache-tvm[cuda]==0.25.0.post1",
-        "no network", "8 GB", "120 s", "docs/tirx.md", "Do not write code, shell commands"}) {
+        "no network", "8 GB", "120 s", "docs/tirx.md", "Do not write code, shell commands",
+        // the static audit's own lists: the protocol methods and library bases a kernel may use
+        "other than `__init__`, `__call__`", "`torch.nn.Module`, `torch.autograd.Function`"}) {
     INFO(expected);
     CHECK(task.find(expected) != std::string::npos);
   }
