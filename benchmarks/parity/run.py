@@ -248,36 +248,38 @@ def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing, median_on_
     from metakernelbench.judge.worker_setup import audit_config, realpaths, worker_view
 
     device = torch.cuda.current_device()
-    thread = _core.KernelThread(values.PublishedClock(device))
-    made = thread.call(torch.cuda.set_device, (device,))
-    thread.release_collector()
-    if made[0] != "ok":
-        return {"layers_error": f"the kernel thread: {made[1]}: {made[4]}"}
+    try:
+        thread = _published_kernel_thread(device)
+    except RuntimeError as error:
+        return {"layers_error": f"the kernel thread: {error}"}
     state: dict = {"monitor": None}
 
-    def on_thread(inputs, timed):
+    def on_thread(inputs, timed, on, before):
+        if before is not None:  # untimed work on that thread right before the call
+            on.call(before, (), False)
+            on.release_collector()
         monitor = state["monitor"]
         if monitor is not None:
             monitor.set_enabled(False)  # the parity pass: off
             monitor.begin_call(knockout=False)
         try:
-            done = thread.call(solve, tuple(inputs), timed)
+            done = on.call(solve, tuple(inputs), timed)
         finally:
             if monitor is not None:
                 monitor.end_call()
-        thread.release_collector()
+        on.release_collector()
         if done[0] != "ok":
             raise RuntimeError(f"{done[1]}: {done[4]}")
         return done[1] * 1e3
 
-    def median_on_thread() -> float:
+    def median_on_thread(on=thread, before=None) -> float:
         for s in warmup:
-            on_thread(draw(s), False)
-        return statistics.median(on_thread(draw(s), True) for s in timing)
+            on_thread(draw(s), False, on, before)
+        return statistics.median(on_thread(draw(s), True, on, before) for s in timing)
 
     out: dict = {"layer_published_again_ms": median_on_main()}
     out["layer_thread_ms"] = median_on_thread()
-    out.update(_thread_variants(device, solve, draw, warmup, timing, thread, median_on_thread))
+    out.update(_thread_variants(device, thread, median_on_thread))
     dsl = row["dsl"]
     dsl_site_dirs = toolchains.site_dirs(dsl) if dsl in ("cutedsl", "tirx") else []
     kernel_path = os.path.realpath(row["kernel"])
@@ -354,41 +356,34 @@ def _worker_layer_diagnostics(row: dict, solve, draw, warmup, timing, median_on_
     return out
 
 
-def _thread_variants(device, solve, draw, warmup, timing, thread, median_on_thread) -> dict:
+def _published_kernel_thread(device: int, spin_us: int = 0):
+    """A KernelThread timed by the worker's PublishedClock, its device current (RuntimeError if
+    it cannot be made so)."""
+    import torch
+    from metakernelbench import _core
+    from metakernelbench.judge import values
+
+    thread = _core.KernelThread(values.PublishedClock(device), spin_us=spin_us)
+    made = thread.call(torch.cuda.set_device, (device,))
+    thread.release_collector()
+    if made[0] != "ok":
+        raise RuntimeError(f"{made[1]}: {made[4]}")
+    return thread
+
+
+def _thread_variants(device, thread, median_on_thread) -> dict:
     """The kernel thread's call again three ways, three medians each, before any layer: on a
     second KernelThread that polls for its next job for 2 ms before it sleeps (spin_us, the
     judge's config kernel_thread_spin_us), so that its CPU is busy while the main thread draws
     the next inputs; on the first thread with it and the main thread pinned to one CPU (the
     handoff on one core); and on the first thread after 200 us of busy work on it right before
     each call, untimed (a core that was just running, without polling)."""
-    import torch
-    from metakernelbench import _core
-    from metakernelbench.judge import values
-
     out: dict = {}
-    spinning = _core.KernelThread(values.PublishedClock(device), spin_us=2000)
-    made = spinning.call(torch.cuda.set_device, (device,))
-    spinning.release_collector()
-    if made[0] != "ok":
-        return {"layer_thread_spin_error": f"{made[1]}: {made[4]}"}
-
-    def median_on(t, before=None) -> float:
-        def one(seed, timed):
-            inputs = draw(seed)
-            if before is not None:
-                t.call(before, (), False)
-                t.release_collector()
-            done = t.call(solve, tuple(inputs), timed)
-            t.release_collector()
-            if done[0] != "ok":
-                raise RuntimeError(f"{done[1]}: {done[4]}")
-            return done[1] * 1e3
-
-        for seed in warmup:
-            one(seed, False)
-        return statistics.median(one(seed, True) for seed in timing)
-
-    out["layer_thread_spin_ms"] = [median_on(spinning) for _ in range(3)]
+    try:
+        spinning = _published_kernel_thread(device, spin_us=2000)
+    except RuntimeError as error:
+        return {"layer_thread_spin_error": str(error)}
+    out["layer_thread_spin_ms"] = [median_on_thread(spinning) for _ in range(3)]
     main_tid = threading.get_native_id()
     was_main = os.sched_getaffinity(main_tid)
     was_kernel = os.sched_getaffinity(thread.native_id)
@@ -409,7 +404,7 @@ def _thread_variants(device, solve, draw, warmup, timing, thread, median_on_thre
         while time.perf_counter() < until:
             pass
 
-    out["layer_thread_busy_before_ms"] = [median_on(thread, busy) for _ in range(3)]
+    out["layer_thread_busy_before_ms"] = [median_on_thread(thread, busy) for _ in range(3)]
     print(f"  kernel thread variants: {out}", flush=True)
     return out
 

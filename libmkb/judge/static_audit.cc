@@ -1220,16 +1220,8 @@ std::vector<std::string> KernelStdlibRoots() {
 }
 
 std::vector<std::string> KernelProtocolMethods() {
-  std::vector<std::string> out;
-  for (absl::string_view name : audit_detail::ProtocolHooksAllowed()) {
-    // the methods, not the module names (__all__, __name__, ...)
-    if (name == "__all__" || name == "__version__" || name == "__author__" || name == "__doc__" ||
-        name == "__name__" || name == "__main__") {
-      continue;
-    }
-    out.emplace_back(name);
-  }
-  return out;
+  const auto methods = audit_detail::ProtocolMethodsAllowed();
+  return std::vector<std::string>(methods.begin(), methods.end());
 }
 
 std::vector<std::string> KernelBaseClasses() {

@@ -1065,7 +1065,7 @@ namespace {
 // Rather than name the hooks one routine at a time, kernel.py may define or bind only these:
 // construction and calling, printing, context managers, a finaliser, and the CuTe DSL's protocol
 // for a class passed to a jit function as its MLIR values. No shipped solution defines any.
-constexpr const char* kProtocolHooksAllowed[] = {
+constexpr const char* kProtocolMethodsAllowed[] = {
     "__init__",
     "__call__",
     "__post_init__",
@@ -1078,13 +1078,10 @@ constexpr const char* kProtocolHooksAllowed[] = {
     "__new_from_mlir_values__",
     "__get_mlir_types__",
     "__extract_mlir_attributes__",
-    // module-level names, and the test of the module's name
-    "__all__",
-    "__version__",
-    "__author__",
-    "__doc__",
-    "__name__",
-    "__main__",
+};
+// Module-level names, and the test of the module's name.
+constexpr const char* kModuleDundersAllowed[] = {
+    "__all__", "__version__", "__author__", "__doc__", "__name__", "__main__",
 };
 
 // Derivable library classes, by exact name. A library class brings protocol methods written in
@@ -1118,14 +1115,9 @@ const char kProtocolHook[] =
     "__extract_mlir_values__, __new_from_mlir_values__, __get_mlir_types__, "
     "__extract_mlir_attributes__";
 
-absl::Span<const char* const> ProtocolHooksAllowed() { return kProtocolHooksAllowed; }
+absl::Span<const char* const> ProtocolMethodsAllowed() { return kProtocolMethodsAllowed; }
+absl::Span<const char* const> ModuleDundersAllowed() { return kModuleDundersAllowed; }
 absl::Span<const char* const> BaseClassesAllowed() { return kBaseClassesAllowed; }
-bool MayDeriveFrom(absl::string_view path) {
-  for (absl::string_view allowed : kBaseClassesAllowed) {
-    if (path == allowed) return true;
-  }
-  return false;
-}
 
 absl::Span<const Rule> ModuleRules() { return kModuleRules; }
 absl::Span<const Rule> AttributeRules() { return kAttributeRules; }

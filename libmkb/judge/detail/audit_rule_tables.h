@@ -59,15 +59,15 @@ struct RawName {
   const char* why;
 };
 absl::Span<const RawName> RawNames();
-// The protocol methods and module dunders kernel.py may define or bind (ProtocolHookReason), and
-// why the others are refused.
-absl::Span<const char* const> ProtocolHooksAllowed();
+// The protocol methods and the module dunders kernel.py may define or bind (ProtocolHookReason),
+// and why the others are refused.
+absl::Span<const char* const> ProtocolMethodsAllowed();
+absl::Span<const char* const> ModuleDundersAllowed();
 extern const char kProtocolHook[];
 // The library classes kernel.py may derive from, by exact path (torch.nn.Module, abc.ABC, ...):
 // a class of any other library inherits protocol methods written in Python that read attributes
 // the kernel's class defines (statistics.NormalDist's __rmul__ reads _mu).
 absl::Span<const char* const> BaseClassesAllowed();
-bool MayDeriveFrom(absl::string_view path);
 // Names of library helpers that import or resolve by text, besides any name containing "import".
 absl::Span<const char* const> ImportHelperNames();
 // Parts of names of library helpers that read attributes by text (getattr, attrgetter, ...).

@@ -217,12 +217,14 @@ const char* ProtocolHookReason(absl::string_view name) {
   for (char c : inner) {
     if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return nullptr;
   }
-  if (Contains(ProtocolHooksAllowed(), name) || RawNameReason(name) != nullptr ||
-      IsIntrospectionAttribute(name)) {
+  if (Contains(ProtocolMethodsAllowed(), name) || Contains(ModuleDundersAllowed(), name) ||
+      RawNameReason(name) != nullptr || IsIntrospectionAttribute(name)) {
     return nullptr;
   }
   return kProtocolHook;
 }
+
+bool MayDeriveFrom(absl::string_view path) { return Contains(BaseClassesAllowed(), path); }
 
 bool IsImportHelperName(absl::string_view name) {
   return absl::StrContains(absl::AsciiStrToLower(name), "import") ||

@@ -37,10 +37,12 @@ bool IsIntrospectionAttribute(absl::string_view name);
 // array-interface protocols, a storage's _set_cdata, from_file), or nullptr.
 const char* RawNameReason(absl::string_view name);
 // A protocol method's name (__len__, __getitem__, __add__, ...) that kernel.py may not define or
-// bind: any name of the form __x__ outside the short list of those it may (ProtocolHooksAllowed:
+// bind: any name of the form __x__ outside the short list of those it may (ProtocolMethodsAllowed:
 // __init__, __call__, the DSLs' argument protocols, ...) and outside the names other rules
 // already refuse. Why, or nullptr where the name is not such a name.
 const char* ProtocolHookReason(absl::string_view name);
+// Whether kernel.py may derive from the library class at `path` (BaseClassesAllowed).
+bool MayDeriveFrom(absl::string_view path);
 // A library helper that imports a module or resolves an object by a name given as text
 // (import_module, import_string, locate): any name containing "import", case aside, or one of
 // ImportHelperNames().
