@@ -13,6 +13,7 @@ namespace mkb::python {
 void RegisterSuite(pybind11::module_& module);
 void RegisterJudge(pybind11::module_& module);
 void RegisterRuntimeAuditHook(pybind11::module_& module);
+void RegisterSequenceHold(pybind11::module_& module);
 void RegisterKernelThread(pybind11::module_& module);
 void RegisterCuda(pybind11::module_& module);
 void RegisterStats(pybind11::module_& module);

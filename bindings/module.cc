@@ -20,6 +20,7 @@ PYBIND11_MODULE(_core, module) {
   mkb::python::RegisterSuite(module);
   mkb::python::RegisterJudge(module);
   mkb::python::RegisterRuntimeAuditHook(module);
+  mkb::python::RegisterSequenceHold(module);
   mkb::python::RegisterKernelThread(module);
 #ifdef MKB_HAVE_CUDA
   mkb::python::RegisterCuda(module);

@@ -749,6 +749,17 @@ TEST_CASE("torch's private names are refused as a class, with the named exceptio
   }
 }
 
+TEST_CASE("torch's symbolic scalars are refused under each of their names") {
+  // torch's C++ calls a symbolic item's node while it walks a list of sizes by borrowed pointer
+  // (adversarial case symint_list_walk).
+  for (const char* use : {"torch.SymInt(n)", "torch.SymFloat(n)", "torch.SymBool(n)",
+                          "torch.types.SymInt(n)", "S = torch.SymInt", "t = torch\nt.SymInt(n)"}) {
+    INFO(use);
+    CHECK(Has(Audit(std::string("import torch\n") + use + "\n"), "static.forbidden_call"));
+  }
+  CHECK_FALSE(AnyViolation(Audit("import torch\nn = torch.sym_int(3)\n")));
+}
+
 TEST_CASE("kernel.py defines no protocol method outside the short list, however it binds one") {
   // numpy's array coercion keeps a list's items borrowed across an item's __len__ (tenth
   // session's red team: raw memory, 17-18.5x strict); each round found another C routine that

@@ -213,6 +213,13 @@ constexpr Rule kAttributeRules[] = {
     {"torch.export", kCall, kNoCompile},
     {"torch._export", kCall, kNoCompile},
     {"torch.fx", kCall, "torch.fx generates and executes Python source"},
+    // torch's symbolic scalars: torch's C++ asks a node's Python methods (is_int, guard_int, ...)
+    // while it walks a list of sizes by borrowed pointer, its length read before (eleventh
+    // session: a node that emptied the list made view() read past its end).
+    {"torch.SymInt", kCall, kNoCompile},
+    {"torch.SymFloat", kCall, kNoCompile},
+    {"torch.SymBool", kCall, kNoCompile},
+    {"torch.types.Sym*", kCall, kNoCompile},
     // Private names of torch's namespaces and operator tables (more specific rules above and
     // below decide torch._C, torch._dynamo and the like; kPrivateTorchAllowed the exceptions).
     {"torch._*", kCall, kPrivateOp},

@@ -848,6 +848,10 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     for module_name, module in named.items():
         if sys.modules.get(module_name) is module:
             entries.append((sys.modules, module_name, True, module))
+    # The refusing `node` the worker gives torch's symbolic scalars
+    # (worker._refuse_symbolic_scalars): one deleted or replaced is seen too.
+    for cls in (torch.SymInt, torch.SymFloat, torch.SymBool):
+        entries.append((cls, "node", "node" in vars(cls), vars(cls).get("node")))
     return entries
 
 

@@ -1345,6 +1345,8 @@ def _install_process_wide_guards() -> None:
     _guard_python_buffers()
     _pin_dlpack_exports()
     _hold_compared_items()
+    _hold_sequence_items()
+    _refuse_symbolic_scalars()
 
 
 def _refuse_unaudited_reach() -> None:
@@ -1596,6 +1598,34 @@ def _hold_compared_items() -> None:
     for owner, methods in _core.hold_compared_items():
         for name, method in methods.items():
             _core.replace_type_attribute(owner, name, _core.instance_method(method))
+
+
+def _hold_sequence_items() -> None:
+    """The compiled code that walks a list by borrowed pointer made to walk a tuple of its items
+    (_core.hold_sequence_items: every loaded object's PySequence_Fast, and each one the
+    interpreter loads from then on). numpy's array coercion asked each item of a list for its
+    length while it held the list's items borrowed; a WeakValueDictionary item's __len__ ran the
+    kernel's `pop`, which emptied the list and freed the items numpy went on to read (the tenth
+    session's red team, 2026-12-07: a forged object, then a bytearray over the whole address
+    space, 17-22x strict on the CPU judge; cases numpy_coerce_len_uaf*,
+    weakvaluedict_len_mapped_get, mapped_segment_size_property, state_check_removed)."""
+    _core.hold_sequence_items()
+
+
+def _refuse_symbolic_scalars() -> None:
+    """torch.SymInt, SymFloat and SymBool given a `node` that refuses, read or written: torch's
+    C++ walks a list of sizes with PyList_GET_ITEM and the length it read first, and converting a
+    symbolic item reads its `node` and calls the node's Python methods (is_int, guard_int) in the
+    middle of the walk. A node of the kernel's that shortened the list made Tensor.view read past
+    the list's end (eleventh session: the slots there read as whatever they held; with the heap
+    arranged, an object of the kernel's making). A property on the class: however an instance is
+    made (its class called, object.__new__), its own dictionary cannot shadow it. torch makes
+    these only while it traces (torch.compile, refused); no honest kernel needs one (static:
+    kNoCompile)."""
+    for cls in (torch.SymInt, torch.SymFloat, torch.SymBool):
+        what = f"torch.{cls.__name__}.node (a symbolic scalar's node, called by torch mid-walk)"
+        refusal = _core.refusing_function("runtime.native_code", what)
+        cls.node = property(refusal, refusal, refusal)
 
 
 def _pin_dlpack_exports() -> None:

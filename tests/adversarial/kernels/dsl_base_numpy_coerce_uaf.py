@@ -6,6 +6,9 @@
 # emptied the list and numpy read a forged object. The payload (posix's state behind os.fstat)
 # no longer ran (b26c709): it passed at 0.24x. Stopped statically now: library bases are named
 # classes (torch.nn.Module, ...), not prefixes.
+# Eleventh session: numpy's coercion walks a tuple of the list's items (worker._hold_sequence_items:
+# every loaded object's PySequence_Fast), so the emptied list frees nothing numpy reads and the
+# set-up finds no raw memory (it raises: with the static rules waived, the import fails).
 import functools
 import operator
 import os

@@ -5,6 +5,9 @@
 # worker's main thread while it bounds-checked each call's inputs. Stopped at run time: the
 # transport's maps may hold only its own plain values, segments and tensors (worker._plain).
 # Where libpython's layout differs from 3.11.7's the set-up raises (exception).
+# Eleventh session: numpy's coercion walks a tuple of the list's items (worker._hold_sequence_items:
+# every loaded object's PySequence_Fast), so the emptied list frees nothing numpy reads and the
+# set-up finds no raw memory (it raises; strict or permissive, the verdict is the exception).
 import functools
 import itertools
 import operator

@@ -5,6 +5,9 @@
 # the worker's main thread computed the answer before the clock. Stopped statically: protocol
 # methods outside the short list (__len__, __getitem__, __slots__, __iter__) and library base
 # classes (statistics.NormalDist) are refused.
+# Eleventh session: numpy's coercion walks a tuple of the list's items (worker._hold_sequence_items:
+# every loaded object's PySequence_Fast), so the emptied list frees nothing numpy reads and the
+# set-up finds no raw memory (it raises: with the static rules waived, the verdict is the exception).
 import functools
 import operator
 import os

@@ -4,6 +4,9 @@
 # time: a worker prepared with its state check and without one now refuses the call. The check is
 # Python the kernel's raw memory reaches: this raises the cost of the payload, it does not close
 # the class (docs/judge.md).
+# Eleventh session: numpy's coercion walks a tuple of the list's items (worker._hold_sequence_items:
+# every loaded object's PySequence_Fast), so the emptied list frees nothing numpy reads and the
+# set-up finds no raw memory (it raises; strict or permissive, the verdict is the exception).
 import functools
 import itertools
 import operator

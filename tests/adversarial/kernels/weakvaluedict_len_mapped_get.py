@@ -8,6 +8,9 @@
 # _mapped replaced by an object whose get, a property of C callables, ran the answer on the
 # worker's main thread while it opened each call's inputs. Stopped at run time: the worker checks
 # its own objects before opening a call's inputs (worker._StateSnapshot: runtime.clock_tampered).
+# Eleventh session: numpy's coercion walks a tuple of the list's items (worker._hold_sequence_items:
+# every loaded object's PySequence_Fast), so the emptied list frees nothing numpy reads and the
+# set-up finds no raw memory (it raises; strict or permissive, the verdict is the exception).
 import functools
 import itertools
 import operator

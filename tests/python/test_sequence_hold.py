@@ -1,0 +1,171 @@
+"""The worker's hold on the items of lists that compiled code walks by borrowed pointer
+(worker._hold_sequence_items, _core.hold_sequence_items): every loaded object's PySequence_Fast
+returns a tuple of a list's items, and so does each object the interpreter loads afterwards.
+
+Without the hold, numpy's array coercion walks a list's item array while it asks each item for its
+length; an item whose __len__ empties the list frees the items numpy reads next (raw memory in
+strict mode: tests/adversarial cases numpy_coerce_len_uaf*, weakvaluedict_len_mapped_get). The
+probe counts the references to the next item right after the list was emptied (one more with the
+hold: the tuple's), keeping one of its own so that nothing is freed in either mode. Each run is a
+fresh interpreter, since the hold is process-wide.
+
+torch's own walks of a list of sizes read it with PyList_GET_ITEM (a macro, which no hold
+replaces) and the length they read first; a symbolic item's node is asked (is_int) in the middle,
+so the worker gives torch's symbolic scalars a `node` that refuses (worker._refuse_symbolic_scalars)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from metakernelbench import _core
+    mode = sys.argv[1]
+    if mode == "held_before_import":  # numpy loaded after the hold: held by the dlopen route
+        _core.hold_sequence_items()
+    import numpy as np
+    if mode == "held":
+        _core.hold_sequence_items()
+
+    out = {}
+
+    class Emptier:
+        # A sequence to numpy (it has __len__ and __getitem__); asked for its length, it empties
+        # the list numpy is walking.
+        def __init__(self, box):
+            self.box = box
+        def __len__(self):
+            self.box.clear()
+            out["refs"] = sys.getrefcount(kept)
+            return 0
+        def __getitem__(self, index):
+            raise IndexError(index)
+
+    class Item:
+        pass
+
+    kept = Item()  # the probe's own references: nothing is freed in either mode
+    box = [None, kept]
+    emptier = box[0] = Emptier(box)
+    try:
+        made = np.array(box, dtype=object)
+        out["array"] = [type(x).__name__ for x in made]
+    except (RuntimeError, ValueError) as error:
+        out["array"] = type(error).__name__
+    print(json.dumps(out))
+    """
+)
+
+SEMANTICS = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import torch
+    if sys.argv[1] == "held":
+        from metakernelbench import _core
+        _core.hold_sequence_items()
+    rec = np.array([(1, 2.5), (3, 4.5)], dtype=[("a", "i4"), ("b", "f8")])
+    nested = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    ragged = np.array([[1], [2, 3]], dtype=object)
+    print(json.dumps({
+        "nested": nested.tolist(),
+        "mixed": np.array([[1, 2], (3, 4)]).tolist(),
+        "structured": [list(r) for r in rec.tolist()],
+        "ragged": [list(x) for x in ragged],
+        "shape": list(np.zeros([2, 3]).shape),
+        "concat": np.concatenate([np.ones(2), np.zeros(1)]).tolist(),
+        "torch": torch.tensor([[1.0, 2.0], [3.0, 4.0]]).tolist(),
+        "torch_view": list(torch.zeros(6).view([2, 3]).shape),
+        "json": json.dumps([1, [2, 3], (4,)]),
+    }))
+    """
+)
+
+
+def _run(script: str, mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_numpys_coercion_holds_the_items_of_the_list_it_walks():
+    bare, held, held_early = _run(PROBE, "bare"), _run(PROBE, "held"), _run(PROBE, "held_before_import")
+    # Unheld: the emptied list no longer holds the item numpy reads next (freed, had the probe not
+    # kept it), and numpy's fill finds the list changed. Held: numpy walks its own tuple.
+    assert held["refs"] == bare["refs"] + 1, (bare, held)
+    assert held_early["refs"] == bare["refs"] + 1, (bare, held_early)
+    assert bare["array"] == "RuntimeError"
+    assert held["array"] == held_early["array"] == ["Emptier", "Item"]
+
+
+def test_the_hold_changes_no_answer():
+    assert _run(SEMANTICS, "held") == _run(SEMANTICS, "bare")
+
+
+def test_the_hold_names_what_it_held_and_is_idempotent():
+    script = textwrap.dedent(
+        """
+        import json
+        import numpy
+        from metakernelbench import _core
+        first, before, loader = _core.hold_sequence_items()
+        second, again, _ = _core.hold_sequence_items()
+        print(json.dumps({"first": first, "before": before, "loader": loader,
+                          "second": second, "again": again}))
+        """
+    )
+    out = _run(script, "")
+    assert any("_multiarray_umath" in name for name in out["first"]), out
+    assert out["before"] == 0 and out["loader"] is True
+    assert out["second"] == {} and out["again"] == sum(out["first"].values())
+
+
+SYMBOLIC = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    if sys.argv[1] == "refused":
+        from metakernelbench.judge import worker
+        worker._refuse_symbolic_scalars()
+    out = {"lengths": []}
+
+    class Node:
+        def __init__(self, first):
+            self.first = first
+        def is_int(self):  # asked by torch's C++ as it converts the item, mid-walk
+            if self.first and len(box) > 1:
+                del box[1:]  # the others stay alive in `kept`: only the list's length changes
+            out["lengths"].append(len(box))
+            return True
+
+    try:
+        kept = [torch.SymInt(Node(first=(i == 0))) for i in range(4)]
+        box = list(kept)
+        torch.ones(2).view(box)
+    except (RuntimeError, TypeError, PermissionError) as error:
+        out["error"] = type(error).__name__
+    made = object.__new__(torch.SymInt)  # no __init__: the node set on the instance
+    made.__dict__["node"] = Node(first=False)
+    try:
+        torch.ones(2).view([made, 2])
+        out["object_new"] = "viewed"
+    except (RuntimeError, TypeError, PermissionError) as error:
+        out["object_new"] = type(error).__name__
+        out["object_new_refused"] = "torch.SymInt.node" in str(error)
+    print(json.dumps(out))
+    """
+)
+
+
+def test_torchs_symbolic_scalars_cannot_be_made_to_run_inside_its_list_walks():
+    bare, refused = _run(SYMBOLIC, "bare"), _run(SYMBOLIC, "refused")
+    # Unrefused: after the first item shortened the list to one, torch went on to ask the three
+    # items past its end (what it reads there is whatever the slots hold).
+    assert bare["lengths"][:4] == [1, 1, 1, 1], bare
+    assert bare["object_new"] == "RuntimeError", bare  # view's own refusal of a symbolic size
+    # Refused: no SymInt can be made, and one made without its constructor has a node that
+    # refuses when torch reads it (torch reports that as the size it failed to unpack).
+    assert refused["lengths"] == [] and refused["error"] == "PermissionError", refused
+    assert refused["object_new_refused"] and not bare["object_new_refused"], (bare, refused)
