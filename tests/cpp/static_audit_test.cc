@@ -760,6 +760,18 @@ TEST_CASE("torch's symbolic scalars are refused under each of their names") {
   CHECK_FALSE(AnyViolation(Audit("import torch\nn = torch.sym_int(3)\n")));
 }
 
+TEST_CASE("torch's public helpers that enter a dispatch mode are refused") {
+  // A mode's callback of the kernel's runs inside every ATen op, torch's list walks included
+  // (adversarial case dispatch_mode_list_walk).
+  for (const char* use : {"from torch.utils.checkpoint import create_selective_checkpoint_contexts",
+                          "import torch.utils.flop_counter as f\nf.FlopCounterMode()",
+                          "torch.utils.checkpoint.create_selective_checkpoint_contexts(p)",
+                          "torch.autograd.graph.allow_mutation_on_saved_tensors()"}) {
+    INFO(use);
+    CHECK(Has(Audit(std::string("import torch\n") + use + "\n"), "static.forbidden_call"));
+  }
+}
+
 TEST_CASE("kernel.py defines no protocol method outside the short list, however it binds one") {
   // numpy's array coercion keeps a list's items borrowed across an item's __len__ (tenth
   // session's red team: raw memory, 17-18.5x strict); each round found another C routine that

@@ -11,7 +11,9 @@ fresh interpreter, since the hold is process-wide.
 
 torch's own walks of a list of sizes read it with PyList_GET_ITEM (a macro, which no hold
 replaces) and the length they read first; a symbolic item's node is asked (is_int) in the middle,
-so the worker gives torch's symbolic scalars a `node` that refuses (worker._refuse_symbolic_scalars)."""
+so the worker gives torch's symbolic scalars a `node` that refuses (worker._refuse_symbolic_scalars),
+and refuses every Python dispatch mode (worker._UNAUDITED_REACH: a mode's callback ran inside the
+item() the walk calls for a 0-d tensor)."""
 
 import json
 import subprocess
@@ -169,3 +171,41 @@ def test_torchs_symbolic_scalars_cannot_be_made_to_run_inside_its_list_walks():
     # refuses when torch reads it (torch reports that as the size it failed to unpack).
     assert refused["lengths"] == [] and refused["error"] == "PermissionError", refused
     assert refused["object_new_refused"] and not bare["object_new_refused"], (bare, refused)
+
+
+DISPATCH = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    from torch.utils.checkpoint import create_selective_checkpoint_contexts
+    if sys.argv[1] == "refused":
+        from metakernelbench.judge import worker
+        worker._refuse_unaudited_reach()
+    box, armed, out = [], [True], {}
+
+    def policy(ctx, func, *args, **kwargs):  # the mode's callback, run inside every ATen op
+        if armed[0] and len(box) > 6:
+            armed[0] = False
+            del box[6:]  # 8 items to 6, the item array kept
+        return True
+
+    caching, _ = create_selective_checkpoint_contexts(policy)
+    box.extend([2, torch.tensor(1), 1, 1, 1, 1, 3, 5])
+    t = torch.zeros(30)
+    try:
+        with caching:  # the first ATen op inside: the item() of the view's walk
+            out["sizes_read"] = t.view(box).dim()
+    except PermissionError as error:
+        out["refused"] = "dispatch mode" in str(error)
+    out["length"] = len(box)
+    print(json.dumps(out))
+    """
+)
+
+
+def test_no_dispatch_mode_runs_a_callback_inside_torchs_list_walks():
+    bare, refused = _run(DISPATCH, "bare"), _run(DISPATCH, "refused")
+    # Unrefused: the policy ran inside the item() of the walk's second item, and torch read the
+    # list's two slots past its new end.
+    assert bare == {"sizes_read": 8, "length": 6}, bare
+    assert refused == {"refused": True, "length": 8}, refused

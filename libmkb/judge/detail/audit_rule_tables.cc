@@ -230,6 +230,12 @@ constexpr Rule kAttributeRules[] = {
     {"torch.utils.collect_env", kCall, kNoProcesses},
     {"torch.utils.benchmark", kCall, "its timers compile and execute code strings"},
     {"torch.utils._python_dispatch", kIntrospection, "dispatch modes are forbidden"},
+    // Public modules whose helpers enter a dispatch mode that calls back into the kernel's code
+    // inside torch's C++ (adversarial case dispatch_mode_list_walk).
+    {"torch.utils.checkpoint", kCall, "dispatch modes are forbidden"},
+    {"torch.utils.flop_counter", kCall, "dispatch modes are forbidden"},
+    {"torch.utils.module_tracker", kCall, "dispatch modes are forbidden"},
+    {"torch.autograd.graph", kCall, "dispatch modes are forbidden"},
     {"torch.library", kCall, "registering custom ops is forbidden"},
     {"torch._library", kCall, "registering custom ops is forbidden"},
     {"torch._ops", kCall, "torch's operator registry is off limits"},

@@ -1153,6 +1153,28 @@ _UNAUDITED_REACH = (
         for owner in ("torch", "torch._C")
         for name in ("set_num_threads", "set_num_interop_threads")
     ),
+    # A Python dispatch mode entered, whatever module defines it (torch.utils.checkpoint's
+    # selective-checkpoint modes, flop_counter's, torch.autograd.graph's, fake and proxy tensor
+    # modes; the infra modes' own slot; the pre-dispatch key they switch on): every ATen op then
+    # runs the mode's Python, inside torch's C++. Converting a 0-d tensor in a list of sizes calls
+    # item() in the middle of the parser's walk of the list (PyList_GET_ITEM, its length read
+    # first), so a mode's callback of the kernel's (the selective-checkpoint policy) shortened the
+    # list and Tensor.view read the slots past its end (eleventh session's red team: 8 sizes read
+    # from a list of 6; a crash where the item array was reallocated). A dispatch mode left
+    # entered also did a kernel's work in the harness's ops (lazy_export_dispatch_mode*).
+    *(
+        (
+            "torch._C",
+            name,
+            "runtime.dispatch_mode",
+            "a Python dispatch mode (its Python runs inside torch's C++)",
+        )
+        for name in (
+            "_push_on_torch_dispatch_stack",
+            "_set_dispatch_mode",
+            "_dispatch_tls_set_dispatch_key_included",
+        )
+    ),
 )
 
 
