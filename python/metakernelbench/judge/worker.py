@@ -1369,6 +1369,7 @@ def _install_process_wide_guards() -> None:
     _hold_compared_items()
     _hold_sequence_items()
     _refuse_symbolic_scalars()
+    _refuse_private_numpy_conversions()
 
 
 def _refuse_unaudited_reach() -> None:
@@ -1648,6 +1649,28 @@ def _refuse_symbolic_scalars() -> None:
         what = f"torch.{cls.__name__}.node (a symbolic scalar's node, called by torch mid-walk)"
         refusal = _core.refusing_function("runtime.native_code", what)
         cls.node = property(refusal, refusal, refusal)
+
+
+def _refuse_private_numpy_conversions() -> None:
+    """torch._numpy's ndarray (loaded with torch._dynamo) given conversions that refuse: its
+    __index__, __int__, __float__ and the like call `self.tensor.item()`, and `tensor` is an
+    attribute any code can set, so an ndarray in a list of sizes ran a method of the kernel's in
+    the middle of torch's walk of that list (eleventh session: the list shortened there, the
+    worker crashed reading past its end, with the static rules waived). torch._numpy is private
+    (refused statically); neither the judge nor the DSLs convert its arrays."""
+    try:  # loaded already where torch._dynamo is (the warm host imports it); else now
+        import torch._numpy._ndarray as module
+    except ImportError:
+        return
+    ndarray = getattr(module, "ndarray", None)
+    if not isinstance(ndarray, type):
+        return
+    for name in ("__index__", "__int__", "__float__", "__complex__", "__bool__", "__len__"):
+        if isinstance(vars(ndarray).get(name), types.FunctionType):
+            what = f"torch._numpy.ndarray.{name} (it calls an attribute any code can set)"
+            setattr(
+                ndarray, name, _core.instance_method(_core.refusing_function("runtime.native_code", what))
+            )
 
 
 def _pin_dlpack_exports() -> None:
