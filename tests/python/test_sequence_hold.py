@@ -16,9 +16,14 @@ and refuses every Python dispatch mode (worker._UNAUDITED_REACH: a mode's callba
 item() the walk calls for a 0-d tensor)."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
+
+import pytest
 
 PROBE = textwrap.dedent(
     """
@@ -209,3 +214,77 @@ def test_no_dispatch_mode_runs_a_callback_inside_torchs_list_walks():
     # list's two slots past its new end.
     assert bare == {"sizes_read": 8, "length": 6}, bare
     assert refused == {"refused": True, "length": 8}, refused
+
+
+EXTENSION = """
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+static PyObject* fast_type(PyObject* self, PyObject* arg) {
+  PyObject* seq = PySequence_Fast(arg, "not a sequence");
+  if (seq == NULL) return NULL;
+  PyObject* name = PyUnicode_FromString(Py_TYPE(seq)->tp_name);
+  Py_DECREF(seq);
+  return name;
+}
+static PyMethodDef methods[] = {{"fast_type", fast_type, METH_O, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "%(name)s", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_%(name)s(void) { return PyModule_Create(&module); }
+"""
+
+
+@pytest.mark.parametrize("binding", ["lazy", "now"])
+def test_an_extension_linked_either_way_is_held_loaded_before_or_after(tmp_path, binding):
+    # Full RELRO (-z now: the slot read-only once loaded, as hardened builds link) and lazy
+    # binding (the slot writable); one extension loaded before the hold, one after (the
+    # interpreter's dlopen). What each one's PySequence_Fast returns for a list tells.
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    include = sysconfig.get_paths()["include"]
+    if compiler is None or not os.path.exists(os.path.join(include, "Python.h")):
+        pytest.skip("no C compiler or Python headers")
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    flags = ["-Wl,-z,relro,-z,now"] if binding == "now" else ["-Wl,-z,lazy"]
+    for name in ("early", "late"):
+        source = tmp_path / f"{name}.c"
+        source.write_text(EXTENSION % {"name": name})
+        subprocess.run(
+            [
+                compiler,
+                "-shared",
+                "-fPIC",
+                "-O1",
+                f"-I{include}",
+                *flags,
+                str(source),
+                "-o",
+                str(tmp_path / f"{name}{suffix}"),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    script = textwrap.dedent(
+        """
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        import early
+        from metakernelbench import _core
+        before = early.fast_type([1])
+        held, _, _ = _core.hold_sequence_items()
+        import late
+        print(json.dumps({"before": before, "early": early.fast_type([1]), "late": late.fast_type([1]),
+                          "tuple": late.fast_type((1,)), "iterable": early.fast_type(range(2)),
+                          "held_early": any(name.endswith("early" + sys.argv[2]) for name in held)}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), suffix], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {
+        "before": "list",
+        "early": "tuple",
+        "late": "tuple",
+        "tuple": "tuple",
+        "iterable": "tuple",
+        "held_early": True,
+    }, out

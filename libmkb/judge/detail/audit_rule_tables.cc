@@ -235,7 +235,7 @@ constexpr Rule kAttributeRules[] = {
     {"torch.utils.checkpoint", kCall, "dispatch modes are forbidden"},
     {"torch.utils.flop_counter", kCall, "dispatch modes are forbidden"},
     {"torch.utils.module_tracker", kCall, "dispatch modes are forbidden"},
-    {"torch.autograd.graph", kCall, "dispatch modes are forbidden"},
+    {"torch.autograd.graph.allow_mutation_on_saved_tensors", kCall, "dispatch modes are forbidden"},
     {"torch.library", kCall, "registering custom ops is forbidden"},
     {"torch._library", kCall, "registering custom ops is forbidden"},
     {"torch._ops", kCall, "torch's operator registry is off limits"},
