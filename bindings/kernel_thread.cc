@@ -636,10 +636,46 @@ class KernelThread {
   struct Fingerprint {
     const void* type = nullptr;
     std::array<const void*, 6> fields = {};
+    uint64_t code = 0;  // a Python function's code object, by content (CodeDigest)
     bool operator==(const Fingerprint& other) const {
-      return type == other.type && fields == other.fields;
+      return type == other.type && fields == other.fields && code == other.code;
     }
   };
+  // A code object by what it runs with: its constants and names (the tuples and their items, by
+  // address), its exception table and its shape. The second red team of 2026-12-07's eleventh
+  // session rewrote the code object of the worker's own _StateSnapshot.changed in place with raw
+  // memory (bytecode, header and a constants tuple of the kernel's, the worker's file name kept):
+  // the function kept its code object's address, which was all the fingerprint compared, and the
+  // worker's main thread computed each answer before the clock (137-147x strict). The bytecode
+  // itself is not compared: the interpreter rewrites the stored copy as it specialises it (and,
+  // on 3.12, as profiling instruments it), and co_code is a copy cached at its first read.
+  static uint64_t CodeDigest(PyObject* code_object) {
+    if (code_object == nullptr || !PyCode_Check(code_object)) return 0;
+    auto* code = reinterpret_cast<PyCodeObject*>(code_object);
+    uint64_t h = 1469598103934665603ULL;  // FNV-1a
+    auto mix = [&h](const void* data, size_t size) {
+      const auto* bytes = static_cast<const unsigned char*>(data);
+      for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ULL;
+    };
+    auto mix_pointer = [&mix](const void* p) { mix(&p, sizeof(p)); };
+    auto mix_int = [&mix](long v) { mix(&v, sizeof(v)); };
+    mix_int(static_cast<long>(Py_SIZE(code)));  // the bytecode's length
+    for (PyObject* tuple : {code->co_consts, code->co_names, code->co_localsplusnames}) {
+      mix_pointer(tuple);
+      if (tuple != nullptr && PyTuple_Check(tuple)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); ++i)
+          mix_pointer(PyTuple_GET_ITEM(tuple, i));
+      }
+    }
+    mix_pointer(code->co_exceptiontable);
+    for (long v :
+         {static_cast<long>(code->co_flags), static_cast<long>(code->co_argcount),
+          static_cast<long>(code->co_posonlyargcount), static_cast<long>(code->co_kwonlyargcount),
+          static_cast<long>(code->co_stacksize), static_cast<long>(code->co_nlocalsplus),
+          static_cast<long>(code->co_firstlineno)})
+      mix_int(v);
+    return h;
+  }
   static Fingerprint FingerprintOf(PyObject* value) {
     Fingerprint f;
     if (value == nullptr) return f;
@@ -659,6 +695,7 @@ class KernelThread {
       auto* fn = reinterpret_cast<PyFunctionObject*>(value);
       f.fields = {fn->func_code,       fn->func_globals, fn->func_defaults,
                   fn->func_kwdefaults, fn->func_closure, fn->func_builtins};
+      f.code = CodeDigest(fn->func_code);
     } else if (Py_IS_TYPE(value, &PyMethodDescr_Type) ||
                Py_IS_TYPE(value, &PyClassMethodDescr_Type)) {
       auto* d = reinterpret_cast<PyMethodDescrObject*>(value);

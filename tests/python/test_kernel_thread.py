@@ -590,6 +590,41 @@ print(clean, python_function, clean2, morphed_type, builtin,
     assert done.stdout.split() == ["False", "True", "False", "partial", "True", "2"]
 
 
+def test_a_guarded_functions_code_rewritten_in_place_is_seen_by_check_guard():
+    """A Python function whose code object keeps its address but not what it runs with: a
+    constant of its code replaced in place (raw memory; ctypes here), as the eleventh session's
+    second red team rewrote the worker's own _StateSnapshot.changed (bytecode and a constants
+    tuple of its own, 137-147x strict). The function, its name and its code object's address are
+    unchanged; check_guard compares the code's constants, names and shape too."""
+    import subprocess
+    import sys
+
+    code = """
+import ctypes, sys
+from metakernelbench import _core
+_core.install_runtime_audit({"kernel_path": "/nonexistent/kernel.py", "dsl": "none"}, enforce=False)
+
+def victim():
+    return 12345
+
+owner = {"victim": victim}
+thread = _core.KernelThread()
+thread.guard_clock([(owner, "victim", True, victim)])
+clean = thread.check_guard()
+consts = victim.__code__.co_consts
+slot = id(consts) + 24 + 8 * consts.index(12345)  # the tuple's item, in place
+forged = 54321
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(forged))
+ctypes.memmove(slot, ctypes.byref(ctypes.c_void_p(id(forged))), 8)
+print(clean, thread.check_guard(), victim(), consts is victim.__code__.co_consts)
+sys.stdout.flush()
+import os; os._exit(0)  # the tuple's old item is not released
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True", "54321", "True"]
+
+
 def test_one_report_does_not_blind_the_guard(tmp_path):
     """A change is reported and becomes the state later checks compare with: a second change, to
     another name, is reported too. (The worker's calibration turns a report of the judge's own

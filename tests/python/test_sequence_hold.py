@@ -288,3 +288,39 @@ def test_an_extension_linked_either_way_is_held_loaded_before_or_after(tmp_path,
         "iterable": "tuple",
         "held_early": True,
     }, out
+
+
+MASKED = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    import torch.masked
+    from torch.masked.maskedtensor._ops_refs import _MASKEDTENSOR_FUNCTION_TABLE as table
+    if sys.argv[1] == "refused":
+        from metakernelbench.judge import worker
+        worker._refuse_table_driven_tensor_hooks()
+    out = {"handler_ran": False}
+
+    def handler(*args, **kwargs):  # written into the table: torch's dispatch calls it
+        out["handler_ran"] = True
+        return NotImplemented
+
+    table[torch.cat] = handler
+    try:
+        masked = torch.masked.masked_tensor(torch.ones(2), torch.ones(2, dtype=torch.bool))
+        torch.cat([masked, torch.ones(2)])
+    except PermissionError as error:
+        out["refused"] = "MaskedTensor" in str(error)
+    except Exception as error:
+        out["other"] = type(error).__name__
+    print(json.dumps(out))
+    """
+)
+
+
+def test_no_tensor_hook_runs_a_handler_from_a_table_any_code_writes():
+    bare, refused = _run(MASKED, "bare"), _run(MASKED, "refused")
+    # Unrefused: MaskedTensor's __torch_function__ called the table's handler while torch's
+    # dispatch held the other arguments borrowed (the second red team's use-after-free).
+    assert bare["handler_ran"] is True, bare
+    assert refused == {"handler_ran": False, "refused": True}, refused

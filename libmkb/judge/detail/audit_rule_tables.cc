@@ -223,6 +223,16 @@ constexpr Rule kAttributeRules[] = {
     // Private names of torch's namespaces and operator tables (more specific rules above and
     // below decide torch._C, torch._dynamo and the like; kPrivateTorchAllowed the exceptions).
     {"torch._*", kCall, kPrivateOp},
+    // And below torch's public modules (eleventh session's second red team:
+    // torch.masked.maskedtensor._ops_refs' function table, written with a handler of the kernel's
+    // that freed an argument torch's __torch_function__ dispatch still pointed to).
+    {"torch.*._*", kCall, kPrivateOp},
+    {"torch.*.*._*", kCall, kPrivateOp},
+    {"torch.*.*.*._*", kCall, kPrivateOp},
+    // Prototype tensor subclasses whose Python hooks call entries of tables any code can write.
+    {"torch.masked", kCall,
+     "masked tensors are forbidden (their hooks call tables any code writes)"},
+    {"torch.sparse.semi_structured", kCall, kSparse},
     {"torch.ops.aten._*", kCall, kPrivateOp},
     {"torch.Tensor._*", kCall, kPrivateOp},
     {"torch.nn.Module.compile", kCall, "Module.compile is torch.compile"},
@@ -1029,6 +1039,7 @@ constexpr const char* kPrivateTorchAllowed[] = {
     "_has_compatible_shallow_copy_type",
     "_has_same_storage_numel",
     "_nnpack_available",
+    "_sleep",  // torch.cuda._sleep: a GPU spin of the given cycles
 };
 
 }  // namespace

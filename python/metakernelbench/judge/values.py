@@ -852,8 +852,23 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     # (worker._refuse_symbolic_scalars): one deleted or replaced is seen too.
     for cls in (torch.SymInt, torch.SymFloat, torch.SymBool):
         entries.append((cls, "node", "node" in vars(cls), vars(cls).get("node")))
+    # And the refusing hooks of the tensor subclasses driven by writable tables
+    # (worker._refuse_table_driven_tensor_hooks).
+    for module_name, class_name, hooks in TABLE_DRIVEN_TENSOR_HOOKS:
+        owner = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(owner, type):
+            for hook in hooks:
+                entries.append((owner, hook, hook in vars(owner), vars(owner).get(hook)))
     return entries
 
+
+# torch's tensor subclasses whose Python hooks call an entry of a table any code can write, by
+# module and class: the hooks named refuse in the worker (worker._refuse_table_driven_tensor_hooks)
+# and are guarded (harness_reach).
+TABLE_DRIVEN_TENSOR_HOOKS = (
+    ("torch.masked.maskedtensor.core", "MaskedTensor", ("__torch_function__", "__torch_dispatch__")),
+    ("torch.sparse.semi_structured", "SparseSemiStructuredTensor", ("__torch_dispatch__",)),
+)
 
 # Standard modules guarded whole when a judge module holds them (harness_reach).
 _GUARDED_WHOLE = frozenset({"os", "posix", "gc", "time", "types", "functools", "operator"})

@@ -1370,6 +1370,7 @@ def _install_process_wide_guards() -> None:
     _hold_sequence_items()
     _refuse_symbolic_scalars()
     _refuse_private_numpy_conversions()
+    _refuse_table_driven_tensor_hooks()
 
 
 def _refuse_unaudited_reach() -> None:
@@ -1671,6 +1672,27 @@ def _refuse_private_numpy_conversions() -> None:
             setattr(
                 ndarray, name, _core.instance_method(_core.refusing_function("runtime.native_code", what))
             )
+
+
+def _refuse_table_driven_tensor_hooks() -> None:
+    """MaskedTensor's __torch_function__ and __torch_dispatch__ and SparseSemiStructuredTensor's
+    __torch_dispatch__ made to refuse: they call what a module's or class's table holds for the
+    operator, and any code can write those tables. torch's __torch_function__ dispatch keeps the
+    tensor arguments it collected as borrowed pointers while it calls each handler in turn, so a
+    handler of the kernel's in MaskedTensor's table emptied torch.cat's list, freed the next
+    argument, and torch read a forged object in its place: raw memory in strict mode, then the
+    worker's own code rewritten in place, passed at 126-147x (eleventh session's second red team).
+    Neither the judge nor the DSLs use these classes."""
+    import importlib
+
+    for module_name, class_name, hooks in values.TABLE_DRIVEN_TENSOR_HOOKS:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            continue
+        for hook in hooks:
+            what = f"{class_name}.{hook} (it calls a table any code can write)"
+            setattr(cls, hook, classmethod(_core.refusing_function("runtime.native_code", what)))
 
 
 def _pin_dlpack_exports() -> None:
