@@ -1377,6 +1377,26 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "function: no __globals__ or closure to lead kernel.py to the worker or the original). "
       "between_calls: refused only while no call of solve is under way (the watch on kernel code "
       "on); during a call the original runs.");
+  m.def(
+      "dunder_refusing_getattr",
+      [](py::object original, std::string code, std::string what) {
+        return py::cpp_function([original, code, what](py::object self, py::object name) {
+          py::object found = original(self, name);  // raises AttributeError when absent
+          if (PyUnicode_Check(name.ptr())) {
+            const std::string text = name.cast<std::string>();
+            if (text.size() > 4 && absl::StartsWith(text, "__") && absl::EndsWith(text, "__")) {
+              // Record mode refuses nothing (as refusing_function's callables).
+              if (RecordRefusal(code, what, absl::StrCat(what, ": ", text)))
+                RaiseRefused(absl::StrCat(what, ": ", text));
+            }
+          }
+          return found;
+        });
+      },
+      py::arg("original"), py::arg("code"), py::arg("what"),
+      "A __getattr__ that answers as `original` does, but records a runtime violation `code` and "
+      "raises PermissionError when what it found is under a dunder name (torch.nn.Module's: a "
+      "member registered as __torch_function__ ran as torch's hook).");
   m.def("refused_private_operators", &RefusedPrivateOperators, py::arg("operator_names"),
         "ATen's private operators the worker refuses, of `operator_names` (runtime_policy.h).");
   m.def(

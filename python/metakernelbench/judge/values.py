@@ -852,6 +852,9 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     # (worker._refuse_symbolic_scalars): one deleted or replaced is seen too.
     for cls in (torch.SymInt, torch.SymFloat, torch.SymBool):
         entries.append((cls, "node", "node" in vars(cls), vars(cls).get("node")))
+    # torch.nn.Module's __getattr__, which refuses members under dunder names
+    # (worker._refuse_module_dunder_members).
+    entries.append((torch.nn.Module, "__getattr__", True, vars(torch.nn.Module).get("__getattr__")))
     # And the refusing hooks of the tensor subclasses driven by writable tables
     # (worker._refuse_table_driven_tensor_hooks).
     for module_name, class_name, hooks in TABLE_DRIVEN_TENSOR_HOOKS:
