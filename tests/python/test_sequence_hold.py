@@ -298,7 +298,7 @@ MASKED = textwrap.dedent(
     from torch.masked.maskedtensor._ops_refs import _MASKEDTENSOR_FUNCTION_TABLE as table
     if sys.argv[1] == "refused":
         from metakernelbench.judge import worker
-        worker._refuse_table_driven_tensor_hooks()
+        worker._refuse_unaudited_reach()
     out = {"handler_ran": False}
 
     def handler(*args, **kwargs):  # written into the table: torch's dispatch calls it

@@ -856,7 +856,7 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
     # (worker._refuse_module_dunder_members).
     entries.append((torch.nn.Module, "__getattr__", True, vars(torch.nn.Module).get("__getattr__")))
     # And the refusing hooks of the tensor subclasses driven by writable tables
-    # (worker._refuse_table_driven_tensor_hooks).
+    # (worker._UNAUDITED_REACH).
     for module_name, class_name, hooks in TABLE_DRIVEN_TENSOR_HOOKS:
         owner = getattr(sys.modules.get(module_name), class_name, None)
         if isinstance(owner, type):
@@ -866,7 +866,7 @@ def harness_reach() -> list[tuple[object, str, bool, object]]:
 
 
 # torch's tensor subclasses whose Python hooks call an entry of a table any code can write, by
-# module and class: the hooks named refuse in the worker (worker._refuse_table_driven_tensor_hooks)
+# module and class: the hooks named refuse in the worker (worker._UNAUDITED_REACH)
 # and are guarded (harness_reach).
 TABLE_DRIVEN_TENSOR_HOOKS = (
     ("torch.masked.maskedtensor.core", "MaskedTensor", ("__torch_function__", "__torch_dispatch__")),

@@ -1177,6 +1177,33 @@ _UNAUDITED_REACH = (
             "_dispatch_tls_set_dispatch_key_included",
         )
     ),
+    # torch._numpy's ndarray (loaded with torch._dynamo): its conversions call
+    # `self.tensor.item()`, and `tensor` is an attribute any code can set, so an ndarray in a list
+    # of sizes ran a method of the kernel's in the middle of torch's walk of that list (eleventh
+    # session: the list shortened there, the worker crashed reading past its end, with the static
+    # rules waived). Private to torch (refused statically); neither the judge nor the DSLs convert
+    # its arrays.
+    *(
+        (
+            "torch._numpy._ndarray.ndarray",
+            name,
+            "runtime.native_code",
+            "it calls an attribute any code can set",
+        )
+        for name in ("__index__", "__int__", "__float__", "__complex__", "__bool__", "__len__")
+    ),
+    # The tensor subclasses whose hooks call what a table any code can write holds for the
+    # operator (values.TABLE_DRIVEN_TENSOR_HOOKS). torch's __torch_function__ dispatch keeps the
+    # tensor arguments it collected as borrowed pointers while it calls each handler in turn, so a
+    # handler of the kernel's in MaskedTensor's table emptied torch.cat's list, freed the next
+    # argument, and torch read a forged object in its place: raw memory in strict mode, then the
+    # worker's own code rewritten in place, passed at 126-147x (eleventh session's second red
+    # team). Neither the judge nor the DSLs use these classes.
+    *(
+        (f"{module_name}.{class_name}", hook, "runtime.native_code", "it calls a table any code can write")
+        for module_name, class_name, hooks in values.TABLE_DRIVEN_TENSOR_HOOKS
+        for hook in hooks
+    ),
 )
 
 
@@ -1371,8 +1398,6 @@ def _install_process_wide_guards() -> None:
     _hold_compared_items()
     _hold_sequence_items()
     _refuse_symbolic_scalars()
-    _refuse_private_numpy_conversions()
-    _refuse_table_driven_tensor_hooks()
     _refuse_module_dunder_members()
 
 
@@ -1414,6 +1439,14 @@ def _refuse_unaudited_reach() -> None:
     except ImportError:  # no numpy: nothing of it to refuse
         pass
     owners.update({"_thread": _thread, "threading": threading})
+    # Classes of torch's modules loaded on use (torch._numpy with torch._dynamo): imported here.
+    library_classes = [("torch._numpy._ndarray", "ndarray")]
+    library_classes += [(m, c) for m, c, _ in values.TABLE_DRIVEN_TENSOR_HOOKS]
+    for module_name, class_name in library_classes:
+        try:
+            owners[f"{module_name}.{class_name}"] = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):  # not in this torch: nothing of it to refuse
+            pass
     done: set[tuple[str, str]] = set()
     swapped: list[tuple[object, object]] = []  # (original, what now stands in its place)
     reach = _UNAUDITED_REACH + _private_op_copies()
@@ -1653,49 +1686,6 @@ def _refuse_symbolic_scalars() -> None:
         what = f"torch.{cls.__name__}.node (a symbolic scalar's node, called by torch mid-walk)"
         refusal = _core.refusing_function("runtime.native_code", what)
         cls.node = property(refusal, refusal, refusal)
-
-
-def _refuse_private_numpy_conversions() -> None:
-    """torch._numpy's ndarray (loaded with torch._dynamo) given conversions that refuse: its
-    __index__, __int__, __float__ and the like call `self.tensor.item()`, and `tensor` is an
-    attribute any code can set, so an ndarray in a list of sizes ran a method of the kernel's in
-    the middle of torch's walk of that list (eleventh session: the list shortened there, the
-    worker crashed reading past its end, with the static rules waived). torch._numpy is private
-    (refused statically); neither the judge nor the DSLs convert its arrays."""
-    try:  # loaded already where torch._dynamo is (the warm host imports it); else now
-        import torch._numpy._ndarray as module
-    except ImportError:
-        return
-    ndarray = getattr(module, "ndarray", None)
-    if not isinstance(ndarray, type):
-        return
-    for name in ("__index__", "__int__", "__float__", "__complex__", "__bool__", "__len__"):
-        if isinstance(vars(ndarray).get(name), types.FunctionType):
-            what = f"torch._numpy.ndarray.{name} (it calls an attribute any code can set)"
-            setattr(
-                ndarray, name, _core.instance_method(_core.refusing_function("runtime.native_code", what))
-            )
-
-
-def _refuse_table_driven_tensor_hooks() -> None:
-    """MaskedTensor's __torch_function__ and __torch_dispatch__ and SparseSemiStructuredTensor's
-    __torch_dispatch__ made to refuse: they call what a module's or class's table holds for the
-    operator, and any code can write those tables. torch's __torch_function__ dispatch keeps the
-    tensor arguments it collected as borrowed pointers while it calls each handler in turn, so a
-    handler of the kernel's in MaskedTensor's table emptied torch.cat's list, freed the next
-    argument, and torch read a forged object in its place: raw memory in strict mode, then the
-    worker's own code rewritten in place, passed at 126-147x (eleventh session's second red team).
-    Neither the judge nor the DSLs use these classes."""
-    import importlib
-
-    for module_name, class_name, hooks in values.TABLE_DRIVEN_TENSOR_HOOKS:
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError):
-            continue
-        for hook in hooks:
-            what = f"{class_name}.{hook} (it calls a table any code can write)"
-            setattr(cls, hook, classmethod(_core.refusing_function("runtime.native_code", what)))
 
 
 def _refuse_module_dunder_members() -> None:

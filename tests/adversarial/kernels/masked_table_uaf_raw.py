@@ -1,6 +1,6 @@
 # Eleventh session's second red team (2026-12-07, CPU judge, before the fixes named below): passed strict at 0.63-0.96x with raw read and write of any address confirmed.
 # Stopped statically (torch's private names below its public modules: torch.masked.maskedtensor._ops_refs;
-# torch.masked) and at run time (worker._refuse_table_driven_tensor_hooks: MaskedTensor's hooks refuse).
+# torch.masked) and at run time (worker._UNAUDITED_REACH: MaskedTensor's hooks refuse).
 # Strict-mode raw memory through torch's __torch_function__ dispatch (see report):
 # torch's handle_torch_function keeps the overloaded arguments it collected as borrowed
 # pointers; the first handler (a MaskedTensor function-table entry) empties the argument list,

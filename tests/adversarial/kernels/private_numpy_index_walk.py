@@ -3,7 +3,7 @@
 # whose tensor is an object of the kernel's ran the kernel's `item` in the middle of torch's walk
 # of the list (PyList_GET_ITEM, the length read first), which shortened the list; torch read past
 # its end and the worker died (SIGSEGV) with the static rules waived. Refused statically (torch's
-# private names) and at run time (worker._refuse_private_numpy_conversions: its conversions refuse,
+# private names) and at run time (worker._UNAUDITED_REACH: its conversions refuse,
 # runtime.native_code). The answer is then computed honestly.
 import torch
 import torch._numpy as tnp
