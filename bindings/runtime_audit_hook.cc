@@ -319,6 +319,15 @@ std::string SourceLine(const std::string& file, int line) {
 
 // Whether an installed source file names `word` (read in C++, no audit event; cached, answer
 // and all: the DSL's executor asks it of its own 65 kB source in every call of a kernel).
+// fn, to be called on a thread about to start: calls prelude() first, then fn with the
+// arguments it is given (runtime_audit's thread_prelude).
+py::object PreludeThen(py::object prelude, py::object fn) {
+  return py::cpp_function([prelude, fn](const py::args& args, const py::kwargs& kwargs) {
+    prelude();
+    return fn(*args, **kwargs);
+  });
+}
+
 bool SourceMentions(const std::string& file, const std::string& word) {
   static auto* cache = new absl::flat_hash_map<std::pair<std::string, std::string>, bool>();
   const auto key = std::make_pair(file, word);
@@ -1356,12 +1365,21 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "from Python.");
   m.def(
       "refusing_function",
-      [](std::string code, std::string what, py::object original, bool between_calls) {
-        return py::cpp_function([code, what, original, between_calls](
+      [](std::string code, std::string what, py::object original, bool between_calls,
+         py::object thread_prelude) {
+        return py::cpp_function([code, what, original, between_calls, thread_prelude](
                                     const py::args& args, const py::kwargs& kwargs) -> py::object {
           // between_calls: refused only while no call of solve (or kernel.py's import) is
           // under way, i.e. while the watch on kernel code is on; otherwise the original.
-          if (between_calls && !g_watch.on) return original(*args, **kwargs);
+          if (between_calls && !g_watch.on) {
+            if (thread_prelude.is_none() || args.size() == 0) return original(*args, **kwargs);
+            // A thread's start: its function (the first argument) runs after the prelude, on
+            // the new thread, where the thread-local state the prelude sets belongs.
+            py::list started;
+            started.append(PreludeThen(thread_prelude, args[0]));
+            for (size_t i = 1; i < args.size(); ++i) started.append(args[i]);
+            return original(*py::tuple(started), **kwargs);
+          }
           // Record mode refuses nothing: the original runs (it is held here, where no Python
           // code can reach it).
           if (!RecordRefusal(code, what, absl::StrCat(what, " called")) && !original.is_none())
@@ -1370,13 +1388,45 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         });
       },
       py::arg("code"), py::arg("what"), py::arg("original") = py::none(),
-      py::arg("between_calls") = false,
+      py::arg("between_calls") = false, py::arg("thread_prelude") = py::none(),
       "A callable that records a runtime violation `code` (\"the worker refused <what>\") and "
       "raises PermissionError (in the audit's record mode, records it and calls `original`), "
       "for the judge to put in place of a library function kernel.py must not reach (a C++ "
       "function: no __globals__ or closure to lead kernel.py to the worker or the original). "
       "between_calls: refused only while no call of solve is under way (the watch on kernel code "
-      "on); during a call the original runs.");
+      "on); during a call the original runs. thread_prelude (with between_calls, for a thread's "
+      "start): during a call the original is given, for the function it is asked to run, one "
+      "that first calls thread_prelude() (on the new thread).");
+  m.def(
+      "state_lock",
+      [](py::object is_unlocked, py::object set_state, py::object locked) {
+        return py::cpp_function([is_unlocked, set_state, locked]() {
+          if (py::bool_(is_unlocked())) set_state(locked);
+        });
+      },
+      py::arg("is_unlocked"), py::arg("set_state"), py::arg("locked"),
+      "A callable that calls set_state(locked) when is_unlocked() is true, on the thread that "
+      "calls it (a C++ function: what it holds is out of kernel.py's reach; the worker's lock "
+      "of torch's __torch_function__ dispatch, with torch._C's own switch).");
+  m.def(
+      "then_calling",
+      [](py::object original, py::object after) {
+        return py::cpp_function(
+            [original, after](const py::args& args, const py::kwargs& kwargs) -> py::object {
+              py::object result;
+              try {
+                result = original(*args, **kwargs);
+              } catch (py::error_already_set&) {
+                after();
+                throw;
+              }
+              after();
+              return result;
+            });
+      },
+      py::arg("original"), py::arg("after"),
+      "A callable that calls `original` with its arguments, then after() (also when `original` "
+      "raised), and answers as `original` did.");
   m.def(
       "dunder_refusing_getattr",
       [](py::object original, std::string code, std::string what) {

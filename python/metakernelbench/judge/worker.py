@@ -295,6 +295,12 @@ class Worker:
         )
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _install_process_wide_guards()
+        # torch's __torch_function__ dispatch locked off on the kernel's thread too (torch keeps
+        # the switch per thread; _lock_torch_function_dispatch).
+        locked = self._thread.call(_TORCH_FUNCTION_LOCK, ())
+        self._thread.release_collector()
+        if locked[0] != "ok":
+            return {"ok": False, "judge_error": f"the kernel's thread: {locked[1]}: {locked[4]}"}
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
         # changed by kernel.py is seen when its call returns (runtime.clock_tampered), before the
@@ -1177,6 +1183,27 @@ _UNAUDITED_REACH = (
             "_dispatch_tls_set_dispatch_key_included",
         )
     ),
+    # The switches of torch's __torch_function__ dispatch, off in the worker for every object
+    # but torch's modes (_lock_torch_function_dispatch): turned back on, a handler of the
+    # kernel's runs while torch's dispatch holds the arguments it collected borrowed.
+    (
+        "torch._C",
+        "_set_torch_function_state",
+        "runtime.dispatch_mode",
+        "the switch of torch's __torch_function__ dispatch (off in the worker)",
+    ),
+    (
+        "torch._C._EnableTorchFunction",
+        "__enter__",
+        "runtime.dispatch_mode",
+        "the switch of torch's __torch_function__ dispatch (off in the worker)",
+    ),
+    (
+        "torch._C",
+        "_RestorePythonTLSSnapshot",
+        "runtime.dispatch_mode",
+        "torch's Python thread-local state restored from a dispatch's snapshot",
+    ),
     # torch._numpy's ndarray (loaded with torch._dynamo): its conversions call
     # `self.tensor.item()`, and `tensor` is an attribute any code can set, so an ndarray in a list
     # of sizes ran a method of the kernel's in the middle of torch's walk of that list (eleventh
@@ -1389,6 +1416,7 @@ def _install_process_wide_guards() -> None:
     """What prepare replaces of torch's, numpy's and the interpreter's callables for the worker's
     whole life, once the runtime audit is installed (the replacements record their violations
     through it; with no audit installed they refuse on their own)."""
+    _lock_torch_function_dispatch()  # first: it holds torch's switch before that is refused
     _refuse_unaudited_reach()
     _refuse_private_operator_lookups()
     _refuse_module_recreation()
@@ -1423,6 +1451,7 @@ def _refuse_unaudited_reach() -> None:
         "torch._C._sparse": _TORCH_C_SPARSE,
         "torch._C.TensorBase": torch._C.TensorBase,
         "torch._C._EngineBase": _AUTOGRAD_ENGINE,
+        "torch._C._EnableTorchFunction": torch._C._EnableTorchFunction,
         "torch.Tensor": torch.Tensor,
         "torch.ops.aten": torch.ops.aten,
         "torch.ops.inductor": torch.ops.inductor,
@@ -1458,7 +1487,12 @@ def _refuse_unaudited_reach() -> None:
             original = getattr(owners[owner], name, None)
             if original is not None:
                 what = f"{owner}.{name} ({why})"
-                refusal = _core.refusing_function(code, what, original, between_calls=between_calls)
+                # A thread started during a call begins with torch's __torch_function__
+                # dispatch locked off, as the worker's threads are (torch keeps it per thread).
+                prelude = _TORCH_FUNCTION_LOCK if between_calls else None
+                refusal = _core.refusing_function(
+                    code, what, original, between_calls=between_calls, thread_prelude=prelude
+                )
                 if isinstance(owners[owner], type):
                     # In the type's own dictionary, where its instances and subclasses look, and
                     # in every type that holds a copy of the entry: torch's legacy tensor types
@@ -1670,6 +1704,39 @@ def _hold_sequence_items() -> None:
     space, 17-22x strict on the CPU judge; cases numpy_coerce_len_uaf*,
     weakvaluedict_len_mapped_get, mapped_segment_size_property, state_check_removed)."""
     _core.hold_sequence_items()
+
+
+# The worker's lock of torch's __torch_function__ dispatch (_lock_torch_function_dispatch): called on
+# a thread, it turns the dispatch off there if it is on.
+_TORCH_FUNCTION_LOCK = None
+
+
+def _lock_torch_function_dispatch() -> None:
+    """torch's __torch_function__ dispatch turned off in the worker for tensor subclasses and every
+    other object (torch._C's SUBCLASSES_DISABLED: torch's modes still run), on every thread
+    kernel.py's code runs on: this one now, the kernel's thread in prepare, and each thread
+    started during a call (the thread starts' prelude, _refuse_unaudited_reach). torch's dispatch
+    keeps the arguments it collected as borrowed pointers while it calls each one's handler, so a
+    handler of the kernel's (a subclass's method, an instance attribute on a plain object, a
+    __getattr__ answering the name, a table a library class's hook reads) could free one and
+    have torch read a forged object in its place: raw memory, the root of the eleventh
+    session's second and third red teams (126-147x and 20-33x strict at their steps). Off, torch
+    looks no hook up on an argument at all, so no code runs inside its walk of a list of tensors
+    either. What turns it back on is refused (torch._C's switch, _EnableTorchFunction, in
+    _UNAUDITED_REACH), and leaving a DisableTorchFunction(Subclass) context locks it again (an
+    instance never entered restores "on"). Neither the judge nor the DSLs need the dispatch; the
+    static rules refuse a kernel's __torch_function__, so no honest kernel loses one (a tensor
+    subclass's results are then plain tensors)."""
+    global _TORCH_FUNCTION_LOCK
+    C = torch._C
+    lock = _core.state_lock(
+        C._is_torch_function_enabled, C._set_torch_function_state, C._TorchFunctionState.SUBCLASSES_DISABLED
+    )
+    lock()
+    for cls in (C.DisableTorchFunction, C.DisableTorchFunctionSubclass):
+        exit_ = cls.__dict__["__exit__"]
+        _core.replace_type_attribute(cls, "__exit__", _core.instance_method(_core.then_calling(exit_, lock)))
+    _TORCH_FUNCTION_LOCK = lock
 
 
 def _refuse_symbolic_scalars() -> None:
