@@ -31,6 +31,13 @@ void SetKernelWatch(bool on);
 void RecordRuntimeViolation(const std::string& code, const std::string& message,
                             const std::string& evidence);
 
+// Called by the worker's replacements of the C API's conversions (sequence_hold.cc) when the
+// type of `object` converts through Python (its slot is the interpreter's generic one): whether
+// that hook, `hook` ("__index__", "__int__", "__float__") as the type resolves it, is not a
+// function of installed code; then a runtime.native_code violation is recorded and, unless the
+// audit only records, PermissionError set and true returned. With the GIL held.
+bool RefuseKernelConversion(PyObject* object, const char* hook);
+
 // Whether a thread state in an interpreter's list may be read (its id, frame, links). CPython
 // 3.11 links a thread state being made by a native thread (PyGILState_Ensure needs no GIL) before
 // it initialises it; 3.12 initialises first. With the GIL held.

@@ -732,6 +732,41 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
   AddViolation(code, ToValidUtf8(Redacted(message)), ToValidUtf8(Redacted(evidence)));
 }
 
+bool RefuseKernelConversion(PyObject* object, const char* hook) {
+  PyTypeObject* type = Py_TYPE(object);
+  PyObject* found = _PyType_Lookup(type, py::str(hook).ptr());  // borrowed; sets no error
+  if (found == nullptr) return false;
+  // A function written in C: pybind11's enums' hooks (instance methods of C functions), a
+  // descriptor of a C type's method (it checks its instance's type). None runs Python of its own.
+  PyObject* callable = found;
+  if (PyInstanceMethod_Check(callable)) callable = PyInstanceMethod_GET_FUNCTION(callable);
+  if (PyCFunction_Check(callable) || Py_IS_TYPE(callable, &PyMethodDescr_Type) ||
+      Py_IS_TYPE(callable, &PyWrapperDescr_Type)) {
+    return false;
+  }
+  if (PyFunction_Check(found)) {
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(found));
+    if (!KernelMadeCode(code)) {
+      const std::string file = Text(code->co_filename);
+      // With no audit installed (the judge's own tests) installed code is the interpreter's
+      // library folder's, packages included.
+      const bool installed = g_state != nullptr ? InstalledCode(g_state->config, file) &&
+                                                      file != g_state->config.kernel_path
+                                                : absl::StrContains(file, "/lib/python");
+      if (installed) return false;
+    }
+  }
+  const std::string what =
+      absl::StrCat("a conversion hook of kernel code (", type->tp_name, ".", hook,
+                   ") called by compiled code, which may hold what it walks borrowed");
+  const bool refuse = g_state == nullptr || g_state->enforce;
+  RecordRuntimeViolation("runtime.native_code", absl::StrCat("the worker refused ", what),
+                         absl::StrCat(what, " called"));
+  if (!refuse) return false;  // record mode: the conversion runs
+  PyErr_SetString(PyExc_PermissionError, absl::StrCat("blocked by the judge: ", what).c_str());
+  return true;
+}
+
 namespace {
 
 // The refusing callables' one path: records `code` ("the worker refused <what>", `evidence`)

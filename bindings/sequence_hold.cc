@@ -1,4 +1,5 @@
-// The worker's hold on the items of sequences that C extensions walk by borrowed pointer.
+// The worker's hold on the items of sequences that C extensions walk by borrowed pointer, and its
+// refusal of conversion hooks of kernel code that they call (below, RefuseKernelConversion).
 //
 // CPython's PySequence_Fast returns a list as itself. Its callers then read the list's item array
 // through PySequence_Fast_ITEMS, borrowed, while they call into each item: numpy's array coercion
@@ -54,6 +55,114 @@ PyObject* HeldSequenceFast(PyObject* object, const char* message) {
   Py_DECREF(sequence);
   return held;
 }
+
+// The C API's conversions, which compiled code calls on each item it walks (torch's parsers read a
+// list of sizes by PyList_GET_ITEM and the length they read first, converting each item with
+// PyNumber_Index or PyLong_AsLongLongAndOverflow): a class of the kernel's whose __index__
+// shortened the list made torch read 8 sizes from a list of 6 (eleventh session,
+// own_index_list_walk*; the static protocol-method rule was the only layer). Each replacement asks
+// RefuseKernelConversion (runtime_audit_hook.cc) before the original runs when the object's type
+// converts through Python (its slot is the interpreter's generic one, read from a probe class), so
+// that no hook of kernel code runs inside such a walk; installed code's hooks (sympy's numbers,
+// torch's symbolic scalars) run as before.
+struct GenericSlots {
+  unaryfunc index = nullptr;
+  unaryfunc integer = nullptr;
+  unaryfunc real = nullptr;
+};
+GenericSlots g_generic;
+
+// Whether `object`'s conversion through `slot` (index, int or float) would run Python code of the
+// kernel's, refused (PermissionError set).
+bool Refused(PyObject* object, bool index, bool integer, bool real) {
+  if (object == nullptr || PyLong_CheckExact(object) || PyFloat_CheckExact(object)) return false;
+  const PyNumberMethods* number = Py_TYPE(object)->tp_as_number;
+  if (number == nullptr || !PyType_HasFeature(Py_TYPE(object), Py_TPFLAGS_HEAPTYPE)) return false;
+  if (index && number->nb_index != nullptr && number->nb_index == g_generic.index &&
+      RefuseKernelConversion(object, "__index__"))
+    return true;
+  if (integer && number->nb_int != nullptr && number->nb_int == g_generic.integer &&
+      RefuseKernelConversion(object, "__int__"))
+    return true;
+  return real && number->nb_float != nullptr && number->nb_float == g_generic.real &&
+         RefuseKernelConversion(object, "__float__");
+}
+
+using ObjectFn = PyObject* (*)(PyObject*);
+using SsizeFn = Py_ssize_t (*)(PyObject*, PyObject*);
+using LongFn = long (*)(PyObject*);
+using LongOverflowFn = long (*)(PyObject*, int*);
+using LongLongFn = long long (*)(PyObject*);
+using LongLongOverflowFn = long long (*)(PyObject*, int*);
+using DoubleFn = double (*)(PyObject*);
+ObjectFn g_number_index, g_number_long, g_number_float;
+SsizeFn g_number_as_ssize;
+LongFn g_long_as_long;
+LongOverflowFn g_long_as_long_overflow;
+LongLongFn g_long_as_long_long;
+LongLongOverflowFn g_long_as_long_long_overflow;
+DoubleFn g_float_as_double;
+
+PyObject* CheckedNumberIndex(PyObject* o) {
+  return Refused(o, true, false, false) ? nullptr : g_number_index(o);
+}
+PyObject* CheckedNumberLong(PyObject* o) {
+  return Refused(o, true, true, false) ? nullptr : g_number_long(o);
+}
+PyObject* CheckedNumberFloat(PyObject* o) {
+  return Refused(o, true, false, true) ? nullptr : g_number_float(o);
+}
+Py_ssize_t CheckedNumberAsSsize(PyObject* o, PyObject* error) {
+  return Refused(o, true, false, false) ? -1 : g_number_as_ssize(o, error);
+}
+long CheckedLongAsLong(PyObject* o) {
+  return Refused(o, true, false, false) ? -1 : g_long_as_long(o);
+}
+long CheckedLongAsLongOverflow(PyObject* o, int* overflow) {
+  if (!Refused(o, true, false, false)) return g_long_as_long_overflow(o, overflow);
+  *overflow = 0;
+  return -1;
+}
+long long CheckedLongAsLongLong(PyObject* o) {
+  return Refused(o, true, false, false) ? -1 : g_long_as_long_long(o);
+}
+long long CheckedLongAsLongLongOverflow(PyObject* o, int* overflow) {
+  if (!Refused(o, true, false, false)) return g_long_as_long_long_overflow(o, overflow);
+  *overflow = 0;
+  return -1;
+}
+double CheckedFloatAsDouble(PyObject* o) {
+  return Refused(o, true, false, true) ? -1.0 : g_float_as_double(o);
+}
+
+// The symbols replaced in every loaded object, each with the interpreter's own (found once).
+struct Replacement {
+  const char* symbol;
+  void** original;
+  uintptr_t replacement;
+};
+const Replacement kReplacements[] = {
+    {"PySequence_Fast", reinterpret_cast<void**>(&g_sequence_fast),
+     reinterpret_cast<uintptr_t>(&HeldSequenceFast)},
+    {"PyNumber_Index", reinterpret_cast<void**>(&g_number_index),
+     reinterpret_cast<uintptr_t>(&CheckedNumberIndex)},
+    {"PyNumber_Long", reinterpret_cast<void**>(&g_number_long),
+     reinterpret_cast<uintptr_t>(&CheckedNumberLong)},
+    {"PyNumber_Float", reinterpret_cast<void**>(&g_number_float),
+     reinterpret_cast<uintptr_t>(&CheckedNumberFloat)},
+    {"PyNumber_AsSsize_t", reinterpret_cast<void**>(&g_number_as_ssize),
+     reinterpret_cast<uintptr_t>(&CheckedNumberAsSsize)},
+    {"PyLong_AsLong", reinterpret_cast<void**>(&g_long_as_long),
+     reinterpret_cast<uintptr_t>(&CheckedLongAsLong)},
+    {"PyLong_AsLongAndOverflow", reinterpret_cast<void**>(&g_long_as_long_overflow),
+     reinterpret_cast<uintptr_t>(&CheckedLongAsLongOverflow)},
+    {"PyLong_AsLongLong", reinterpret_cast<void**>(&g_long_as_long_long),
+     reinterpret_cast<uintptr_t>(&CheckedLongAsLongLong)},
+    {"PyLong_AsLongLongAndOverflow", reinterpret_cast<void**>(&g_long_as_long_long_overflow),
+     reinterpret_cast<uintptr_t>(&CheckedLongAsLongLongOverflow)},
+    {"PyFloat_AsDouble", reinterpret_cast<void**>(&g_float_as_double),
+     reinterpret_cast<uintptr_t>(&CheckedFloatAsDouble)},
+};
 
 #if defined(__x86_64__)
 constexpr uint32_t kJumpSlot = R_X86_64_JUMP_SLOT;
@@ -202,12 +311,20 @@ uintptr_t OwnBase() {
   return reinterpret_cast<uintptr_t>(own.dli_fbase);
 }
 
-// Every loaded object's PySequence_Fast slots set to HeldSequenceFast.
+// Every loaded object's slots of each replaced symbol set to its replacement (kReplacements).
+// Returns the PySequence_Fast walk's counts; the first error of any walk.
 Walk HoldSequences() {
-  Walk walk{
-      "PySequence_Fast", reinterpret_cast<uintptr_t>(&HeldSequenceFast), OwnBase(), 0, {}, 0, {}};
-  dl_iterate_phdr(PatchObject, &walk);
-  return walk;
+  Walk first{};
+  for (const Replacement& r : kReplacements) {
+    Walk walk{r.symbol, r.replacement, OwnBase(), 0, {}, 0, {}};
+    dl_iterate_phdr(PatchObject, &walk);
+    if (&r == &kReplacements[0]) {
+      first = walk;
+    } else if (first.error.empty() && !walk.error.empty()) {
+      first.error = walk.error;
+    }
+  }
+  return first;
 }
 
 // The interpreter loads extension modules with dlopen: the object that does (libpython, or the
@@ -228,10 +345,22 @@ void RegisterSequenceHold(py::module_& m) {
 #if !defined(__x86_64__) && !defined(__aarch64__)
         throw py::type_error("hold_sequence_items: only on x86-64 and AArch64 Linux");
 #else
-        if (g_sequence_fast == nullptr) {
-          g_sequence_fast = reinterpret_cast<SequenceFast>(dlsym(RTLD_DEFAULT, "PySequence_Fast"));
-          if (g_sequence_fast == nullptr)
-            throw py::type_error("hold_sequence_items: no PySequence_Fast");
+        for (const Replacement& r : kReplacements) {
+          if (*r.original != nullptr) continue;
+          *r.original = dlsym(RTLD_DEFAULT, r.symbol);
+          if (*r.original == nullptr)
+            throw py::type_error(std::string("hold_sequence_items: no ") + r.symbol);
+        }
+        if (g_generic.index == nullptr) {
+          // The interpreter's generic slots, those of a class whose hooks are Python functions:
+          // numbers.Integral defines __index__, __int__ and __float__ in Python.
+          py::object probe = py::module_::import("numbers").attr("Integral");
+          const PyNumberMethods* number =
+              reinterpret_cast<PyTypeObject*>(probe.ptr())->tp_as_number;
+          if (number == nullptr || number->nb_index == nullptr || number->nb_int == nullptr ||
+              number->nb_float == nullptr)
+            throw py::type_error("hold_sequence_items: numbers.Integral converts in C here");
+          g_generic = {number->nb_index, number->nb_int, number->nb_float};
         }
         const uintptr_t own = OwnBase();
         if (own == 0) throw py::type_error("hold_sequence_items: this module's address not found");
@@ -252,7 +381,11 @@ void RegisterSequenceHold(py::module_& m) {
       "Every loaded object's calls of PySequence_Fast (numpy's array coercion, torch's argument "
       "parsers, the json encoder ...) routed to one that returns a tuple of a list's items instead "
       "of the list, so that the caller's borrowed item array cannot be emptied and freed while it "
-      "calls into the items; and the interpreter's dlopen to one that does the same for each "
+      "calls into the items; their calls of the C API's conversions (PyNumber_Index, "
+      "PyNumber_Long, PyNumber_Float, PyNumber_AsSsize_t, PyLong_As*, PyFloat_AsDouble) to ones "
+      "that refuse a conversion hook of kernel code before it runs (a runtime.native_code "
+      "violation; installed code's and C hooks convert as before); and the interpreter's dlopen "
+      "to one that does the same for each "
       "object it loads from then on. Idempotent. Returns ({object: slots set now}, slots already "
       "set by an earlier call, whether the interpreter's dlopen is held).");
 }

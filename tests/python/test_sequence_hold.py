@@ -13,7 +13,11 @@ torch's own walks of a list of sizes read it with PyList_GET_ITEM (a macro, whic
 replaces) and the length they read first; a symbolic item's node is asked (is_int) in the middle,
 so the worker gives torch's symbolic scalars a `node` that refuses (worker._refuse_symbolic_scalars),
 and refuses every Python dispatch mode (worker._UNAUDITED_REACH: a mode's callback ran inside the
-item() the walk calls for a 0-d tensor)."""
+item() the walk calls for a 0-d tensor). The C API's conversions compiled code calls on each item
+(PyNumber_Index, PyLong_As*, PyFloat_AsDouble ...) are replaced with PySequence_Fast, by ones that
+refuse a hook of kernel code before it runs (a class's own __index__ shortened the list). torch's
+__torch_function__ dispatch, which holds the arguments it collected borrowed while it calls each
+handler, is locked off (worker._lock_torch_function_dispatch)."""
 
 import json
 import os
@@ -324,3 +328,140 @@ def test_no_tensor_hook_runs_a_handler_from_a_table_any_code_writes():
     # dispatch held the other arguments borrowed (the second red team's use-after-free).
     assert bare["handler_ran"] is True, bare
     assert refused == {"handler_ran": False, "refused": True}, refused
+
+
+TORCH_FUNCTION = textwrap.dedent(
+    """
+    import json, sys, threading
+    import torch
+    if sys.argv[1] == "locked":
+        from metakernelbench.judge import worker
+        worker._lock_torch_function_dispatch()
+        worker._refuse_unaudited_reach()
+    ran, out = [], {}
+
+    def handler(func, types, args=(), kwargs=None):  # run inside torch's dispatch if looked up
+        ran.append(func.__name__)
+        return NotImplemented
+
+    class Plain:
+        pass
+
+    class Sub(torch.Tensor):
+        pass
+
+    plain = Plain()
+    plain.__torch_function__ = handler
+
+    def probe(name):
+        del ran[:]
+        try:
+            torch.cat([torch.ones(1), plain])
+        except TypeError:
+            pass
+        out[name] = bool(ran)
+
+    probe("main")
+    torch._C.DisableTorchFunctionSubclass().__exit__(None, None, None)  # never entered: "on"
+    probe("after_bare_exit")
+    with torch._C.DisableTorchFunction():
+        pass
+    probe("after_context")
+    started = threading.Thread(target=probe, args=("thread",))
+    started.start()
+    started.join()
+    out["subclass_result"] = type(torch.ones(2).as_subclass(Sub) * 2).__name__
+    with torch.device("meta"):  # torch's own mode still runs
+        out["device_mode"] = torch.ones(1).device.type
+    for name, enable in (
+        ("switch", lambda: torch._C._set_torch_function_state(torch._C._TorchFunctionState.ENABLED)),
+        ("enable_context", lambda: torch._C._EnableTorchFunction().__enter__()),
+    ):
+        try:
+            enable()
+            out[name] = "allowed"
+        except PermissionError:
+            out[name] = "refused"
+    print(json.dumps(out))
+    """
+)
+
+
+def test_no_handler_of_the_kernels_runs_inside_torchs_torch_function_dispatch():
+    bare, locked = _run(TORCH_FUNCTION, "bare"), _run(TORCH_FUNCTION, "locked")
+    # Unlocked: torch looked __torch_function__ up on the plain object and called it while its
+    # dispatch held the other arguments borrowed (the eleventh session's raw memory), on this
+    # thread and on a new one; a tensor subclass's results keep its class.
+    assert bare == {
+        "main": True,
+        "after_bare_exit": True,
+        "after_context": True,
+        "thread": True,
+        "subclass_result": "Sub",
+        "device_mode": "meta",
+        "switch": "allowed",
+        "enable_context": "allowed",
+    }, bare
+    # Locked: on every thread, after a context that was never entered, and its switches refused.
+    assert locked == {
+        "main": False,
+        "after_bare_exit": False,
+        "after_context": False,
+        "thread": False,
+        "subclass_result": "Tensor",
+        "device_mode": "meta",
+        "switch": "refused",
+        "enable_context": "refused",
+    }, locked
+
+
+CONVERSION = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import sympy
+    import torch
+    if sys.argv[1] == "held":
+        from metakernelbench import _core
+        _core.hold_sequence_items()
+    box, out = [], {}
+
+    class Shrinker:  # a class of the kernel's: its __index__ shortens the list torch walks
+        def __index__(self):
+            if len(box) > 6:
+                del box[6:]
+            return 1
+
+    box.extend([2, Shrinker(), 1, 1, 1, 1, 3, 5])
+    try:
+        out["sizes_read"] = torch.zeros(30).view(box).dim()
+    except (RuntimeError, TypeError) as error:
+        out["error"] = type(error).__name__
+    out["length"] = len(box)
+
+    class Half:  # numpy converts it with PyFloat_AsDouble
+        def __float__(self):
+            return 0.5
+
+    try:
+        out["float"] = float(np.array([Half()], dtype=np.float64)[0])
+    except (TypeError, ValueError, PermissionError) as error:
+        out["float"] = type(error).__name__
+    # Installed code's hooks (sympy's) and C conversions answer as before.
+    out["installed"] = torch.zeros(4).view([sympy.Integer(2), 2]).shape[0]
+    out["numpy_index"] = torch.zeros(6).view([np.int64(2), 3]).dim()
+    print(json.dumps(out))
+    """
+)
+
+
+def test_no_conversion_hook_of_kernel_code_runs_inside_compiled_code():
+    bare, held = _run(CONVERSION, "bare"), _run(CONVERSION, "held")
+    # Unheld: the class's __index__ ran in the middle of torch's walk of the list of sizes and
+    # shortened it; torch read the two slots past its new end.
+    assert bare["sizes_read"] == 8 and bare["length"] == 6 and bare["float"] == 0.5, bare
+    # Held: the conversion refused before the hook ran (torch then tried view's other signature).
+    assert held["length"] == 8 and "sizes_read" not in held, held
+    assert held["float"] == "PermissionError", held
+    assert held["installed"] == bare["installed"] == 2, held
+    assert held["numpy_index"] == bare["numpy_index"] == 2, held

@@ -20,7 +20,7 @@ from . import cuda
 from . import stats
 from . import store
 from . import protocol
-__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'convert_array_values', 'convert_bytearray_assignment', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'dunder_refusing_getattr', 'enter_sandbox', 'families', 'hold_compared_items', 'hold_ndarray_buffers', 'hold_sequence_items', 'holding_memoryview_release', 'holding_setter', 'install_runtime_audit', 'instance_method', 'judge_config', 'judge_floor_ms', 'kernel_import_roots', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'opaque_getter', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'pinning_dlpack_exchange_api', 'pinning_dlpack_export', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refused_private_operators', 'refusing_function', 'refusing_module_recreation', 'refusing_operator_lookup', 'render_received_skill', 'render_report', 'render_task', 'replace_type_attribute', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seal_processes', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'swap_held_originals', 'take_runtime_findings', 'tir_compile_refusal', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
+__all__: list[str] = ['AgentTrialExecutor', 'AlreadyExistsError', 'CancelledError', 'Channel', 'ChatModel', 'DeadlineExceededError', 'Error', 'FailedPreconditionError', 'InternalError', 'InvalidArgumentError', 'Judge', 'KernelThread', 'MeasurementPlan', 'Message', 'NotFoundError', 'PermissionDeniedError', 'ProcessSupervisor', 'RECEIVED_SKILL_HEADER', 'RecheckReservoir', 'ResourceExhaustedError', 'SCRIPTED_DSL_MODEL', 'SharedSegment', 'ShellSandbox', 'Suite', 'UnavailableError', 'VerdictBuilder', 'accept_reported_times', 'accept_strict_sample', 'agent_fingerprint_salt', 'align_tensor_offset', 'apply_audit_policy', 'audit_judge_out_of_memory', 'audit_kernel_calls', 'audit_knockout', 'audit_launches', 'audit_module', 'built_with_cuda', 'classify_kernel', 'compare_structure', 'compare_tensor', 'constant_function', 'control_arms', 'convert_array_values', 'convert_bytearray_assignment', 'cuda', 'default_budget', 'default_toolchain', 'default_workload', 'draw_seeds', 'dunder_refusing_getattr', 'enter_sandbox', 'families', 'hold_compared_items', 'hold_ndarray_buffers', 'hold_sequence_items', 'holding_memoryview_release', 'holding_setter', 'install_runtime_audit', 'instance_method', 'judge_config', 'judge_floor_ms', 'kernel_import_roots', 'kernel_names', 'load_problem', 'make_skill', 'message', 'model_cost', 'opaque_getter', 'parse_gpu_list', 'parse_message', 'parse_model_id', 'parse_problem', 'physical_floor_ms', 'pinning_dlpack_exchange_api', 'pinning_dlpack_export', 'protect_host', 'protocol', 'python_scalar_literal', 'python_scalar_type', 'python_syntax_dump', 'refuse_before_judging', 'refused_private_operators', 'refusing_function', 'refusing_module_recreation', 'refusing_operator_lookup', 'render_received_skill', 'render_report', 'render_task', 'replace_type_attribute', 'run_attempt', 'runtime_audit_codes', 'runtime_audit_phase', 'runtime_audit_recorded', 'same_contents', 'seal_cpu_affinity', 'seal_processes', 'seccomp_denied_syscalls', 'sha256_hex', 'skill_rules', 'standard_arms', 'state_lock', 'static_audit', 'static_audit_codes', 'stats', 'status_of_published_outcome', 'status_of_published_submission', 'store', 'summarize_samples', 'swap_held_originals', 'take_runtime_findings', 'then_calling', 'tir_compile_refusal', 'traceback_entries', 'visible_gpus', 'watch_kernel_code']
 class Message:
     """
     A read-only view of a metakernelbench data-model message (mkb.v1).
@@ -543,7 +543,7 @@ def hold_ndarray_buffers(ndarray: typing.Any) -> int:
     """
 def hold_sequence_items() -> tuple[dict, int, bool]:
     """
-    Every loaded object's calls of PySequence_Fast (numpy's array coercion, torch's argument parsers, the json encoder ...) routed to one that returns a tuple of a list's items instead of the list, so that the caller's borrowed item array cannot be emptied and freed while it calls into the items; and the interpreter's dlopen to one that does the same for each object it loads from then on. Idempotent. Returns ({object: slots set now}, slots already set by an earlier call, whether the interpreter's dlopen is held).
+    Every loaded object's calls of PySequence_Fast (numpy's array coercion, torch's argument parsers, the json encoder ...) routed to one that returns a tuple of a list's items instead of the list, so that the caller's borrowed item array cannot be emptied and freed while it calls into the items; their calls of the C API's conversions (PyNumber_Index, PyNumber_Long, PyNumber_Float, PyNumber_AsSsize_t, PyLong_As*, PyFloat_AsDouble) to ones that refuse a conversion hook of kernel code before it runs (a runtime.native_code violation; installed code's and C hooks convert as before); and the interpreter's dlopen to one that does the same for each object it loads from then on. Idempotent. Returns ({object: slots set now}, slots already set by an earlier call, whether the interpreter's dlopen is held).
     """
 def holding_memoryview_release(original: typing.Any) -> collections.abc.Callable:
     """
@@ -649,9 +649,9 @@ def refused_private_operators(operator_names: collections.abc.Sequence[str]) -> 
     """
     ATen's private operators the worker refuses, of `operator_names` (runtime_policy.h).
     """
-def refusing_function(code: str, what: str, original: typing.Any = None, between_calls: bool = False) -> collections.abc.Callable:
+def refusing_function(code: str, what: str, original: typing.Any = None, between_calls: bool = False, thread_prelude: typing.Any = None) -> collections.abc.Callable:
     """
-    A callable that records a runtime violation `code` ("the worker refused <what>") and raises PermissionError (in the audit's record mode, records it and calls `original`), for the judge to put in place of a library function kernel.py must not reach (a C++ function: no __globals__ or closure to lead kernel.py to the worker or the original). between_calls: refused only while no call of solve is under way (the watch on kernel code on); during a call the original runs.
+    A callable that records a runtime violation `code` ("the worker refused <what>") and raises PermissionError (in the audit's record mode, records it and calls `original`), for the judge to put in place of a library function kernel.py must not reach (a C++ function: no __globals__ or closure to lead kernel.py to the worker or the original). between_calls: refused only while no call of solve is under way (the watch on kernel code on); during a call the original runs. thread_prelude (with between_calls, for a thread's start): during a call the original is given, for the function it is asked to run, one that first calls thread_prelude() (on the new thread).
     """
 def refusing_module_recreation(code: str, what: str, original: typing.Any, names: collections.abc.Sequence[str], modules: list, spec_type: typing.Any) -> collections.abc.Callable:
     """
@@ -717,6 +717,10 @@ def standard_arms() -> list:
     """
     The four arms of the published protocol.
     """
+def state_lock(is_unlocked: typing.Any, set_state: typing.Any, locked: typing.Any) -> collections.abc.Callable:
+    """
+    A callable that calls set_state(locked) when is_unlocked() is true, on the thread that calls it (a C++ function: what it holds is out of kernel.py's reach; the worker's lock of torch's __torch_function__ dispatch, with torch._C's own switch).
+    """
 def static_audit(source: str, dsl: str = '', require_dsl: bool = True, policy: typing.Any = None, filename: str = 'kernel.py', parser: str = 'cpython', module_aliases: collections.abc.Sequence[tuple[str, str]] = [], third_party_roots: collections.abc.Sequence[str] = []) -> list:
     """
     The static audit of a kernel source: a list of AuditFinding. module_aliases: (alias, module) pairs, attribute paths that hold a module under another name (a path through one is checked as the module's own too). third_party_roots: top-level packages installed beside the toolchain that a kernel may not import. parser 'cpython' reads the source with this interpreter's ast.parse (what the judge host does), 'mkb' with the C++ parser (what C++ callers of mkb::StaticAudit get).
@@ -739,6 +743,10 @@ def swap_held_originals(originals: list, replacements: list) -> int:
     """
 def take_runtime_findings() -> list:
     ...
+def then_calling(original: typing.Any, after: typing.Any) -> collections.abc.Callable:
+    """
+    A callable that calls `original` with its arguments, then after() (also when `original` raised), and answers as `original` did.
+    """
 def tir_compile_refusal(call_ops: collections.abc.Sequence[str], target_kinds: collections.abc.Sequence[str]) -> str:
     """
     Why tvm.compile of a TIR module is refused (empty: allowed), from the op names of its calls and the kinds of its targets (runtime_policy.h).

@@ -1729,9 +1729,9 @@ def _lock_torch_function_dispatch() -> None:
     subclass's results are then plain tensors)."""
     global _TORCH_FUNCTION_LOCK
     C = torch._C
-    lock = _core.state_lock(
-        C._is_torch_function_enabled, C._set_torch_function_state, C._TorchFunctionState.SUBCLASSES_DISABLED
-    )
+    switch = C._set_torch_function_state  # type: ignore[attr-defined]  # not in torch's stubs
+    off = C._TorchFunctionState.SUBCLASSES_DISABLED  # type: ignore[attr-defined]
+    lock = _core.state_lock(C._is_torch_function_enabled, switch, off)
     lock()
     for cls in (C.DisableTorchFunction, C.DisableTorchFunctionSubclass):
         exit_ = cls.__dict__["__exit__"]

@@ -1,10 +1,10 @@
 # Eleventh session (2026-12-07, CPU judge): the simplest callback inside torch's walk of a list of
 # sizes (PyList_GET_ITEM, the length read first) is an `__index__` of the kernel's own: it shortens
 # the list and Tensor.view reads past its end. Refused statically (protocol methods outside the
-# short list). With the static rules waived it still runs: the worker has no hold on torch's own
-# walks (measured: "read 8 sizes from a list of 6", permissive), so the protocol-method rule is the
-# only layer for it (docs/judge.md). This kernel raises when the walk went past the end, so that
-# a permissive run reads as that exception rather than as a pass.
+# short list). With the static rules waived it ran (measured: "read 8 sizes from a list of 6",
+# permissive); since the twelfth session the C API's conversions that compiled code calls refuse a
+# hook of kernel code before it runs (sequence_hold.cc). This kernel raises when the walk went past
+# the end, so that a run the layers miss reads as that exception rather than as a pass.
 import torch
 
 box = []

@@ -1,8 +1,9 @@
 # Eleventh session's third red team (2026-12-07, CPU judge): refused strict (setattr with a computed
 # name); with the static rules waived it passed at 0.79x with raw read and write confirmed: an
 # instance attribute named __torch_function__ on a plain object of the kernel's runs as torch's hook
-# while torch's dispatch holds the other arguments borrowed. No runtime layer stops an instance
-# attribute (open; the static rule is the layer).
+# while torch's dispatch holds the other arguments borrowed. Since the twelfth session the worker
+# locks torch's __torch_function__ dispatch off (worker._lock_torch_function_dispatch): torch then
+# looks no hook up and refuses the plain object as not a tensor.
 # A submodule registered under the name "__torch_function__": nn.Module.__getattr__ returns it when
 # torch's dispatch looks the hook up on the carrier, so the kernel's forward() runs as the
 # __torch_function__ handler while torch holds torch.cat's list items borrowed.
