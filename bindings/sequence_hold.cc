@@ -173,13 +173,14 @@ constexpr uint32_t kGlobDat = R_AARCH64_GLOB_DAT;
 #endif
 
 struct Walk {
-  const char* symbol;
+  const char* symbol;      // with target: the one symbol replaced (when `all` is false)
   uintptr_t target;        // the replacement's address
   uintptr_t own_base;      // this module's load address (its own calls stay the originals)
   uintptr_t only_address;  // when not 0, only the object loaded over this address
   std::vector<std::pair<std::string, int>> patched;  // object, slots set by this walk
   int held_before = 0;                               // slots a previous walk set
   std::string error;
+  bool all = false;  // every symbol of kReplacements in one pass, instead of `symbol`
 };
 
 // A dynamic section's address: glibc rewrites most of them to run-time addresses when it loads an
@@ -264,7 +265,6 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
   if (symtab == 0 || strtab == 0 || pltrel != DT_RELA) return 0;
   const auto* symbols = reinterpret_cast<const ElfW(Sym)*>(symtab);
   const char* names = reinterpret_cast<const char*>(strtab);
-  const size_t symbol_length = std::strlen(walk->symbol);
   int patched = 0;
   auto scan = [&](uintptr_t table, size_t bytes) {
     if (table == 0) return;
@@ -274,14 +274,26 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
       if (type != kJumpSlot && type != kGlobDat) continue;
       const ElfW(Sym)& symbol = symbols[ELF64_R_SYM(entries[i].r_info)];
       if (symbol.st_shndx != SHN_UNDEF) continue;  // the object's own definition
-      if (strsz != 0 && symbol.st_name + symbol_length >= strsz) continue;
-      if (std::strcmp(names + symbol.st_name, walk->symbol) != 0) continue;
+      if (strsz != 0 && symbol.st_name >= strsz) continue;
+      const char* name = names + symbol.st_name;
+      uintptr_t target = 0;
+      if (!walk->all) {
+        if (std::strcmp(name, walk->symbol) == 0) target = walk->target;
+      } else if (name[0] == 'P' && name[1] == 'y') {
+        for (const Replacement& r : kReplacements) {
+          if (std::strcmp(name, r.symbol) == 0) {
+            target = r.replacement;
+            break;
+          }
+        }
+      }
+      if (target == 0) continue;
       const uintptr_t slot = base + entries[i].r_offset;
-      if (*reinterpret_cast<const uintptr_t*>(slot) == walk->target) {
+      if (*reinterpret_cast<const uintptr_t*>(slot) == target) {
         ++walk->held_before;
         continue;
       }
-      if (!Write(slot, walk->target, slot >= relro_start && slot < relro_end)) {
+      if (!Write(slot, target, slot >= relro_start && slot < relro_end)) {
         walk->error = std::string("mprotect: ") + std::strerror(errno) + " (" +
                       (info->dlpi_name != nullptr ? info->dlpi_name : "?") + ")";
         return;
@@ -311,20 +323,12 @@ uintptr_t OwnBase() {
   return reinterpret_cast<uintptr_t>(own.dli_fbase);
 }
 
-// Every loaded object's slots of each replaced symbol set to its replacement (kReplacements).
-// Returns the PySequence_Fast walk's counts; the first error of any walk.
+// Every loaded object's slots of each replaced symbol set to its replacement (kReplacements), in
+// one pass over each object's relocations.
 Walk HoldSequences() {
-  Walk first{};
-  for (const Replacement& r : kReplacements) {
-    Walk walk{r.symbol, r.replacement, OwnBase(), 0, {}, 0, {}};
-    dl_iterate_phdr(PatchObject, &walk);
-    if (&r == &kReplacements[0]) {
-      first = walk;
-    } else if (first.error.empty() && !walk.error.empty()) {
-      first.error = walk.error;
-    }
-  }
-  return first;
+  Walk walk{nullptr, 0, OwnBase(), 0, {}, 0, {}, true};
+  dl_iterate_phdr(PatchObject, &walk);
+  return walk;
 }
 
 // The interpreter loads extension modules with dlopen: the object that does (libpython, or the
