@@ -296,11 +296,13 @@ class Worker:
         _core.install_runtime_audit(audit, enforce=not self.options.get("audit_record_only"))
         _install_process_wide_guards()
         # torch's __torch_function__ dispatch locked off on the kernel's thread too (torch keeps
-        # the switch per thread; _lock_torch_function_dispatch).
-        locked = self._thread.call(_TORCH_FUNCTION_LOCK, ())
-        self._thread.release_collector()
-        if locked[0] != "ok":
-            return {"ok": False, "judge_error": f"the kernel's thread: {locked[1]}: {locked[4]}"}
+        # the switch per thread; _lock_torch_function_dispatch, which the guards just ran: no
+        # lock only where a test of the judge's own left them out).
+        if _TORCH_FUNCTION_LOCK is not None:
+            locked = self._thread.call(_TORCH_FUNCTION_LOCK, ())
+            self._thread.release_collector()
+            if locked[0] != "ok":
+                return {"ok": False, "judge_error": f"the kernel's thread: {locked[1]}: {locked[4]}"}
         # What the worker's own handling of the outputs looks up after solve returns (torch.Tensor's
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
         # changed by kernel.py is seen when its call returns (runtime.clock_tampered), before the
