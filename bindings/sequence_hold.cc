@@ -69,6 +69,9 @@ struct GenericSlots {
   unaryfunc index = nullptr;
   unaryfunc integer = nullptr;
   unaryfunc real = nullptr;
+  inquiry truth = nullptr;
+  lenfunc sequence_length = nullptr;
+  lenfunc mapping_length = nullptr;
 };
 GenericSlots g_generic;
 
@@ -88,7 +91,27 @@ bool Refused(PyObject* object, bool index, bool integer, bool real) {
          RefuseKernelConversion(object, "__float__");
 }
 
+// Whether `object`'s truth or length (__bool__, __len__) would run Python code of the kernel's,
+// refused (PermissionError set): numpy's coercion asked each item of the list it walked for its
+// length (numpy_coerce_len_uaf*), torch's and the DSLs' C code test truths.
+bool RefusedLength(PyObject* object, bool truth) {
+  if (object == nullptr) return false;
+  PyTypeObject* type = Py_TYPE(object);
+  if (!PyType_HasFeature(type, Py_TPFLAGS_HEAPTYPE)) return false;
+  if (truth && type->tp_as_number != nullptr && type->tp_as_number->nb_bool != nullptr &&
+      type->tp_as_number->nb_bool == g_generic.truth)
+    return RefuseKernelConversion(object, "__bool__");
+  const bool python_length =
+      (type->tp_as_sequence != nullptr && type->tp_as_sequence->sq_length != nullptr &&
+       type->tp_as_sequence->sq_length == g_generic.sequence_length) ||
+      (type->tp_as_mapping != nullptr && type->tp_as_mapping->mp_length != nullptr &&
+       type->tp_as_mapping->mp_length == g_generic.mapping_length);
+  return python_length && RefuseKernelConversion(object, "__len__");
+}
+
 using ObjectFn = PyObject* (*)(PyObject*);
+using IntFn = int (*)(PyObject*);
+using SizeFn = Py_ssize_t (*)(PyObject*);
 using SsizeFn = Py_ssize_t (*)(PyObject*, PyObject*);
 using LongFn = long (*)(PyObject*);
 using LongOverflowFn = long (*)(PyObject*, int*);
@@ -102,6 +125,9 @@ LongOverflowFn g_long_as_long_overflow;
 LongLongFn g_long_as_long_long;
 LongLongOverflowFn g_long_as_long_long_overflow;
 DoubleFn g_float_as_double;
+IntFn g_object_is_true, g_object_not;
+SizeFn g_object_size, g_object_length, g_sequence_size, g_sequence_length, g_mapping_size,
+    g_mapping_length;
 
 PyObject* CheckedNumberIndex(PyObject* o) {
   return Refused(o, true, false, false) ? nullptr : g_number_index(o);
@@ -134,6 +160,26 @@ long long CheckedLongAsLongLongOverflow(PyObject* o, int* overflow) {
 double CheckedFloatAsDouble(PyObject* o) {
   return Refused(o, true, false, true) ? -1.0 : g_float_as_double(o);
 }
+int CheckedIsTrue(PyObject* o) { return RefusedLength(o, true) ? -1 : g_object_is_true(o); }
+int CheckedNot(PyObject* o) { return RefusedLength(o, true) ? -1 : g_object_not(o); }
+Py_ssize_t CheckedObjectSize(PyObject* o) {
+  return RefusedLength(o, false) ? -1 : g_object_size(o);
+}
+Py_ssize_t CheckedObjectLength(PyObject* o) {
+  return RefusedLength(o, false) ? -1 : g_object_length(o);
+}
+Py_ssize_t CheckedSequenceSize(PyObject* o) {
+  return RefusedLength(o, false) ? -1 : g_sequence_size(o);
+}
+Py_ssize_t CheckedSequenceLength(PyObject* o) {
+  return RefusedLength(o, false) ? -1 : g_sequence_length(o);
+}
+Py_ssize_t CheckedMappingSize(PyObject* o) {
+  return RefusedLength(o, false) ? -1 : g_mapping_size(o);
+}
+Py_ssize_t CheckedMappingLength(PyObject* o) {
+  return RefusedLength(o, false) ? -1 : g_mapping_length(o);
+}
 
 // The symbols replaced in every loaded object, each with the interpreter's own (found once).
 struct Replacement {
@@ -162,6 +208,22 @@ const Replacement kReplacements[] = {
      reinterpret_cast<uintptr_t>(&CheckedLongAsLongLongOverflow)},
     {"PyFloat_AsDouble", reinterpret_cast<void**>(&g_float_as_double),
      reinterpret_cast<uintptr_t>(&CheckedFloatAsDouble)},
+    {"PyObject_IsTrue", reinterpret_cast<void**>(&g_object_is_true),
+     reinterpret_cast<uintptr_t>(&CheckedIsTrue)},
+    {"PyObject_Not", reinterpret_cast<void**>(&g_object_not),
+     reinterpret_cast<uintptr_t>(&CheckedNot)},
+    {"PyObject_Size", reinterpret_cast<void**>(&g_object_size),
+     reinterpret_cast<uintptr_t>(&CheckedObjectSize)},
+    {"PyObject_Length", reinterpret_cast<void**>(&g_object_length),
+     reinterpret_cast<uintptr_t>(&CheckedObjectLength)},
+    {"PySequence_Size", reinterpret_cast<void**>(&g_sequence_size),
+     reinterpret_cast<uintptr_t>(&CheckedSequenceSize)},
+    {"PySequence_Length", reinterpret_cast<void**>(&g_sequence_length),
+     reinterpret_cast<uintptr_t>(&CheckedSequenceLength)},
+    {"PyMapping_Size", reinterpret_cast<void**>(&g_mapping_size),
+     reinterpret_cast<uintptr_t>(&CheckedMappingSize)},
+    {"PyMapping_Length", reinterpret_cast<void**>(&g_mapping_length),
+     reinterpret_cast<uintptr_t>(&CheckedMappingLength)},
 };
 
 #if defined(__x86_64__)
@@ -281,7 +343,7 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
         if (std::strcmp(name, walk->symbol) == 0) target = walk->target;
       } else if (name[0] == 'P' && name[1] == 'y') {
         for (const Replacement& r : kReplacements) {
-          if (std::strcmp(name, r.symbol) == 0) {
+          if (*r.original != nullptr && std::strcmp(name, r.symbol) == 0) {
             target = r.replacement;
             break;
           }
@@ -349,12 +411,13 @@ void RegisterSequenceHold(py::module_& m) {
 #if !defined(__x86_64__) && !defined(__aarch64__)
         throw py::type_error("hold_sequence_items: only on x86-64 and AArch64 Linux");
 #else
+        // One the interpreter does not export (an alias a later version drops) is left out:
+        // nothing can link to it either.
         for (const Replacement& r : kReplacements) {
-          if (*r.original != nullptr) continue;
-          *r.original = dlsym(RTLD_DEFAULT, r.symbol);
-          if (*r.original == nullptr)
-            throw py::type_error(std::string("hold_sequence_items: no ") + r.symbol);
+          if (*r.original == nullptr) *r.original = dlsym(RTLD_DEFAULT, r.symbol);
         }
+        if (g_sequence_fast == nullptr)
+          throw py::type_error("hold_sequence_items: no PySequence_Fast");
         if (g_generic.index == nullptr) {
           // The interpreter's generic slots, those of a class whose hooks are Python functions:
           // numbers.Integral defines __index__, __int__ and __float__ in Python.
@@ -364,7 +427,21 @@ void RegisterSequenceHold(py::module_& m) {
           if (number == nullptr || number->nb_index == nullptr || number->nb_int == nullptr ||
               number->nb_float == nullptr)
             throw py::type_error("hold_sequence_items: numbers.Integral converts in C here");
-          g_generic = {number->nb_index, number->nb_int, number->nb_float};
+          // numbers.Complex (Integral's base) defines __bool__ in Python, and
+          // collections.abc.Sized __len__.
+          py::object sized = py::module_::import("collections.abc").attr("Sized");
+          const auto* sized_type = reinterpret_cast<PyTypeObject*>(sized.ptr());
+          if (number->nb_bool == nullptr || sized_type->tp_as_sequence == nullptr ||
+              sized_type->tp_as_sequence->sq_length == nullptr ||
+              sized_type->tp_as_mapping == nullptr ||
+              sized_type->tp_as_mapping->mp_length == nullptr)
+            throw py::type_error("hold_sequence_items: a probe class's hooks are not in Python");
+          g_generic = {number->nb_index,
+                       number->nb_int,
+                       number->nb_float,
+                       number->nb_bool,
+                       sized_type->tp_as_sequence->sq_length,
+                       sized_type->tp_as_mapping->mp_length};
         }
         const uintptr_t own = OwnBase();
         if (own == 0) throw py::type_error("hold_sequence_items: this module's address not found");
@@ -386,7 +463,9 @@ void RegisterSequenceHold(py::module_& m) {
       "parsers, the json encoder ...) routed to one that returns a tuple of a list's items instead "
       "of the list, so that the caller's borrowed item array cannot be emptied and freed while it "
       "calls into the items; their calls of the C API's conversions (PyNumber_Index, "
-      "PyNumber_Long, PyNumber_Float, PyNumber_AsSsize_t, PyLong_As*, PyFloat_AsDouble) to ones "
+      "PyNumber_Long, PyNumber_Float, PyNumber_AsSsize_t, PyLong_As*, PyFloat_AsDouble) and "
+      "truth and length questions (PyObject_IsTrue, PyObject_Not, PyObject_Size, "
+      "PySequence_Size, PyMapping_Size and their _Length aliases) to ones "
       "that refuse a conversion hook of kernel code before it runs (a runtime.native_code "
       "violation; installed code's and C hooks convert as before); and the interpreter's dlopen "
       "to one that does the same for each "

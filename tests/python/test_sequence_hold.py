@@ -42,17 +42,24 @@ PROBE = textwrap.dedent(
 
     out = {}
 
-    class Emptier:
-        # A sequence to numpy (it has __len__ and __getitem__); asked for its length, it empties
-        # the list numpy is walking.
-        def __init__(self, box):
-            self.box = box
-        def __len__(self):
-            self.box.clear()
-            out["refs"] = sys.getrefcount(kept)
-            return 0
-        def __getitem__(self, index):
-            raise IndexError(index)
+    # A library's class (its code named by a file of an installed package, as a plain
+    # WeakValueDictionary's __len__ was, whose pending removals popped the kernel's entries): a
+    # class of the kernel's would have its __len__ refused before it ran (the conversion layer,
+    # test_no_conversion_hook_of_kernel_code_runs_inside_compiled_code).
+    LIBRARY = (
+        "class Emptier:\\n"
+        "    # A sequence to numpy (it has __len__ and __getitem__); asked for its length, it\\n"
+        "    # empties the list numpy is walking.\\n"
+        "    def __init__(self, box):\\n"
+        "        self.box = box\\n"
+        "    def __len__(self):\\n"
+        "        self.box.clear()\\n"
+        "        out['refs'] = sys.getrefcount(kept)\\n"
+        "        return 0\\n"
+        "    def __getitem__(self, index):\\n"
+        "        raise IndexError(index)\\n"
+    )
+    exec(compile(LIBRARY, "/usr/lib/python3/dist-packages/library_emptier.py", "exec"))
 
     class Item:
         pass
@@ -447,6 +454,29 @@ CONVERSION = textwrap.dedent(
         out["float"] = float(np.array([Half()], dtype=np.float64)[0])
     except (TypeError, ValueError, PermissionError) as error:
         out["float"] = type(error).__name__
+
+    class Sized:  # numpy asks each item of a list it coerces for its length
+        def __len__(self):
+            out["len_ran"] = True
+            return 0
+
+        def __getitem__(self, index):
+            raise IndexError(index)
+
+    class Truth:  # numpy's object-to-bool cast asks each item's truth
+        def __bool__(self):
+            out["bool_ran"] = True
+            return True
+
+    out["len_ran"] = out["bool_ran"] = False
+    try:
+        np.array([Sized(), 1], dtype=object)
+    except (TypeError, ValueError, PermissionError) as error:
+        out["len_error"] = type(error).__name__
+    try:
+        np.array([Truth()], dtype=object).astype(bool)
+    except (TypeError, ValueError, PermissionError) as error:
+        out["bool_error"] = type(error).__name__
     # Installed code's hooks (sympy's) and C conversions answer as before.
     out["installed"] = torch.zeros(4).view([sympy.Integer(2), 2]).shape[0]
     out["numpy_index"] = torch.zeros(6).view([np.int64(2), 3]).dim()
@@ -463,5 +493,10 @@ def test_no_conversion_hook_of_kernel_code_runs_inside_compiled_code():
     # Held: the conversion refused before the hook ran (torch then tried view's other signature).
     assert held["length"] == 8 and "sizes_read" not in held, held
     assert held["float"] == "PermissionError", held
+    # __len__ and __bool__ asked by compiled code (PyObject_Size, PyObject_IsTrue ...): run
+    # unheld, refused before they run held.
+    assert bare["len_ran"] and bare["bool_ran"], bare
+    assert not held["len_ran"] and not held["bool_ran"], held
+    assert held["bool_error"] == "PermissionError", held
     assert held["installed"] == bare["installed"] == 2, held
     assert held["numpy_index"] == bare["numpy_index"] == 2, held
