@@ -87,6 +87,10 @@ bool Refused(PyObject* object, bool index, bool integer, bool real) {
   if (integer && number->nb_int != nullptr && number->nb_int == g_generic.integer &&
       RefuseKernelConversion(object, "__int__"))
     return true;
+  // PyNumber_Long's last resort, looked up by name where the type has neither slot.
+  if (integer && number->nb_int == nullptr && number->nb_index == nullptr &&
+      RefuseKernelConversion(object, "__trunc__"))
+    return true;
   return real && number->nb_float != nullptr && number->nb_float == g_generic.real &&
          RefuseKernelConversion(object, "__float__");
 }

@@ -477,6 +477,16 @@ CONVERSION = textwrap.dedent(
         np.array([Truth()], dtype=object).astype(bool)
     except (TypeError, ValueError, PermissionError) as error:
         out["bool_error"] = type(error).__name__
+    class Truncated:  # PyNumber_Long's last resort (numpy's int cast of an object array)
+        def __trunc__(self):
+            out["trunc_ran"] = True
+            return 3
+
+    out["trunc_ran"] = False
+    try:
+        np.array([Truncated()], dtype=object).astype(np.int64)
+    except (TypeError, ValueError, PermissionError) as error:
+        out["trunc_error"] = type(error).__name__
     # Installed code's hooks (sympy's) and C conversions answer as before.
     out["installed"] = torch.zeros(4).view([sympy.Integer(2), 2]).shape[0]
     out["numpy_index"] = torch.zeros(6).view([np.int64(2), 3]).dim()
@@ -497,6 +507,7 @@ def test_no_conversion_hook_of_kernel_code_runs_inside_compiled_code():
     # unheld, refused before they run held.
     assert bare["len_ran"] and bare["bool_ran"], bare
     assert not held["len_ran"] and not held["bool_ran"], held
+    assert bare["trunc_ran"] and not held["trunc_ran"], (bare, held)
     assert held["bool_error"] == "PermissionError", held
     assert held["installed"] == bare["installed"] == 2, held
     assert held["numpy_index"] == bare["numpy_index"] == 2, held
