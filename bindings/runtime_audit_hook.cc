@@ -317,8 +317,6 @@ std::string SourceLine(const std::string& file, int line) {
   return it->second[static_cast<size_t>(line) - 1];
 }
 
-// Whether an installed source file names `word` (read in C++, no audit event; cached, answer
-// and all: the DSL's executor asks it of its own 65 kB source in every call of a kernel).
 // fn, to be called on a thread about to start: calls prelude() first, then fn with the
 // arguments it is given (runtime_audit's thread_prelude).
 py::object PreludeThen(py::object prelude, py::object fn) {
@@ -328,6 +326,8 @@ py::object PreludeThen(py::object prelude, py::object fn) {
   });
 }
 
+// Whether an installed source file names `word` (read in C++, no audit event; cached, answer
+// and all: the DSL's executor asks it of its own 65 kB source in every call of a kernel).
 bool SourceMentions(const std::string& file, const std::string& word) {
   static auto* cache = new absl::flat_hash_map<std::pair<std::string, std::string>, bool>();
   const auto key = std::make_pair(file, word);
@@ -732,41 +732,6 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
   AddViolation(code, ToValidUtf8(Redacted(message)), ToValidUtf8(Redacted(evidence)));
 }
 
-bool RefuseKernelConversion(PyObject* object, const char* hook) {
-  PyTypeObject* type = Py_TYPE(object);
-  PyObject* found = _PyType_Lookup(type, py::str(hook).ptr());  // borrowed; sets no error
-  if (found == nullptr) return false;
-  // A function written in C: pybind11's enums' hooks (instance methods of C functions), a
-  // descriptor of a C type's method (it checks its instance's type). None runs Python of its own.
-  PyObject* callable = found;
-  if (PyInstanceMethod_Check(callable)) callable = PyInstanceMethod_GET_FUNCTION(callable);
-  if (PyCFunction_Check(callable) || Py_IS_TYPE(callable, &PyMethodDescr_Type) ||
-      Py_IS_TYPE(callable, &PyWrapperDescr_Type)) {
-    return false;
-  }
-  if (PyFunction_Check(found)) {
-    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(found));
-    if (!KernelMadeCode(code)) {
-      const std::string file = Text(code->co_filename);
-      // With no audit installed (the judge's own tests) installed code is the interpreter's
-      // library folder's, packages included.
-      const bool installed = g_state != nullptr ? InstalledCode(g_state->config, file) &&
-                                                      file != g_state->config.kernel_path
-                                                : absl::StrContains(file, "/lib/python");
-      if (installed) return false;
-    }
-  }
-  const std::string what =
-      absl::StrCat("a conversion hook of kernel code (", type->tp_name, ".", hook,
-                   ") called by compiled code, which may hold what it walks borrowed");
-  const bool refuse = g_state == nullptr || g_state->enforce;
-  RecordRuntimeViolation("runtime.native_code", absl::StrCat("the worker refused ", what),
-                         absl::StrCat(what, " called"));
-  if (!refuse) return false;  // record mode: the conversion runs
-  PyErr_SetString(PyExc_PermissionError, absl::StrCat("blocked by the judge: ", what).c_str());
-  return true;
-}
-
 namespace {
 
 // The refusing callables' one path: records `code` ("the worker refused <what>", `evidence`)
@@ -777,8 +742,13 @@ bool RecordRefusal(const std::string& code, const std::string& what, const std::
   return g_state == nullptr || g_state->enforce;
 }
 
-[[noreturn]] void RaiseRefused(const std::string& what) {
+// The refusal's exception, set (PermissionError, "blocked by the judge: <what>").
+void SetRefused(const std::string& what) {
   PyErr_SetString(PyExc_PermissionError, absl::StrCat("blocked by the judge: ", what).c_str());
+}
+
+[[noreturn]] void RaiseRefused(const std::string& what) {
+  SetRefused(what);
   throw py::error_already_set();
 }
 
@@ -1296,6 +1266,39 @@ int CheckedNdarrayGetBuffer(PyObject* array, Py_buffer* view, int flags) {
 }
 
 }  // namespace
+
+bool RefuseKernelConversion(PyObject* object, const char* hook) {
+  PyTypeObject* type = Py_TYPE(object);
+  PyObject* found = _PyType_Lookup(type, py::str(hook).ptr());  // borrowed; sets no error
+  if (found == nullptr) return false;
+  // A function written in C: pybind11's enums' hooks (instance methods of C functions), a
+  // descriptor of a C type's method (it checks its instance's type). None runs Python of its own.
+  PyObject* callable = found;
+  if (PyInstanceMethod_Check(callable)) callable = PyInstanceMethod_GET_FUNCTION(callable);
+  if (PyCFunction_Check(callable) || Py_IS_TYPE(callable, &PyMethodDescr_Type) ||
+      Py_IS_TYPE(callable, &PyWrapperDescr_Type)) {
+    return false;
+  }
+  if (PyFunction_Check(found)) {
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(found));
+    if (!KernelMadeCode(code)) {
+      const std::string file = Text(code->co_filename);
+      // With no audit installed (the judge's own tests) installed code is the interpreter's
+      // library folder's, packages included.
+      const bool installed = g_state != nullptr ? InstalledCode(g_state->config, file) &&
+                                                      file != g_state->config.kernel_path
+                                                : absl::StrContains(file, "/lib/python");
+      if (installed) return false;
+    }
+  }
+  const std::string what =
+      absl::StrCat("a conversion hook of kernel code (", type->tp_name, ".", hook,
+                   ") called by compiled code, which may hold what it walks borrowed");
+  // Record mode refuses nothing: the conversion runs.
+  if (!RecordRefusal("runtime.native_code", what, absl::StrCat(what, " called"))) return false;
+  SetRefused(what);
+  return true;
+}
 
 void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(

@@ -75,13 +75,13 @@ struct GenericSlots {
 };
 GenericSlots g_generic;
 
-// Whether `object`'s conversion through `slot` (index, int or float) would run Python code of the
-// kernel's, refused (PermissionError set).
-bool Refused(PyObject* object, bool index, bool integer, bool real) {
+// Whether `object`'s conversion (through __index__, and __int__ / __trunc__ or __float__ where
+// asked) would run Python code of the kernel's, refused (PermissionError set).
+bool Refused(PyObject* object, bool integer, bool real) {
   if (object == nullptr || PyLong_CheckExact(object) || PyFloat_CheckExact(object)) return false;
   const PyNumberMethods* number = Py_TYPE(object)->tp_as_number;
   if (number == nullptr || !PyType_HasFeature(Py_TYPE(object), Py_TPFLAGS_HEAPTYPE)) return false;
-  if (index && number->nb_index != nullptr && number->nb_index == g_generic.index &&
+  if (number->nb_index != nullptr && number->nb_index == g_generic.index &&
       RefuseKernelConversion(object, "__index__"))
     return true;
   if (integer && number->nb_int != nullptr && number->nb_int == g_generic.integer &&
@@ -134,35 +134,33 @@ SizeFn g_object_size, g_object_length, g_sequence_size, g_sequence_length, g_map
     g_mapping_length;
 
 PyObject* CheckedNumberIndex(PyObject* o) {
-  return Refused(o, true, false, false) ? nullptr : g_number_index(o);
+  return Refused(o, false, false) ? nullptr : g_number_index(o);
 }
 PyObject* CheckedNumberLong(PyObject* o) {
-  return Refused(o, true, true, false) ? nullptr : g_number_long(o);
+  return Refused(o, true, false) ? nullptr : g_number_long(o);
 }
 PyObject* CheckedNumberFloat(PyObject* o) {
-  return Refused(o, true, false, true) ? nullptr : g_number_float(o);
+  return Refused(o, false, true) ? nullptr : g_number_float(o);
 }
 Py_ssize_t CheckedNumberAsSsize(PyObject* o, PyObject* error) {
-  return Refused(o, true, false, false) ? -1 : g_number_as_ssize(o, error);
+  return Refused(o, false, false) ? -1 : g_number_as_ssize(o, error);
 }
-long CheckedLongAsLong(PyObject* o) {
-  return Refused(o, true, false, false) ? -1 : g_long_as_long(o);
-}
+long CheckedLongAsLong(PyObject* o) { return Refused(o, false, false) ? -1 : g_long_as_long(o); }
 long CheckedLongAsLongOverflow(PyObject* o, int* overflow) {
-  if (!Refused(o, true, false, false)) return g_long_as_long_overflow(o, overflow);
+  if (!Refused(o, false, false)) return g_long_as_long_overflow(o, overflow);
   *overflow = 0;
   return -1;
 }
 long long CheckedLongAsLongLong(PyObject* o) {
-  return Refused(o, true, false, false) ? -1 : g_long_as_long_long(o);
+  return Refused(o, false, false) ? -1 : g_long_as_long_long(o);
 }
 long long CheckedLongAsLongLongOverflow(PyObject* o, int* overflow) {
-  if (!Refused(o, true, false, false)) return g_long_as_long_long_overflow(o, overflow);
+  if (!Refused(o, false, false)) return g_long_as_long_long_overflow(o, overflow);
   *overflow = 0;
   return -1;
 }
 double CheckedFloatAsDouble(PyObject* o) {
-  return Refused(o, true, false, true) ? -1.0 : g_float_as_double(o);
+  return Refused(o, false, true) ? -1.0 : g_float_as_double(o);
 }
 int CheckedIsTrue(PyObject* o) { return RefusedLength(o, true) ? -1 : g_object_is_true(o); }
 int CheckedNot(PyObject* o) { return RefusedLength(o, true) ? -1 : g_object_not(o); }

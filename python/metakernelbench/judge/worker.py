@@ -1722,7 +1722,7 @@ def _lock_torch_function_dispatch() -> None:
     handler of the kernel's (a subclass's method, an instance attribute on a plain object, a
     __getattr__ answering the name, a table a library class's hook reads) could free one and
     have torch read a forged object in its place: raw memory, the root of the eleventh
-    session's second and third red teams (126-147x and 20-33x strict at their steps). Off, torch
+    session's second and third red teams (137-147x and 20-33x strict at their steps). Off, torch
     looks no hook up on an argument at all, so no code runs inside its walk of a list of tensors
     either. What turns it back on is refused (torch._C's switch, _EnableTorchFunction, in
     _UNAUDITED_REACH), and leaving a DisableTorchFunction(Subclass) context locks it again (an
