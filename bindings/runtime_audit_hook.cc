@@ -1267,33 +1267,47 @@ int CheckedNdarrayGetBuffer(PyObject* array, Py_buffer* view, int flags) {
 
 }  // namespace
 
-bool RefuseKernelConversion(PyObject* object, const char* hook) {
-  PyTypeObject* type = Py_TYPE(object);
-  PyObject* found = _PyType_Lookup(type, py::str(hook).ptr());  // borrowed; sets no error
-  if (found == nullptr) return false;
-  // A function written in C: pybind11's enums' hooks (instance methods of C functions), a
-  // descriptor of a C type's method (it checks its instance's type). None runs Python of its own.
+// Whether `found`, a hook as a type resolves it, runs no Python of the kernel's itself: a function
+// written in C (pybind11's enums' hooks, instance methods of C functions; a descriptor of a C
+// type's method, which checks its instance's type), or a function of installed code.
+bool TrustedHook(PyObject* found) {
   PyObject* callable = found;
   if (PyInstanceMethod_Check(callable)) callable = PyInstanceMethod_GET_FUNCTION(callable);
   if (PyCFunction_Check(callable) || Py_IS_TYPE(callable, &PyMethodDescr_Type) ||
       Py_IS_TYPE(callable, &PyWrapperDescr_Type)) {
-    return false;
+    return true;
   }
-  if (PyFunction_Check(found)) {
-    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(found));
-    if (!KernelMadeCode(code)) {
-      const std::string file = Text(code->co_filename);
-      // With no audit installed (the judge's own tests) installed code is the interpreter's
-      // library folder's, packages included.
-      const bool installed = g_state != nullptr ? InstalledCode(g_state->config, file) &&
-                                                      file != g_state->config.kernel_path
-                                                : absl::StrContains(file, "/lib/python");
-      if (installed) return false;
-    }
+  if (!PyFunction_Check(found)) return false;  // a partial, a bound method, a property ...
+  auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(found));
+  if (KernelMadeCode(code)) return false;
+  const std::string file = Text(code->co_filename);
+  // With no audit installed (the judge's own tests) installed code is the interpreter's library
+  // folder's, packages included.
+  return g_state != nullptr
+             ? InstalledCode(g_state->config, file) && file != g_state->config.kernel_path
+             : absl::StrContains(file, "/lib/python");
+}
+
+bool RefuseKernelConversion(PyObject* object, const char* hook) {
+  PyTypeObject* type = Py_TYPE(object);
+  // The hook asked, and the type's other conversion, truth and length hooks: an installed hook
+  // calls them through the interpreter's own conversions, which are not replaced
+  // (numbers.Integral's __index__ is int(self), which runs the type's __int__).
+  static const char* const kHooks[] = {"__index__", "__int__", "__float__",  "__trunc__",
+                                       "__bool__",  "__len__", "__complex__"};
+  const char* refused = nullptr;
+  auto untrusted = [type](const char* name) {
+    PyObject* found = _PyType_Lookup(type, py::str(name).ptr());  // borrowed; sets no error
+    return found != nullptr && !TrustedHook(found);
+  };
+  if (untrusted(hook)) refused = hook;
+  for (const char* name : kHooks) {
+    if (refused == nullptr && untrusted(name)) refused = name;
   }
-  const std::string what =
-      absl::StrCat("a conversion hook of kernel code (", type->tp_name, ".", hook,
-                   ") called by compiled code, which may hold what it walks borrowed");
+  if (refused == nullptr) return false;
+  const std::string what = absl::StrCat("a conversion hook of kernel code (", type->tp_name, ".",
+                                        refused, ") called by compiled code (asking ", hook,
+                                        "), which may hold what it walks borrowed");
   // Record mode refuses nothing: the conversion runs.
   if (!RecordRefusal("runtime.native_code", what, absl::StrCat(what, " called"))) return false;
   SetRefused(what);

@@ -424,7 +424,7 @@ def test_no_handler_of_the_kernels_runs_inside_torchs_torch_function_dispatch():
 
 CONVERSION = textwrap.dedent(
     """
-    import json, sys
+    import json, numbers, sys
     import numpy as np
     import sympy
     import torch
@@ -445,6 +445,21 @@ CONVERSION = textwrap.dedent(
     except (RuntimeError, TypeError) as error:
         out["error"] = type(error).__name__
     out["length"] = len(box)
+
+    class Delegating:  # an installed __index__ (int(self)) that runs the class's own __int__
+        __index__ = numbers.Integral.__index__
+
+        def __int__(self):
+            if len(box) > 6:
+                del box[6:]
+            return 1
+
+    box[:] = [2, Delegating(), 1, 1, 1, 1, 3, 5]
+    try:
+        out["delegated_sizes_read"] = torch.zeros(30).view(box).dim()
+    except (RuntimeError, TypeError) as error:
+        out["delegated_error"] = type(error).__name__
+    out["delegated_length"] = len(box)
 
     class Half:  # numpy converts it with PyFloat_AsDouble
         def __float__(self):
@@ -503,6 +518,10 @@ def test_no_conversion_hook_of_kernel_code_runs_inside_compiled_code():
     # Held: the conversion refused before the hook ran (torch then tried view's other signature).
     assert held["length"] == 8 and "sizes_read" not in held, held
     assert held["float"] == "PermissionError", held
+    # An installed hook that calls the class's own (numbers.Integral's __index__ is int(self)):
+    # the interpreter's int() is not replaced, so the class's other hooks are refused with it.
+    assert bare["delegated_sizes_read"] == 8 and bare["delegated_length"] == 6, bare
+    assert held["delegated_length"] == 8 and "delegated_sizes_read" not in held, held
     # __len__ and __bool__ asked by compiled code (PyObject_Size, PyObject_IsTrue ...): run
     # unheld, refused before they run held.
     assert bare["len_ran"] and bare["bool_ran"], bare
