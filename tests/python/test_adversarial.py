@@ -89,6 +89,18 @@ def _suite_with_roofline(case, tmp_path) -> list[str]:
     return ["--suite", str(root)]
 
 
+def _main_thread_cpu_only(verdict) -> bool:
+    """Whether the verdict failed on the CPU judge's main-thread check alone (timing.inconsistent
+    naming the worker's main thread, and no other violation)."""
+    if verdict["status"] == "passed":
+        return False
+    violations = [f for f in verdict["findings"] if f["severity"] == "violation"]
+    return len(violations) == 1 and (
+        violations[0]["code"] == "timing.inconsistent"
+        and violations[0]["message"].startswith("the worker's main thread used")
+    )
+
+
 def _record(case, verdict, wall_s: float) -> None:
     path = os.environ.get("MKB_ADVERSARIAL_RECORD")
     if not path:
@@ -106,6 +118,7 @@ def _record(case, verdict, wall_s: float) -> None:
         "violations": sorted({f["code"] for f in verdict["findings"] if f["severity"] == "violation"}),
         "gpu": verdict["environment"]["gpu_name"] or verdict["environment"]["device"],
         "wall_s": round(wall_s, 2),
+        **({"retried_after": verdict["retried_after"][:300]} if "retried_after" in verdict else {}),
         # the host's clock around the worker's (the data the clock bound is set from)
         "clock_gap": {
             k.removeprefix("timing."): v
@@ -246,10 +259,22 @@ def test_adversarial_case(case, tmp_path, monkeypatch):
         if not toolchains.toolchain(dsl).installed:
             pytest.skip(f"the case goes through {dsl}: mkb dsl install --dsl {dsl}")
     started = time.monotonic()
-    if "env" in case or case["name"] in CLI_CASES:
-        verdict = _judge_by_command(case, tmp_path)
-    else:
-        verdict = _judge_in_process(case, tmp_path, monkeypatch)
+
+    def judge() -> dict:
+        if "env" in case or case["name"] in CLI_CASES:
+            return _judge_by_command(case, tmp_path)
+        return _judge_in_process(case, tmp_path, monkeypatch)
+
+    verdict = judge()
+    if case["expect"] == ["passed"] and _main_thread_cpu_only(verdict):
+        # The one load-sensitive check (docs/judge.md, "On the CPU judge"): an honest kernel's
+        # main-thread excess grows with the machine's load (a fresh-clone `make test` beside a
+        # build read 2.74 ms timed against 1.15 ms calibrated once, 3 of 3 passing unloaded).
+        # Judged once more; a kernel that moves its work onto the main thread trips it every
+        # time, and the second verdict is the one asserted (the record keeps the first's message).
+        first = verdict["message"]
+        verdict = judge()
+        verdict["retried_after"] = first
     _record(case, verdict, time.monotonic() - started)
     summary = f"{verdict['status']}: {verdict['message']}"
     if verdict["status"] == "infra_error":  # the judge's failure: what its worker left
@@ -281,3 +306,26 @@ def test_adversarial_case(case, tmp_path, monkeypatch):
 def test_cli_cases_exist():
     names = {case["name"] for case in CASES}
     assert CLI_CASES <= names, sorted(CLI_CASES - names)
+
+
+def test_only_a_main_thread_cpu_excess_alone_is_judged_again():
+    """The honest cases' one retry is for the load-sensitive main-thread check alone: any other
+    violation, or that one beside another, is asserted as it came."""
+    main = {
+        "code": "timing.inconsistent",
+        "severity": "violation",
+        "message": "the worker's main thread used a median 2.740 ms of CPU per timed call",
+    }
+    kernel = {**main, "message": "the kernel's thread used a median 0.9 ms of CPU per timed call"}
+    other = {"code": "runtime.native_code", "severity": "violation", "message": "refused"}
+    warning = {"code": "judge.note", "severity": "warning", "message": "w"}
+
+    def verdict(status, *findings):
+        return {"status": status, "findings": list(findings)}
+
+    assert _main_thread_cpu_only(verdict("policy_violation", main))
+    assert _main_thread_cpu_only(verdict("policy_violation", main, warning))
+    assert not _main_thread_cpu_only(verdict("passed", main))
+    assert not _main_thread_cpu_only(verdict("policy_violation", kernel))
+    assert not _main_thread_cpu_only(verdict("policy_violation", main, other))
+    assert not _main_thread_cpu_only(verdict("mismatch"))
