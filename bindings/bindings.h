@@ -38,6 +38,16 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
 // audit only records, PermissionError set and true returned. With the GIL held.
 bool RefuseKernelConversion(PyObject* object, const char* hook);
 
+// Called by the worker's replacements of the C API's attribute look-ups (sequence_hold.cc): when
+// `name` is a raw-memory protocol (__array_interface__, __array_struct__,
+// __cuda_array_interface__: numpy and torch read or write the address it names), whether
+// `object` would answer it from anything but C or installed code (its own attribute dictionary,
+// which a library's setattr under a name taken from data fills; a property, function or
+// __getattr__ of kernel code); then a runtime.native_code violation is recorded and, unless the
+// audit only records, PermissionError set and true returned. With the GIL held.
+bool RefuseRawMemoryProtocol(PyObject* object, PyObject* name);
+bool RefuseRawMemoryProtocol(PyObject* object, const char* name);
+
 // Whether a thread state in an interpreter's list may be read (its id, frame, links). CPython
 // 3.11 links a thread state being made by a native thread (PyGILState_Ensure needs no GIL) before
 // it initialises it; 3.12 initialises first. With the GIL held.

@@ -1314,6 +1314,102 @@ bool RefuseKernelConversion(PyObject* object, const char* hook) {
   return true;
 }
 
+namespace {
+
+// Whether `found`, an attribute as a type resolves it, answers in C or from installed code: a
+// descriptor of a C type (getset, member, method, slot wrapper), a C function, or a property or
+// function of installed code (TrustedHook).
+bool TrustedAnswer(PyObject* found) {
+  if (Py_IS_TYPE(found, &PyGetSetDescr_Type) || Py_IS_TYPE(found, &PyMemberDescr_Type)) return true;
+  if (PyObject_TypeCheck(found, &PyProperty_Type)) {
+    // property's C layout is not public: its accessor functions as attributes (C getsets).
+    for (const char* part : {"fget", "fset", "fdel"}) {
+      PyObject* f = PyObject_GetAttrString(found, part);
+      if (f == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      const bool ok = f == Py_None || TrustedHook(f);
+      Py_DECREF(f);
+      if (!ok) return false;
+    }
+    return true;
+  }
+  return TrustedHook(found);
+}
+
+// Whether `object`'s own attribute dictionary (an instance's __dict__, a function's, a module's)
+// holds `name`, read without running any code of the object's.
+bool InstanceDictHolds(PyObject* object, PyObject* name) {
+  PyTypeObject* type = Py_TYPE(object);
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  const bool managed = PyType_HasFeature(type, Py_TPFLAGS_MANAGED_DICT);
+#else
+  const bool managed = false;
+#endif
+  if (type->tp_dictoffset == 0 && !managed) return false;
+  PyObject* dict = PyObject_GenericGetDict(object, nullptr);  // new reference, or an error
+  if (dict == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const int holds = PyDict_Check(dict) ? PyDict_Contains(dict, name) : 0;  // str keys: C only
+  Py_DECREF(dict);
+  if (holds < 0) PyErr_Clear();
+  return holds > 0;
+}
+
+bool IsRawMemoryProtocol(const char* name) {
+  return name != nullptr && name[0] == '_' && name[1] == '_' &&
+         (std::strcmp(name, "__array_interface__") == 0 ||
+          std::strcmp(name, "__array_struct__") == 0 ||
+          std::strcmp(name, "__cuda_array_interface__") == 0);
+}
+
+bool IsRawMemoryProtocol(PyObject* name) {
+  if (name == nullptr || !PyUnicode_Check(name) || !PyUnicode_IS_ASCII(name)) return false;
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+  if (n != 16 && n != 19 && n != 24) return false;
+  return IsRawMemoryProtocol(reinterpret_cast<const char*>(PyUnicode_DATA(name)));
+}
+
+}  // namespace
+
+bool RefuseRawMemoryProtocol(PyObject* object, PyObject* name) {
+  if (object == nullptr || !IsRawMemoryProtocol(name)) return false;
+  PyTypeObject* type = Py_TYPE(object);
+  // As the generic lookup answers: a data descriptor of the type's, the object's own dictionary,
+  // the type's other attribute, then a __getattr__ / __getattribute__ of the type's.
+  PyObject* found = _PyType_Lookup(type, name);  // borrowed; sets no error
+  const char* from = nullptr;
+  if (found != nullptr && Py_TYPE(found)->tp_descr_set != nullptr) {
+    if (!TrustedAnswer(found)) from = "a descriptor of code that is not installed";
+  } else if (InstanceDictHolds(object, name)) {
+    from = "the object's own attribute dictionary";
+  } else if (found != nullptr) {
+    if (!TrustedAnswer(found)) from = "a class attribute that is not installed code's";
+  } else if (type->tp_getattro != PyObject_GenericGetAttr) {
+    for (const char* hook : {"__getattr__", "__getattribute__"}) {
+      PyObject* h = _PyType_Lookup(type, py::str(hook).ptr());
+      if (from == nullptr && h != nullptr && !TrustedHook(h)) from = "a __getattr__ of kernel code";
+    }
+  }
+  if (from == nullptr) return false;
+  const std::string what = absl::StrCat("a raw-memory protocol (", type->tp_name, ".",
+                                        PyUnicode_AsUTF8(name), ", answered by ", from,
+                                        ") asked by compiled code, which would read or write "
+                                        "the address it names");
+  if (!RecordRefusal("runtime.native_code", what, absl::StrCat(what, " refused"))) return false;
+  SetRefused(what);
+  return true;
+}
+
+bool RefuseRawMemoryProtocol(PyObject* object, const char* name) {
+  if (!IsRawMemoryProtocol(name)) return false;
+  py::str key(name);
+  return RefuseRawMemoryProtocol(object, key.ptr());
+}
+
 void RegisterRuntimeAuditHook(py::module_& m) {
   m.def(
       "install_runtime_audit",
@@ -1407,6 +1503,9 @@ void RegisterRuntimeAuditHook(py::module_& m) {
     return out;
   });
   m.def("runtime_audit_codes", &RuntimeAuditCodes);
+  m.def("cute_host_refusal", &CuteHostRefusal, py::arg("host_ops"),
+        "Why a CuTe DSL compile is refused (empty: allowed), from the op names of its host code "
+        "(runtime_policy.h).");
   m.def("tir_compile_refusal", &TirCompileRefusal, py::arg("call_ops"), py::arg("target_kinds"),
         "Why tvm.compile of a TIR module is refused (empty: allowed), from the op names of its "
         "calls and the kinds of its targets (runtime_policy.h).");

@@ -1,5 +1,6 @@
 // The worker's hold on the items of sequences that C extensions walk by borrowed pointer, and its
-// refusal of conversion hooks of kernel code that they call (below, RefuseKernelConversion).
+// refusal of conversion hooks of kernel code that they call (below, RefuseKernelConversion) and
+// of raw-memory protocols that anything but C or installed code answers (RefuseRawMemoryProtocol).
 //
 // CPython's PySequence_Fast returns a list as itself. Its callers then read the list's item array
 // through PySequence_Fast_ITEMS, borrowed, while they call into each item: numpy's array coercion
@@ -183,6 +184,64 @@ Py_ssize_t CheckedMappingLength(PyObject* o) {
   return RefusedLength(o, false) ? -1 : g_mapping_length(o);
 }
 
+// The attribute look-ups compiled code makes (numpy's of __array_interface__ and
+// __array_struct__ on whatever it coerces, torch's of __cuda_array_interface__): a raw-memory
+// protocol answered by anything but C or installed code is refused (RefuseRawMemoryProtocol),
+// whatever put it there (red team, thirteenth session: a library's setattr under a name taken
+// from data, torch.distributions' lazy_property and ParameterDict, gave numpy a window on any
+// address in strict mode, and with it the audit's own state).
+using GetAttrFn = PyObject* (*)(PyObject*, PyObject*);
+using GetAttrStringFn = PyObject* (*)(PyObject*, const char*);
+using HasAttrFn = int (*)(PyObject*, PyObject*);
+using HasAttrStringFn = int (*)(PyObject*, const char*);
+using LookupAttrFn = int (*)(PyObject*, PyObject*, PyObject**);
+using LookupAttrStringFn = int (*)(PyObject*, const char*, PyObject**);
+GetAttrFn g_get_attr;
+GetAttrStringFn g_get_attr_string;
+HasAttrFn g_has_attr, g_has_attr_with_error;
+HasAttrStringFn g_has_attr_string, g_has_attr_string_with_error;
+LookupAttrFn g_lookup_attr, g_get_optional_attr;
+LookupAttrStringFn g_get_optional_attr_string;
+
+PyObject* CheckedGetAttr(PyObject* o, PyObject* name) {
+  return RefuseRawMemoryProtocol(o, name) ? nullptr : g_get_attr(o, name);
+}
+PyObject* CheckedGetAttrString(PyObject* o, const char* name) {
+  return RefuseRawMemoryProtocol(o, name) ? nullptr : g_get_attr_string(o, name);
+}
+// hasattr's C forms raise nothing (before 3.13): the refusal is recorded, the answer is "no".
+int CheckedHasAttr(PyObject* o, PyObject* name) {
+  if (!RefuseRawMemoryProtocol(o, name)) return g_has_attr(o, name);
+  PyErr_Clear();
+  return 0;
+}
+int CheckedHasAttrString(PyObject* o, const char* name) {
+  if (!RefuseRawMemoryProtocol(o, name)) return g_has_attr_string(o, name);
+  PyErr_Clear();
+  return 0;
+}
+int CheckedHasAttrWithError(PyObject* o, PyObject* name) {
+  return RefuseRawMemoryProtocol(o, name) ? -1 : g_has_attr_with_error(o, name);
+}
+int CheckedHasAttrStringWithError(PyObject* o, const char* name) {
+  return RefuseRawMemoryProtocol(o, name) ? -1 : g_has_attr_string_with_error(o, name);
+}
+int CheckedLookupAttr(PyObject* o, PyObject* name, PyObject** result) {
+  if (!RefuseRawMemoryProtocol(o, name)) return g_lookup_attr(o, name, result);
+  *result = nullptr;
+  return -1;
+}
+int CheckedGetOptionalAttr(PyObject* o, PyObject* name, PyObject** result) {
+  if (!RefuseRawMemoryProtocol(o, name)) return g_get_optional_attr(o, name, result);
+  *result = nullptr;
+  return -1;
+}
+int CheckedGetOptionalAttrString(PyObject* o, const char* name, PyObject** result) {
+  if (!RefuseRawMemoryProtocol(o, name)) return g_get_optional_attr_string(o, name, result);
+  *result = nullptr;
+  return -1;
+}
+
 // The symbols replaced in every loaded object, each with the interpreter's own (found once).
 struct Replacement {
   const char* symbol;
@@ -226,6 +285,24 @@ const Replacement kReplacements[] = {
      reinterpret_cast<uintptr_t>(&CheckedMappingSize)},
     {"PyMapping_Length", reinterpret_cast<void**>(&g_mapping_length),
      reinterpret_cast<uintptr_t>(&CheckedMappingLength)},
+    {"PyObject_GetAttr", reinterpret_cast<void**>(&g_get_attr),
+     reinterpret_cast<uintptr_t>(&CheckedGetAttr)},
+    {"PyObject_GetAttrString", reinterpret_cast<void**>(&g_get_attr_string),
+     reinterpret_cast<uintptr_t>(&CheckedGetAttrString)},
+    {"PyObject_HasAttr", reinterpret_cast<void**>(&g_has_attr),
+     reinterpret_cast<uintptr_t>(&CheckedHasAttr)},
+    {"PyObject_HasAttrString", reinterpret_cast<void**>(&g_has_attr_string),
+     reinterpret_cast<uintptr_t>(&CheckedHasAttrString)},
+    {"PyObject_HasAttrWithError", reinterpret_cast<void**>(&g_has_attr_with_error),
+     reinterpret_cast<uintptr_t>(&CheckedHasAttrWithError)},
+    {"PyObject_HasAttrStringWithError", reinterpret_cast<void**>(&g_has_attr_string_with_error),
+     reinterpret_cast<uintptr_t>(&CheckedHasAttrStringWithError)},
+    {"_PyObject_LookupAttr", reinterpret_cast<void**>(&g_lookup_attr),
+     reinterpret_cast<uintptr_t>(&CheckedLookupAttr)},
+    {"PyObject_GetOptionalAttr", reinterpret_cast<void**>(&g_get_optional_attr),
+     reinterpret_cast<uintptr_t>(&CheckedGetOptionalAttr)},
+    {"PyObject_GetOptionalAttrString", reinterpret_cast<void**>(&g_get_optional_attr_string),
+     reinterpret_cast<uintptr_t>(&CheckedGetOptionalAttrString)},
 };
 
 #if defined(__x86_64__)
@@ -343,7 +420,7 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
       uintptr_t target = 0;
       if (!walk->all) {
         if (std::strcmp(name, walk->symbol) == 0) target = walk->target;
-      } else if (name[0] == 'P' && name[1] == 'y') {
+      } else if ((name[0] == 'P' && name[1] == 'y') || (name[0] == '_' && name[1] == 'P')) {
         for (const Replacement& r : kReplacements) {
           if (*r.original != nullptr && std::strcmp(name, r.symbol) == 0) {
             target = r.replacement;
@@ -469,7 +546,10 @@ void RegisterSequenceHold(py::module_& m) {
       "truth and length questions (PyObject_IsTrue, PyObject_Not, PyObject_Size, "
       "PySequence_Size, PyMapping_Size and their _Length aliases) to ones "
       "that refuse a conversion hook of kernel code before it runs (a runtime.native_code "
-      "violation; installed code's and C hooks convert as before); and the interpreter's dlopen "
+      "violation; installed code's and C hooks convert as before); their attribute look-ups "
+      "(PyObject_GetAttr, _PyObject_LookupAttr, PyObject_HasAttr ...) to ones that refuse a "
+      "raw-memory protocol (__array_interface__, __array_struct__, __cuda_array_interface__) "
+      "answered by anything but C or installed code; and the interpreter's dlopen "
       "to one that does the same for each "
       "object it loads from then on. Idempotent. Returns ({object: slots set now}, slots already "
       "set by an earlier call, whether the interpreter's dlopen is held).");

@@ -205,7 +205,11 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       absl::StrJoin(KernelProtocolMethods(), ", ", Backticked),
       "; deriving a class from a library class other than ",
       absl::StrJoin(KernelBaseClasses(), ", ", Backticked),
-      " (your own classes and builtin types are fine).\n");
+      " (your own classes and builtin types are fine); binding a `_sunder_` name; the DSL's "
+      "private names (a leading underscore); a pointer made from an integer address "
+      "(`make_ptr`), and any memory access (a load, store, copy, atomic or print of a tensor) "
+      "in host code (in CuTe DSL, a `@cute.jit` function outside its kernels): host code makes "
+      "layouts, views and launches, and memory is touched in kernels.\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "

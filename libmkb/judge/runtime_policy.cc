@@ -579,6 +579,23 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
   return "";
 }
 
+std::string CuteHostRefusal(const std::vector<std::string>& host_ops) {
+  static constexpr absl::string_view kMemoryWords[] = {"load",     "store",      "atomic",
+                                                       "memcpy",   "memmove",    "memset",
+                                                       "inttoptr", "inline_asm", "print_tensor"};
+  for (const std::string& op : host_ops) {
+    bool refused = absl::StartsWith(op, "llvm.call");
+    for (absl::string_view word : kMemoryWords) refused = refused || absl::StrContains(op, word);
+    if (refused) {
+      return absl::StrCat("a memory access in the DSL's host code (", op.substr(0, 80),
+                          " outside any kernel): a @cute.jit function is compiled to native code "
+                          "in the worker, where it reads and writes any address; a kernel's "
+                          "memory is touched on the GPU");
+    }
+  }
+  return "";
+}
+
 std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
   return {
       {"runtime.subprocess", "started or replaced a process (os.system, subprocess, exec, fork)"},

@@ -137,6 +137,16 @@ std::vector<std::string> RefusedPrivateOperators(const std::vector<std::string>&
 std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
                               const std::vector<std::string>& target_kinds);
 
+// A CuTe DSL compile, checked by the worker before the DSL's pipeline runs (dsl_entry.py): the op
+// names of its host code (every op outside its kernels: cuda.kernel, gpu.func, gpu.module). Empty
+// when allowed; else why not (a runtime.native_code finding). A @cute.jit function is host code
+// compiled to native code in the worker: a load, store, atomic, memory copy or print of a tensor
+// there, or a pointer from an integer (cute.inttoptr, llvm.inttoptr), an LLVM call or inline
+// assembly, reads and writes any address of the worker with no audit event (red team, thirteenth
+// session: the interpreter's signal table written from a @cute.jit function, 7.4x strict). A
+// kernel's host code makes layouts, views and launches; its memory is touched on the GPU.
+std::string CuteHostRefusal(const std::vector<std::string>& host_ops);
+
 // The runtime finding codes with a line each (docs, --help).
 std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes();
 

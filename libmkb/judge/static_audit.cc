@@ -705,6 +705,8 @@ class Auditor {
       if (name == "*") continue;
       const std::string full = absl::StrCat(module, ".", name);
       CheckModule(full, line, absl::StrCat("from ", module, " import ", name));
+      // A flagged name imported from any module (from cutlass.cute.runtime import make_ptr).
+      CheckRawMemoryName(name, line, absl::StrCat("from ", module, " import ", name));
     }
   }
 

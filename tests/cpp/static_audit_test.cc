@@ -826,6 +826,85 @@ def solve(x):
   CHECK(codes == std::set<std::string>{"static.introspection"});
 }
 
+TEST_CASE("kernel.py makes no DSL pointer from an integer and reaches no DSL private name") {
+  // A @cute.jit function is host code compiled to native code in the worker: a tensor over a
+  // pointer made from an integer reads and writes any address there (red team, thirteenth
+  // session, 7.4x strict); cutlass._mlir's llvm dialect writes such accesses directly, and
+  // CuTe DSL's _get_dsl holds the compiler's configuration.
+  for (const char* source : {
+           "import cutlass.cute as cute\np = cute.make_ptr\n",
+           "from cutlass.cute.runtime import make_ptr\n",
+           "import cutlass\nf = cutlass.cute.core.make_ptr\n",
+           "def f(m):\n    return m.make_ptr(1, 2)\n",
+           "name = 'make_' + 'ptr'\n",
+       }) {
+    INFO(source);
+    CHECK(Has(Audit(source), "static.forbidden_call"));
+  }
+  for (const char* source : {
+           "import cutlass\ncutlass.cutlass_dsl.CuTeDSL._get_dsl().envar.arch = 'sm_90a'\n",
+           "from cutlass._mlir.dialects import llvm\n",
+           "import cutlass.cute as cute\nx = cute._internal\n",
+           "import tvm\nf = tvm._ffi\n",
+           "import tvm\nf = tvm.tir._ffi_api\n",
+       }) {
+    INFO(source);
+    CHECK(Has(Audit(source), "static.forbidden_call"));
+  }
+  // Their public names and dunders stay allowed.
+  const std::string allowed = R"py(
+import cutlass
+import cutlass.cute as cute
+import tvm.script.tirx
+from cutlass.cute.runtime import from_dlpack
+
+v = cutlass.__version__ if hasattr(cutlass, "__version__") else ""
+sync = tvm.script.tirx.cuda.__shfl_xor_sync
+
+@cute.jit
+def f(m: cute.Tensor):
+    base = m.iterator
+    t = cute.make_tensor(cute.recast_ptr(base + 4, dtype=cutlass.Float32), m.layout)
+)py";
+  INFO(allowed);
+  CHECK(Violations(allowed).count("static.forbidden_call") == 0);
+}
+
+TEST_CASE("kernel.py binds no _sunder_ name, which a library class's Python protocol reads") {
+  // Enum's __hash__ is `hash(self._name_)`, written in Python: a property bound on the kernel's
+  // Enum class after it exists (enum's own class body refuses the name) runs the kernel's code
+  // inside any C code that hashes a member while holding what it passes borrowed.
+  for (const char* source : {
+           "import enum\nclass M(enum.Enum):\n    A = 1\nM._name_ = property(len)\n",
+           "import enum\nclass M(enum.Enum):\n    A = 1\n    def _missing_(cls, v):\n"
+           "        return M.A\n",
+           "def f(o):\n    o._value_ = 2\n",
+           "def f(M):\n    M._sort_order_ = 0\n",
+           "name = '_na' + 'me_'\n",
+           "import enum\nE = enum.Enum('E', 'A B', _name_=1)\n",
+       }) {
+    INFO(source);
+    CHECK(Has(Audit(source), "static.forbidden_call"));
+  }
+  // Reading the public names, a private name with one underscore, and names that only start
+  // or end with one are not _sunder_ names.
+  const std::string allowed = R"py(
+import enum
+
+class M(enum.Enum):
+    A = 1
+
+_cache = {}
+last_ = None
+
+def solve(x):
+    _cache["k"] = M.A.name + str(M.A.value)
+    return x
+)py";
+  INFO(allowed);
+  CHECK(Violations(allowed).empty());
+}
+
 TEST_CASE("kernel.py derives from its own classes, builtins and the allowed library classes only") {
   // A library class's protocol methods written in Python run on what its subclass defines
   // (statistics.NormalDist's inherited __rmul__ reads _mu: tenth session's red team).

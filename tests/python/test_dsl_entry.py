@@ -60,12 +60,15 @@ def test_the_wrapper_leads_to_nothing_of_the_judge():
     its closure holds the runner and the original only."""
     wrapped = dsl_entry.wrapper(_runner(len, []), len)
     reachable = {k: v for k, v in wrapped.__globals__.items() if not k.startswith("__")}
-    # The factories and TVM's check (tir_facts reads only what it is given; tir_checked's
-    # closure holds TVM's original and two C++ functions).
+    # The factories and the DSLs' compile checks (tir_facts and cute_host_ops read only what
+    # they are given; tir_checked's and cute_checked's closures hold the DSL's original and two
+    # C++ functions).
     assert reachable == {
         "wrapper": dsl_entry.wrapper,
         "tir_facts": dsl_entry.tir_facts,
         "tir_checked": dsl_entry.tir_checked,
+        "cute_host_ops": dsl_entry.cute_host_ops,
+        "cute_checked": dsl_entry.cute_checked,
     }
     assert not any(isinstance(v, types.ModuleType) for v in reachable.values())
     assert "Worker" in vars(worker) and "_core" in vars(worker)  # what a worker.py closure would leak

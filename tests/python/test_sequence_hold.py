@@ -530,3 +530,69 @@ def test_no_conversion_hook_of_kernel_code_runs_inside_compiled_code():
     assert held["bool_error"] == "PermissionError", held
     assert held["installed"] == bare["installed"] == 2, held
     assert held["numpy_index"] == bare["numpy_index"] == 2, held
+
+
+RAW_PROTOCOL = textwrap.dedent(
+    """
+    import json, sys, types
+    import numpy as np
+    import torch
+    if sys.argv[1] == "held":
+        from metakernelbench import _core
+        _core.hold_sequence_items()
+    out = {}
+    name = "__array" + "_interface__"
+    source = np.arange(4, dtype=np.uint8)
+    interface = dict(source.__array_interface__)  # an honest array's own address
+
+    def read(key, obj):
+        try:
+            out[key] = np.asarray(obj).tolist()
+        except PermissionError:
+            out[key] = "PermissionError"
+
+    class Spec(dict):
+        pass
+
+    spec = Spec()
+    setattr(spec, name, interface)  # the instance's own dictionary (lazy_property's route)
+    read("instance", spec)
+
+    def fn():
+        return 0
+
+    setattr(fn, name, interface)  # a function's dictionary: a C type's instance
+    read("function", fn)
+
+    class Prop:
+        pass
+
+    setattr(Prop, name, property(lambda self: interface))  # a property of code not installed
+    read("property", Prop())
+
+    ns = types.SimpleNamespace()
+    setattr(ns, name, interface)
+    read("namespace", ns)
+    # What keeps working: arrays, tensors, lists, scalars.
+    read("array", source)
+    read("tensor", torch.arange(3))
+    read("list", [1, 2])
+    out["hasattr"] = hasattr(spec, name)  # Python's own hasattr is not compiled code's look-up
+    print(json.dumps(out))
+    """
+)
+
+
+def test_no_raw_memory_protocol_answered_by_an_objects_own_attributes_reaches_numpy():
+    """numpy takes __array_interface__ from wherever the object answers it: an address in an
+    instance's own dictionary (a library's setattr under a name made at run time put it there:
+    the thirteenth session's red team, raw memory in strict mode) or a property of the kernel's.
+    With the hold, compiled code's attribute look-ups refuse such an answer; arrays, tensors and
+    lists convert as before."""
+    bare, held = _run(RAW_PROTOCOL, "bare"), _run(RAW_PROTOCOL, "held")
+    routes = ("instance", "function", "property", "namespace")
+    assert all(bare[key] == [0, 1, 2, 3] for key in routes), bare  # the window opened
+    assert all(held[key] == "PermissionError" for key in routes), held
+    for key in ("array", "tensor", "list"):
+        assert held[key] == bare[key], (key, bare, held)
+    assert held["hasattr"] and bare["hasattr"]

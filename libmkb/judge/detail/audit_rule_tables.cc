@@ -31,6 +31,10 @@ constexpr char kSparse[] =
     "sparse tensors: ATen does not bound-check their indices (raw memory access is forbidden)";
 constexpr char kNoRawCuda[] =
     "raw CUDA modules, launches and graphs through the driver / runtime API are forbidden";
+constexpr char kDslPrivate[] =
+    "the DSL's private internals (its compiler's state and configuration, its IR builders, which "
+    "write memory accesses of any address into the host code it compiles) are off limits: a "
+    "kernel uses the DSL's public API";
 constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
 constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
@@ -408,6 +412,21 @@ constexpr Rule kAttributeRules[] = {
     {"cuda.cudart.cudaLaunch*", kCall, kNoRawCuda},
     {"cuda.cudart.cudaGraph*", kCall, kNoRawCuda},
     {"cuda.cudart.cudaStreamBeginCapture*", kCall, kNoRawCuda},
+    // The DSLs' private names: their compilers' state and configuration (CuTe DSL's _get_dsl,
+    // whose envar a red team rewrote, thirteenth session) and their IR builders (cutlass._mlir's
+    // llvm dialect writes loads and stores of any address into the DSL's host code).
+    {"cutlass._*", kCall, kDslPrivate},
+    {"cutlass.*._*", kCall, kDslPrivate},
+    {"cutlass.*.*._*", kCall, kDslPrivate},
+    {"cutlass.*.*.*._*", kCall, kDslPrivate},
+    {"cutlass.*.*.*.*._*", kCall, kDslPrivate},
+    {"tvm._*", kCall, kDslPrivate},
+    {"tvm.*._*", kCall, kDslPrivate},
+    {"tvm.*.*._*", kCall, kDslPrivate},
+    {"tvm.*.*.*._*", kCall, kDslPrivate},
+    {"tvm_ffi._*", kCall, kDslPrivate},
+    {"tvm_ffi.*._*", kCall, kDslPrivate},
+    {"tvm_ffi.*.*._*", kCall, kDslPrivate},
     {"tvm.support.nvcc", kCall, "compiling raw CUDA source is forbidden"},
     {"tvm.contrib.nvcc", kCall, "compiling raw CUDA source is forbidden"},
     {"tvm.contrib.cc", kCall, "compiling native code is forbidden"},
@@ -669,6 +688,15 @@ constexpr const char* kIntrospectionAttributes[] = {"__globals__",
 //    a tensor's own bytes reads and writes any of the worker's memory), or that open a file or
 //    shared memory in C++ (no audit event). The worker refuses them at run time too.
 constexpr RawName kRawNames[] = {
+    // CuTe DSL's pointer from an integer address: a @cute.jit function is host code compiled to
+    // native code in the worker, and a tensor over such a pointer reads and writes any address
+    // there with no audit event (red team, thirteenth session: the signal table of the
+    // interpreter written, the answer computed on the main thread after the clock, 7.4x strict
+    // on the CPU judge). A kernel's pointers come from its tensors (from_dlpack, .iterator).
+    {"make_ptr",
+     "a DSL pointer made from an integer address (the DSL's host code reads and writes any "
+     "address through it: raw memory access is forbidden; a kernel's pointers come from its "
+     "tensors, e.g. from_dlpack(t).iterator)"},
     // A conversion hook CPython's C code calls while it holds a buffer's address (gh-91153:
     // bytearray's assignment; red team round 3, 2026-12-06, raw memory in pure Python). No
     // kernel needs a class that is an integer.
@@ -1045,6 +1073,7 @@ constexpr const char* kPrivateTorchAllowed[] = {
 }  // namespace
 
 bool IsPrivateOpRule(const Rule& rule) { return rule.reason == kPrivateOp; }
+bool IsDslPrivateRule(const Rule& rule) { return rule.reason == kDslPrivate; }
 absl::Span<const char* const> PrivateTorchAllowed() { return kPrivateTorchAllowed; }
 constexpr const char* kToolchainRoots[] = {
     "torch",   "numpy",     "cutlass",           "cuda", "nvidia", "nvidia_cutlass_dsl", "tvm",
@@ -1131,6 +1160,13 @@ constexpr const char* kBaseClassesAllowed[] = {
 };
 
 }  // namespace
+
+const char kSunderHook[] =
+    "a library class's reserved _sunder_ name (enum's _name_ and _value_, which Enum's __hash__, "
+    "__repr__ and __reduce_ex__ read, written in Python; ctypes' _fields_ and _type_): bound by "
+    "kernel.py (a property on its Enum class, made after the class exists), it runs the "
+    "kernel's code inside C code that calls those methods holding what it passes borrowed (raw "
+    "memory access is forbidden)";
 
 const char kProtocolHook[] =
     "a protocol method CPython, numpy or torch calls from C code that may hold what it passes "

@@ -64,6 +64,8 @@ absl::Span<const RawName> RawNames();
 absl::Span<const char* const> ProtocolMethodsAllowed();
 absl::Span<const char* const> ModuleDundersAllowed();
 extern const char kProtocolHook[];
+// Why a _sunder_ name bound by kernel.py is refused (ProtocolHookReason).
+extern const char kSunderHook[];
 // The library classes kernel.py may derive from, by exact path (torch.nn.Module, abc.ABC, ...):
 // a class of any other library inherits protocol methods written in Python that read attributes
 // the kernel's class defines (statistics.NormalDist's __rmul__ reads _mu).
@@ -83,6 +85,9 @@ absl::Span<const char* const> SideStreamPrefixes();
 absl::Span<const char* const> PrivateTorchAllowed();
 // Whether `rule` is that rule (its "_*" component names the private name).
 bool IsPrivateOpRule(const Rule& rule);
+// Whether `rule` is the DSLs' private-name rule (its "_*" names the private name; a name with
+// two leading underscores is not private: cutlass.__version__, T.cuda.__shfl_xor_sync).
+bool IsDslPrivateRule(const Rule& rule);
 
 }  // namespace mkb::audit_detail
 

@@ -180,6 +180,12 @@ const Rule* BestRule(const Parts& parts, size_t begin, size_t end, bool inside_c
       IsAllowedPrivateTorchName(parts[begin + entry->pattern.size() - 1])) {
     return nullptr;
   }
+  if (IsDslPrivateRule(*entry->rule)) {
+    const std::string& name = parts[begin + entry->pattern.size() - 1];
+    // One leading underscore: a dunder is not private, nor are TIRx's CUDA intrinsics
+    // (T.cuda.__shfl_xor_sync), named after CUDA's own.
+    if (absl::StartsWith(name, "__")) return nullptr;
+  }
   return entry->rule;
 }
 
@@ -209,6 +215,7 @@ const char* RawNameReason(absl::string_view name) {
 }
 
 const char* ProtocolHookReason(absl::string_view name) {
+  if (IsSunderName(name)) return RawNameReason(name) == nullptr ? kSunderHook : nullptr;
   if (name.size() <= 4 || !absl::StartsWith(name, "__") || !absl::EndsWith(name, "__")) {
     return nullptr;
   }
@@ -222,6 +229,15 @@ const char* ProtocolHookReason(absl::string_view name) {
     return nullptr;
   }
   return kProtocolHook;
+}
+
+bool IsSunderName(absl::string_view name) {
+  if (name.size() < 3 || name.front() != '_' || name.back() != '_') return false;
+  if (name[1] == '_' || name[name.size() - 2] == '_') return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
 }
 
 bool MayDeriveFrom(absl::string_view path) { return Contains(BaseClassesAllowed(), path); }

@@ -39,8 +39,13 @@ const char* RawNameReason(absl::string_view name);
 // A protocol method's name (__len__, __getitem__, __add__, ...) that kernel.py may not define or
 // bind: any name of the form __x__ outside the short list of those it may (ProtocolMethodsAllowed:
 // __init__, __call__, the DSLs' argument protocols, ...) and outside the names other rules
-// already refuse. Why, or nullptr where the name is not such a name.
+// already refuse; and any _sunder_ name (IsSunderName: enum's _name_ and _value_, which Enum's
+// own protocol methods, written in Python, read). Why, or nullptr where the name is not such a
+// name.
 const char* ProtocolHookReason(absl::string_view name);
+// A name of the form _x_ (one underscore each side, not a dunder): the names libraries reserve
+// for their classes' protocols (enum's _name_, _value_, _missing_; ctypes' _fields_, _type_).
+bool IsSunderName(absl::string_view name);
 // Whether kernel.py may derive from the library class at `path` (BaseClassesAllowed).
 bool MayDeriveFrom(absl::string_view path);
 // A library helper that imports a module or resolves an object by a name given as text

@@ -66,6 +66,51 @@ def tir_facts(mod, target):
     return ops, kinds
 
 
+def cute_host_ops(module):
+    """The op names of a CuTe DSL module's host code: every op outside its kernels (cuda.kernel,
+    gpu.func, gpu.module and what they hold); None when `module` is not an MLIR module as the
+    DSL makes them (a stand-in could answer for another)."""
+    from cutlass._mlir import ir
+
+    if type(module) is not ir.Module:
+        return None
+    device = ("cuda.kernel", "gpu.func", "gpu.module", "gpu.binary")
+    names: list[str] = []
+    pending = [module.operation]
+    while pending:
+        op = pending.pop()
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    name = str(inner.name)
+                    if name in device:
+                        continue
+                    names.append(name)
+                    pending.append(inner)
+    return names
+
+
+def cute_checked(original, refusal, refuse):
+    """CuTe DSL's compiler (`Compiler.compile`, every compile and JIT of the DSL goes through it),
+    with its host code checked before the pipeline runs: the op names outside its kernels
+    (cute_host_ops) go to the C++ core (`refusal`: `_core.cute_host_refusal`); a refusal is
+    recorded and raised by `refuse` (C++: `_core.refusing_function`). A @cute.jit function is
+    host code compiled to native code in the worker: a store there through a pointer made from
+    an integer wrote the interpreter's signal table (red team, thirteenth session, 7.4x strict)."""
+
+    def compile(self, module, *args, **kwargs):
+        ops = cute_host_ops(module)
+        if ops is None:
+            refuse("runtime.native_code", "CuTe DSL's compiler given something not an MLIR module")()
+        reason = refusal(ops)
+        if reason:
+            refuse("runtime.native_code", reason)()
+        return original(self, module, *args, **kwargs)
+
+    return compile
+
+
 def tir_checked(original, refusal, refuse):
     """TVM's compile, with what it is given checked before TVM builds it: every call in its
     PrimFuncs, and the targets it is built for (tir_facts), go to the C++ core (`refusal`:

@@ -388,6 +388,8 @@ class Worker:
                     )
                 run = monitor.entry_runner(original) if monitor is not None else None
                 setattr(owner, path[-1], dsl_entry.wrapper(run, original))
+        if dsl == "cutedsl":
+            check_cute_host_code()
         if dsl == "tirx":
             # TVM's other doors to the same build, checked as tvm.compile is (a kernel calling
             # one of them directly would build for the host unchecked).
@@ -1547,6 +1549,20 @@ def _disarm_packet(packet, code: str, what: str) -> None:
             value = vars(holder).get(attribute)
             if value is not None:
                 setattr(holder, attribute, _core.refusing_function(code, what, value))
+
+
+def check_cute_host_code() -> bool:
+    """CuTe DSL's compiler, which every compile and JIT of the DSL goes through, with the host code
+    it is given checked first (dsl_entry.cute_checked, C++ CuteHostRefusal): a @cute.jit function
+    is compiled to native code in the worker, so its host code may make no memory access. False
+    where the DSL is not loaded."""
+    owner = getattr(sys.modules.get("cutlass.base_dsl.compiler"), "Compiler", None)
+    original = getattr(owner, "compile", None) if owner is not None else None
+    if not callable(original):
+        return False
+    checked = dsl_entry.cute_checked(original, _core.cute_host_refusal, _core.refusing_function)
+    _core.replace_type_attribute(owner, "compile", checked)
+    return True
 
 
 def torch_operator_namespaces() -> list[str]:
