@@ -1320,7 +1320,10 @@ namespace {
 // descriptor of a C type (getset, member, method, slot wrapper), a C function, or a property or
 // function of installed code (TrustedHook).
 bool TrustedAnswer(PyObject* found) {
-  if (Py_IS_TYPE(found, &PyGetSetDescr_Type) || Py_IS_TYPE(found, &PyMemberDescr_Type)) return true;
+  // A getset is C code's own answer. A member descriptor is not: it answers whatever the slot
+  // holds, and a class makes one for any name in __slots__ (dataclass(slots=True) from
+  // annotations a library's setattr rewrote: red team, thirteenth session).
+  if (Py_IS_TYPE(found, &PyGetSetDescr_Type)) return true;
   if (PyObject_TypeCheck(found, &PyProperty_Type)) {
     // property's C layout is not public: its accessor functions as attributes (C getsets).
     for (const char* part : {"fget", "fset", "fdel"}) {
@@ -1382,12 +1385,27 @@ bool RefuseRawMemoryProtocol(PyObject* object, PyObject* name) {
   // the type's other attribute, then a __getattr__ / __getattribute__ of the type's.
   PyObject* found = _PyType_Lookup(type, name);  // borrowed; sets no error
   const char* from = nullptr;
-  if (found != nullptr && Py_TYPE(found)->tp_descr_set != nullptr) {
+  // A class asked for it answers from its own MRO after its metaclass's data descriptors: an
+  // attribute a base class holds (a library's setattr on the base, the class handed to numpy).
+  PyObject* in_class = PyType_Check(object)
+                           ? _PyType_Lookup(reinterpret_cast<PyTypeObject*>(object), name)
+                           : nullptr;
+  if (in_class != nullptr && !Py_IS_TYPE(in_class, &PyGetSetDescr_Type) &&
+      !Py_IS_TYPE(in_class, &PyMemberDescr_Type) && !PyCFunction_Check(in_class) &&
+      !Py_IS_TYPE(in_class, &PyMethodDescr_Type) && !Py_IS_TYPE(in_class, &PyWrapperDescr_Type)) {
+    // (A descriptor of C answers a class with itself, no address.)
+    from = "an attribute of the class's own hierarchy";
+  } else if (found != nullptr && Py_TYPE(found)->tp_descr_set != nullptr) {
     if (!TrustedAnswer(found)) from = "a descriptor of code that is not installed";
   } else if (InstanceDictHolds(object, name)) {
     from = "the object's own attribute dictionary";
   } else if (found != nullptr) {
     if (!TrustedAnswer(found)) from = "a class attribute that is not installed code's";
+  } else if (PyModule_Check(object)) {
+    // A module answers a name it lacks from the __getattr__ in its own dictionary (PEP 562).
+    PyObject* dict = PyModule_GetDict(object);  // borrowed
+    PyObject* hook = dict != nullptr ? PyDict_GetItemString(dict, "__getattr__") : nullptr;
+    if (hook != nullptr && !TrustedHook(hook)) from = "a module __getattr__ of kernel code";
   } else if (type->tp_getattro != PyObject_GenericGetAttr) {
     for (const char* hook : {"__getattr__", "__getattribute__"}) {
       PyObject* h = _PyType_Lookup(type, py::str(hook).ptr());

@@ -555,15 +555,24 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
                                                         "tvm_call_packed_lowered",
                                                         "tvm_call_cpacked_lowered",
                                                         "tvm_call_trace_packed",
-                                                        "tvm_call_trace_packed_lowered"};
+                                                        "tvm_call_trace_packed_lowered",
+                                                        "tvm_struct_get",
+                                                        "tvm_struct_set",
+                                                        "tvm_stack_alloca",
+                                                        "tvm_stack_make_shape",
+                                                        "tvm_stack_make_array",
+                                                        "cast_to_handle",
+                                                        "reinterpret_to_handle"};
   for (const std::string& op : call_ops) {
     const size_t dot = op.rfind('.');
     const absl::string_view name =
         dot == std::string::npos ? absl::string_view(op) : absl::string_view(op).substr(dot + 1);
     for (absl::string_view refused : kNativeByName) {
       if (name == refused) {
-        return absl::StrCat("a TIR call of a native symbol or packed function by name (", op,
-                            "): it calls anything in the process");
+        return absl::StrCat(
+            "a TIR call of a native symbol or packed function by name, or of "
+            "the packed API's memory builtins on a handle made from a number (",
+            op, "): it calls or reaches anything in the process");
       }
     }
   }
@@ -580,17 +589,39 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
 }
 
 std::string CuteHostRefusal(const std::vector<std::string>& host_ops) {
-  static constexpr absl::string_view kMemoryWords[] = {"load",     "store",      "atomic",
-                                                       "memcpy",   "memmove",    "memset",
-                                                       "inttoptr", "inline_asm", "print_tensor"};
+  // The dialects a kernel's host code is made of (its layouts, views, control flow and launches);
+  // an op of any other (llvm, memref, vector, nvvm, ...) is the DSL's IR written by hand.
+  static constexpr absl::string_view kHostDialects[] = {"arith.",      "scf.",    "cf.",   "func.",
+                                                        "math.",       "index.",  "cuda.", "cute.",
+                                                        "cute_nvgpu.", "builtin."};
+  // Words of the ops that read or write through a pointer or a tensor (cute.memref.store,
+  // cute.copy, nvvm.atomicrmw ...), matched as whole words of the name (split at '.' and '_':
+  // "programmatic" holds no "mma"), and the prints of a tensor (cute.print_view); not the
+  // builders that only describe one (cute_nvgpu.atom.make_non_exec_tiled_tma_load: a TMA
+  // descriptor, honest host code).
+  static constexpr absl::string_view kMemoryWords[] = {
+      "memref", "load",     "store", "copy", "atomic", "atomicrmw", "cmpxchg",  "memcpy", "memmove",
+      "memset", "inttoptr", "asm",   "gemm", "mma",    "fill",      "prefetch", "alloca"};
   for (const std::string& op : host_ops) {
-    bool refused = absl::StartsWith(op, "llvm.call");
-    for (absl::string_view word : kMemoryWords) refused = refused || absl::StrContains(op, word);
-    if (refused) {
-      return absl::StrCat("a memory access in the DSL's host code (", op.substr(0, 80),
-                          " outside any kernel): a @cute.jit function is compiled to native code "
-                          "in the worker, where it reads and writes any address; a kernel's "
-                          "memory is touched on the GPU");
+    bool known = false;
+    for (absl::string_view dialect : kHostDialects) known = known || absl::StartsWith(op, dialect);
+    const size_t last_dot = op.rfind('.');
+    const absl::string_view last = last_dot == std::string::npos
+                                       ? absl::string_view(op)
+                                       : absl::string_view(op).substr(last_dot + 1);
+    bool memory = absl::StartsWith(last, "print_");
+    if (!absl::StartsWith(last, "make_")) {
+      for (absl::string_view word : absl::StrSplit(op, absl::ByAnyChar("._"))) {
+        for (absl::string_view refused : kMemoryWords) memory = memory || word == refused;
+      }
+    }
+    if (!known || memory) {
+      return absl::StrCat(
+          known ? "a memory access in the DSL's host code ("
+                : "an op of the DSL's IR by hand in its host code (",
+          op.substr(0, 80),
+          " outside any kernel): a @cute.jit function is compiled to native code in the worker, "
+          "where it reads and writes any address; a kernel's memory is touched on the GPU");
     }
   }
   return "";

@@ -133,18 +133,25 @@ std::vector<std::string> RefusedPrivateOperators(const std::vector<std::string>&
 // TIR compiled for the host calls any symbol of the process by name (call_extern and its kin, a
 // packed call) and indexes its buffers unchecked: raw memory and native calls with no audit event
 // (red team, 2026-12-06: 3.3-5.3x strict through TVM's in-process LLVM). A kernel's TIR is for
-// the GPU.
+// the GPU. TVM's own check refuses a buffer access in host code, but not its packed-API builtins:
+// tvm_struct_get / tvm_struct_set on a handle cast or reinterpreted from an integer read and write
+// any address from the host part of a cuda PrimFunc (red team, thirteenth session, strict), so
+// those builtins, tvm_stack_*, and a cast or reinterpret to a handle (dsl_entry.tir_facts names
+// them "cast_to_handle", "reinterpret_to_handle") are refused too.
 std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
                               const std::vector<std::string>& target_kinds);
 
 // A CuTe DSL compile, checked by the worker before the DSL's pipeline runs (dsl_entry.py): the op
 // names of its host code (every op outside its kernels: cuda.kernel, gpu.func, gpu.module). Empty
 // when allowed; else why not (a runtime.native_code finding). A @cute.jit function is host code
-// compiled to native code in the worker: a load, store, atomic, memory copy or print of a tensor
-// there, or a pointer from an integer (cute.inttoptr, llvm.inttoptr), an LLVM call or inline
-// assembly, reads and writes any address of the worker with no audit event (red team, thirteenth
-// session: the interpreter's signal table written from a @cute.jit function, 7.4x strict). A
-// kernel's host code makes layouts, views and launches; its memory is touched on the GPU.
+// compiled to native code in the worker: a load, store, copy, atomic, fill, GEMM or print of a
+// tensor there, or a pointer from an integer (cute.inttoptr), reads and writes any address of the
+// worker with no audit event (red teams, thirteenth session: the interpreter's signal table
+// written from a @cute.jit function, 7.4x strict; then cute.basic_copy through a tensor's
+// pointer moved by an offset). Allowed: the ops of the dialects host code is made of (arith, scf,
+// cf, func, math, index, cuda, cute, cute_nvgpu, builtin) that name no memory access, and the
+// builders (make_*: a TMA descriptor's included); any other dialect (llvm, memref, vector, nvvm)
+// is the DSL's IR written by hand. A kernel's memory is touched on the GPU.
 std::string CuteHostRefusal(const std::vector<std::string>& host_ops);
 
 // The runtime finding codes with a line each (docs, --help).

@@ -787,6 +787,12 @@ class Auditor {
     CheckIntrospectionAttribute(attribute, line, what);
     CheckRawMemoryName(attribute, line, what);
     if (ContextOf(node) != "Load") CheckProtocolHook(attribute, line, what + " = ...");
+    if (ContextOf(node) != "Load" && (attribute == "__name__" || attribute == "__qualname__")) {
+      // Libraries set attributes under an object's name (torch.distributions' lazy_property:
+      // setattr(instance, fn.__name__, ...)): a name given at run time is a setattr by text
+      // (red team, thirteenth session: __array_interface__ put on an instance so).
+      AddDynamicName(line, absl::StrCat(what, " = ...: renaming a function or class"), what);
+    }
     if (audit_detail::IsImportHelperName(attribute)) AddImportHelper(attribute, line, what);
     if (audit_detail::IsAttributeHelperName(attribute)) {
       AddDynamicName(line,

@@ -211,14 +211,57 @@ TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target
   CHECK(mkb::TirCompileRefusal({"tirx.cuda.__shfl_xor_sync", "tirx.cuda_warp_reduce"}, {"cuda"})
             .empty());
   // T.call_extern and its kin, in either namespace (red team, 2026-12-06).
-  for (const char* op : {"tirx.call_extern", "tir.call_pure_extern", "tirx.call_llvm_intrin",
-                         "tir.tvm_call_packed", "tvm_call_cpacked_lowered"}) {
+  for (const char* op :
+       {"tirx.call_extern", "tir.call_pure_extern", "tirx.call_llvm_intrin", "tir.tvm_call_packed",
+        "tvm_call_cpacked_lowered", "tirx.tvm_struct_get", "tir.tvm_struct_set",
+        "tirx.tvm_stack_alloca", "reinterpret_to_handle", "cast_to_handle"}) {
     CHECK(absl::StrContains(mkb::TirCompileRefusal({op}, {"cuda"}), "native symbol"));
   }
+  // A reinterpret that is no pointer (a bit cast of a number) is the kernel's own business.
+  CHECK(mkb::TirCompileRefusal({"tirx.reinterpret"}, {"cuda"}).empty());
   // A CPU target (its host code indexes buffers unchecked), or none at all.
   CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"llvm"}), "'llvm' target"));
   CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"cuda", "c"}), "'c' target"));
   CHECK_FALSE(mkb::TirCompileRefusal({}, {}).empty());
+}
+
+TEST_CASE("CuTe DSL host code: layouts, views and launches, no memory access") {
+  // The host ops of the 14 shipped solutions and of a TMA descriptor's builder (a Hopper GEMM's).
+  const std::vector<std::string> honest = {
+      "arith.constant",
+      "arith.cmpi",
+      "cuda.cast",
+      "cuda.launch_cfg.create",
+      "cuda.launch_cfg.cooperative",
+      "cuda.launch_cfg.programmatic_stream_serialization_allowed",
+      "cuda.launch_ex",
+      "cuda.return_if_error",
+      "cute.add_offset",
+      "cute.get_iter",
+      "cute.make_view",
+      "cute.recast_iter",
+      "cute.kernel_smem_size",
+      "cute.print",
+      "func.func",
+      "func.return",
+      "scf.if",
+      "scf.yield",
+      "cute.composition",
+      "cute.deref_arith_tuple_iter",
+      "cute.make_identity_layout",
+      "cute.static",
+      "cute_nvgpu.atom.make_non_exec_tiled_tma_load",
+      "builtin.unrealized_conversion_cast",
+      "cute.ptrtoint"};
+  CHECK(mkb::CuteHostRefusal(honest).empty());
+  // What a store, copy, fill, print of a tensor, atomic or pointer from an integer emits in a
+  // @cute.jit function (red teams, thirteenth session), and any dialect written by hand.
+  for (const char* op : {"cute.memref.store", "cute.memref.load_vec", "cute.memref.alloca",
+                         "cute.copy", "cute.print_view", "cute.inttoptr", "nvvm.atomicrmw",
+                         "llvm.store", "llvm.call", "vector.load", "memref.store", "cute.gemm"}) {
+    INFO(op);
+    CHECK_FALSE(mkb::CuteHostRefusal({"arith.constant", op}).empty());
+  }
 }
 
 TEST_CASE("imports: never the judge or the other DSL; a forbidden module only from a library") {

@@ -847,6 +847,8 @@ TEST_CASE("kernel.py makes no DSL pointer from an integer and reaches no DSL pri
            "import cutlass.cute as cute\nx = cute._internal\n",
            "import tvm\nf = tvm._ffi\n",
            "import tvm\nf = tvm.tir._ffi_api\n",
+           "import cutlass.cute as cute\n@cute.jit\ndef f():\n    pass\n"
+           "f._dsl_cls._get_dsl().envar.arch = 'sm_90a'\n",
        }) {
     INFO(source);
     CHECK(Has(Audit(source), "static.forbidden_call"));
@@ -868,6 +870,21 @@ def f(m: cute.Tensor):
 )py";
   INFO(allowed);
   CHECK(Violations(allowed).count("static.forbidden_call") == 0);
+}
+
+TEST_CASE("kernel.py renames no function or class, whose name libraries set attributes under") {
+  // torch.distributions' lazy_property does setattr(instance, fn.__name__, ...): a name given at
+  // run time put __array_interface__ on an instance (red team, thirteenth session).
+  for (const char* source : {
+           "def give(o):\n    return {}\ngive.__name__ = 'x' + 'y'\n",
+           "class C:\n    pass\nC.__qualname__ = str(1)\n",
+           "from torch.distributions.utils import lazy_property\n",
+       }) {
+    INFO(source);
+    const auto codes = Violations(source);
+    CHECK((codes.count("static.dynamic_attribute") + codes.count("static.forbidden_call")) > 0);
+  }
+  CHECK(Violations("def f():\n    return f.__name__\n").empty());  // reading it is fine
 }
 
 TEST_CASE("kernel.py binds no _sunder_ name, which a library class's Python protocol reads") {

@@ -35,6 +35,9 @@ constexpr char kDslPrivate[] =
     "the DSL's private internals (its compiler's state and configuration, its IR builders, which "
     "write memory accesses of any address into the host code it compiles) are off limits: a "
     "kernel uses the DSL's public API";
+constexpr char kDslInternals[] =
+    "the DSL's compiler singleton and its configuration are off limits (a kernel uses the DSL's "
+    "public API)";
 constexpr char kNoLibrary[] = "DSL kernels from a kernel library are forbidden";
 constexpr char kForeignApi[] =
     "ctypes' and cffi's foreign calls and raw memory (native calls and raw memory access are "
@@ -427,6 +430,8 @@ constexpr Rule kAttributeRules[] = {
     {"tvm_ffi._*", kCall, kDslPrivate},
     {"tvm_ffi.*._*", kCall, kDslPrivate},
     {"tvm_ffi.*.*._*", kCall, kDslPrivate},
+    {"torch.distributions.utils.lazy_property", kDynamicAttribute,
+     "sets an attribute under its function's __name__ (a setattr by a name given at run time)"},
     {"tvm.support.nvcc", kCall, "compiling raw CUDA source is forbidden"},
     {"tvm.contrib.nvcc", kCall, "compiling raw CUDA source is forbidden"},
     {"tvm.contrib.cc", kCall, "compiling native code is forbidden"},
@@ -697,6 +702,13 @@ constexpr RawName kRawNames[] = {
      "a DSL pointer made from an integer address (the DSL's host code reads and writes any "
      "address through it: raw memory access is forbidden; a kernel's pointers come from its "
      "tensors, e.g. from_dlpack(t).iterator)"},
+    // CuTe DSL's singleton and its configuration, reached through a jit function's own
+    // attributes (_dsl_cls) where the private-name rule sees no DSL path (red team, thirteenth
+    // session: the compile's arch rewritten in strict mode).
+    {"_get_dsl", kDslInternals},
+    {"_dsl_cls", kDslInternals},
+    {"_dsl_object", kDslInternals},
+    {"envar", kDslInternals},
     // A conversion hook CPython's C code calls while it holds a buffer's address (gh-91153:
     // bytearray's assignment; red team round 3, 2026-12-06, raw memory in pure Python). No
     // kernel needs a class that is an integer.

@@ -198,6 +198,23 @@ def _offline(arch: str, compiled: list[str]):
 
         return entry
 
+    # What the judge's worker refuses of a compile (dsl_entry.cute_host_ops, decided in C++:
+    # a memory access in host code), said here first.
+    from cutlass.base_dsl.compiler import Compiler
+
+    from metakernelbench import _core
+    from metakernelbench.judge import dsl_entry
+
+    def refused(self, module, *args, **kwargs):
+        ops = dsl_entry.cute_host_ops(module)
+        reason = "not an MLIR module" if ops is None else _core.cute_host_refusal(ops)
+        if reason:
+            raise RuntimeError(f"the judge refuses this compile: {reason}")
+        return checked_original(self, module, *args, **kwargs)
+
+    checked_original = Compiler.compile
+    patch(Compiler, "compile", refused)
+
     # cute.compile(...) and a direct call of a @cute.jit function (compile, then run) both go
     # through BaseDSL._func; cute.compile parses its options first.
     patch(CompileCallable, "_compile", recorded(CompileCallable._compile))

@@ -33,7 +33,8 @@ def wrapper(run, original):
 
 def tir_facts(mod, target):
     """What the judge decides a tvm.compile on (runtime_policy.h, TirCompileRefusal): the op
-    names of every call in `mod`'s PrimFuncs and the kinds of the targets it is built for; None
+    names of every call in `mod`'s PrimFuncs (and "reinterpret_to_handle" / "cast_to_handle" for
+    a pointer made from a number) and the kinds of the targets it is built for; None
     when `mod` is not a PrimFunc or an IRModule as TVM makes them (a subclass could answer for
     another)."""
     import tvm
@@ -49,7 +50,12 @@ def tir_facts(mod, target):
 
     def visit(node):
         if type(node) is tir.Call and type(node.op) is tvm.ir.Op:
-            ops.append(str(node.op.name))
+            name = str(node.op.name)
+            ops.append(name)
+            if name.endswith("reinterpret") and str(node.dtype) == "handle":
+                ops.append("reinterpret_to_handle")  # a pointer from a number
+        elif type(node) is tir.Cast and str(node.dtype) == "handle":
+            ops.append("cast_to_handle")
 
     kinds: list[str] = []
     if target is not None:

@@ -1,0 +1,43 @@
+# Attack (red team, thirteenth session, round 2): TIR host code reads and writes any address with
+# no buffer access: T.tvm_struct_get / tvm_struct_set on a handle reinterpreted from an int64, in
+# a PrimFunc compiled for the cuda target (TVM's VerifyMemory checks buffer accesses only); it read
+# an object's type pointer and wrote a tensor of its own, passed strict. Now refused where TVM is
+# asked to compile it (the packed API's memory builtins and a pointer made from a number:
+# runtime.native_code).
+import torch
+import tvm
+from tvm.script import tirx as T
+
+
+@T.prim_func
+def poke(addr: T.int64, v: T.int64):
+    T.evaluate(T.tvm_struct_set(T.reinterpret("handle", addr), 0, 1, T.reinterpret("handle", v)))
+
+
+@T.prim_func
+def peek(addr: T.int64, dst: T.int64):
+    T.evaluate(T.tvm_struct_set(T.reinterpret("handle", dst), 0, 1, T.tvm_struct_get(T.reinterpret("handle", addr), 0, 1, "handle")))
+
+
+_OUT = torch.zeros(1, dtype=torch.int64)
+_PEEK = None
+_CELL = torch.zeros(4, dtype=torch.int64)
+_POKE = None
+
+
+def solve(x, residual, weight):
+    global _POKE, _PEEK
+    if _PEEK is None:
+        _PEEK = tvm.compile(peek, target="cuda")
+    probe = object()
+    _PEEK(id(probe) + 8, _OUT.data_ptr())  # ob_type of any object, read by address
+    if int(_OUT[0]) != id(object):
+        raise RuntimeError("the host read did not land")
+    if _POKE is None:
+        _POKE = tvm.compile(poke, target="cuda")
+    _POKE(_CELL.data_ptr() + 16, 1234)
+    if int(_CELL[2]) != 1234:
+        raise RuntimeError("the host write did not land")
+    s = x.float() + residual.float()
+    inv = torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-5)
+    return (s * inv * weight.float()).to(x.dtype)
