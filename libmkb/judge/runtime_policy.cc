@@ -562,7 +562,9 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
                                                         "tvm_stack_make_shape",
                                                         "tvm_stack_make_array",
                                                         "cast_to_handle",
-                                                        "reinterpret_to_handle"};
+                                                        "reinterpret_to_handle",
+                                                        "unmatched_handle_param",
+                                                        "let_handle"};
   for (const std::string& op : call_ops) {
     const size_t dot = op.rfind('.');
     const absl::string_view name =

@@ -211,10 +211,10 @@ TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target
   CHECK(mkb::TirCompileRefusal({"tirx.cuda.__shfl_xor_sync", "tirx.cuda_warp_reduce"}, {"cuda"})
             .empty());
   // T.call_extern and its kin, in either namespace (red team, 2026-12-06).
-  for (const char* op :
-       {"tirx.call_extern", "tir.call_pure_extern", "tirx.call_llvm_intrin", "tir.tvm_call_packed",
-        "tvm_call_cpacked_lowered", "tirx.tvm_struct_get", "tir.tvm_struct_set",
-        "tirx.tvm_stack_alloca", "reinterpret_to_handle", "cast_to_handle"}) {
+  for (const char* op : {"tirx.call_extern", "tir.call_pure_extern", "tirx.call_llvm_intrin",
+                         "tir.tvm_call_packed", "tvm_call_cpacked_lowered", "tirx.tvm_struct_get",
+                         "tir.tvm_struct_set", "tirx.tvm_stack_alloca", "reinterpret_to_handle",
+                         "cast_to_handle", "unmatched_handle_param", "let_handle"}) {
     CHECK(absl::StrContains(mkb::TirCompileRefusal({op}, {"cuda"}), "native symbol"));
   }
   // A reinterpret that is no pointer (a bit cast of a number) is the kernel's own business.
@@ -256,9 +256,10 @@ TEST_CASE("CuTe DSL host code: layouts, views and launches, no memory access") {
   CHECK(mkb::CuteHostRefusal(honest).empty());
   // What a store, copy, fill, print of a tensor, atomic or pointer from an integer emits in a
   // @cute.jit function (red teams, thirteenth session), and any dialect written by hand.
-  for (const char* op : {"cute.memref.store", "cute.memref.load_vec", "cute.memref.alloca",
-                         "cute.copy", "cute.print_view", "cute.inttoptr", "nvvm.atomicrmw",
-                         "llvm.store", "llvm.call", "vector.load", "memref.store", "cute.gemm"}) {
+  for (const char* op :
+       {"cute.memref.store", "cute.memref.load_vec", "cute.memref.alloca", "cute.copy",
+        "cute.print_view", "cute.inttoptr", "nvvm.atomicrmw", "llvm.store", "llvm.call",
+        "vector.load", "memref.store", "cute.gemm", "cute.print_through_pointer"}) {
     INFO(op);
     CHECK_FALSE(mkb::CuteHostRefusal({"arith.constant", op}).empty());
   }

@@ -56,6 +56,8 @@ def tir_facts(mod, target):
                 ops.append("reinterpret_to_handle")  # a pointer from a number
         elif type(node) is tir.Cast and str(node.dtype) == "handle":
             ops.append("cast_to_handle")
+        elif type(node) in (tir.LetStmt, tir.Let) and str(node.var.dtype) == "handle":
+            ops.append("let_handle")
 
     kinds: list[str] = []
     if target is not None:
@@ -65,6 +67,13 @@ def tir_facts(mod, target):
         if current is not None:
             kinds.append(str(current.kind.name))
     for func in funcs:
+        # A handle parameter no buffer matches is a pointer the caller chose (None: null, then
+        # indexed by any offset), and a handle bound by a let is one TVM's memory check does not
+        # follow to a parameter (red team, thirteenth session: host code reading and writing any
+        # address through T.decl_buffer over such a handle, strict).
+        matched = set(func.buffer_map.keys())
+        if any(str(p.dtype) == "handle" and p not in matched for p in func.params):
+            ops.append("unmatched_handle_param")
         tir.stmt_functor.post_order_visit(func.body, visit)
         attrs = func.attrs
         if attrs is not None and "target" in attrs:
@@ -80,7 +89,12 @@ def cute_host_ops(module):
 
     if type(module) is not ir.Module:
         return None
+    import re
+
     device = ("cuda.kernel", "gpu.func", "gpu.module", "gpu.binary")
+    # A conversion of C's printf that writes through its argument (%n) or reads a string at it
+    # (%s): cute.printf lowers to printf on the host (red team, thirteenth session: %hhn stores).
+    conversion = re.compile(r"%[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|j|z|t|L|q)?([A-Za-z%])")
     names: list[str] = []
     pending = [module.operation]
     while pending:
@@ -93,6 +107,15 @@ def cute_host_ops(module):
                     if name in device:
                         continue
                     names.append(name)
+                    if name == "cute.print":
+                        attributes = inner.attributes
+                        for key in list(attributes):  # the attributes' names
+                            try:
+                                text = ir.StringAttr(attributes[key]).value
+                            except (TypeError, ValueError):  # not a string: an argument's type
+                                continue
+                            if any(c in "nsS" for c in conversion.findall(text)):
+                                names.append("cute.print_through_pointer")
                     pending.append(inner)
     return names
 
@@ -106,7 +129,11 @@ def cute_checked(original, refusal, refuse):
     an integer wrote the interpreter's signal table (red team, thirteenth session, 7.4x strict)."""
 
     def compile(self, module, *args, **kwargs):
-        ops = cute_host_ops(module)
+        try:
+            ops = cute_host_ops(module)
+        except Exception as error:  # unread is unchecked: refused, with what failed
+            why = f"the DSL's host code could not be read for the check: {error!r:.200}"
+            refuse("runtime.native_code", why)()
         if ops is None:
             refuse("runtime.native_code", "CuTe DSL's compiler given something not an MLIR module")()
         reason = refusal(ops)
