@@ -138,7 +138,7 @@ std::vector<std::string> RefusedPrivateOperators(const std::vector<std::string>&
 // any address from the host part of a cuda PrimFunc (red team, thirteenth session, strict), so
 // those builtins, tvm_stack_*, a cast or reinterpret to a handle, a handle parameter no buffer
 // matches and a handle bound by a let (TVM's check does not follow it: the third red team's
-// T.decl_buffer over a null handle, indexed at any address) are refused too (dsl_entry.tir_facts
+// T.decl_buffer over a null handle, indexed at any address) are refused too (dsl_facts.tir_facts
 // names them "cast_to_handle", "reinterpret_to_handle", "unmatched_handle_param", "let_handle").
 std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
                               const std::vector<std::string>& target_kinds);

@@ -6,7 +6,7 @@ import sys
 import types
 
 import pytest
-from metakernelbench import _core
+from metakernelbench import _core, dsl_facts
 from metakernelbench.judge import dsl_entry, worker
 
 
@@ -65,11 +65,15 @@ def test_the_wrapper_leads_to_nothing_of_the_judge():
     # C++ functions).
     assert reachable == {
         "wrapper": dsl_entry.wrapper,
-        "tir_facts": dsl_entry.tir_facts,
+        "tir_facts": dsl_facts.tir_facts,
         "tir_checked": dsl_entry.tir_checked,
-        "cute_host_ops": dsl_entry.cute_host_ops,
+        "cute_host_ops": dsl_facts.cute_host_ops,
         "cute_checked": dsl_entry.cute_checked,
     }
+    # The facts' own globals (metakernelbench.dsl_facts, outside the judge's folder for the
+    # agent's shell) hold those two functions and nothing else.
+    facts = {k: v for k, v in dsl_facts.tir_facts.__globals__.items() if not k.startswith("__")}
+    assert facts == {"tir_facts": dsl_facts.tir_facts, "cute_host_ops": dsl_facts.cute_host_ops}
     assert not any(isinstance(v, types.ModuleType) for v in reachable.values())
     assert "Worker" in vars(worker) and "_core" in vars(worker)  # what a worker.py closure would leak
     contents = [c.cell_contents for c in wrapped.__closure__]

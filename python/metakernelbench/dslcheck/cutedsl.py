@@ -198,15 +198,14 @@ def _offline(arch: str, compiled: list[str]):
 
         return entry
 
-    # What the judge's worker refuses of a compile (dsl_entry.cute_host_ops, decided in C++:
+    # What the judge's worker refuses of a compile (dsl_facts.cute_host_ops, decided in C++:
     # a memory access in host code), said here first.
     from cutlass.base_dsl.compiler import Compiler
 
-    from metakernelbench import _core
-    from metakernelbench.judge import dsl_entry
+    from metakernelbench import _core, dsl_facts
 
     def refused(self, module, *args, **kwargs):
-        ops = dsl_entry.cute_host_ops(module)
+        ops = dsl_facts.cute_host_ops(module)
         reason = "not an MLIR module" if ops is None else _core.cute_host_refusal(ops)
         if reason:
             raise RuntimeError(f"the judge refuses this compile: {reason}")

@@ -33,8 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from metakernelbench import _core
-from metakernelbench.judge import dsl_entry
+from metakernelbench import _core, dsl_facts
 
 from .common import ANSI, Patches, error_chain, from_exception, import_file, kernel_line, syntax_diagnostic
 
@@ -239,11 +238,11 @@ class _State:
         """Compile `mod` for CUDA `arch` (host: LLVM) and its CUDA source with NVRTC."""
         import tvm
 
-        # What the judge's worker refuses of a tvm.compile (dsl_entry.tir_facts, decided in C++),
+        # What the judge's worker refuses of a tvm.compile (dsl_facts.tir_facts, decided in C++),
         # said here first, for the target as given.
         # (The hook's own compile of a module-level PrimFunc, `label` given, is for CUDA `arch`.)
         as_given = target if target is not None or label is None else self._cuda()
-        facts = dsl_entry.tir_facts(mod, as_given)
+        facts = dsl_facts.tir_facts(mod, as_given)
         reason = "not a PrimFunc or IRModule" if facts is None else _core.tir_compile_refusal(*facts)
         if reason:
             raise RuntimeError(f"the judge refuses this tvm.compile: {reason}")

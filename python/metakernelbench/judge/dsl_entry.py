@@ -7,6 +7,8 @@ a C++ runner (`LaunchMonitor.entry_runner`) that can only call that original. A 
 in worker.py would hand kernel.py the worker's globals and, through its closure, the worker.
 """
 
+from metakernelbench.dsl_facts import cute_host_ops, tir_facts
+
 
 def wrapper(run, original):
     """A function standing for `original` (a method too: it binds like one) that calls
@@ -29,95 +31,6 @@ def wrapper(run, original):
     entry.__doc__ = getattr(original, "__doc__", None)
     entry.__wrapped__ = original
     return entry
-
-
-def tir_facts(mod, target):
-    """What the judge decides a tvm.compile on (runtime_policy.h, TirCompileRefusal): the op
-    names of every call in `mod`'s PrimFuncs (and "reinterpret_to_handle" / "cast_to_handle" for
-    a pointer made from a number) and the kinds of the targets it is built for; None
-    when `mod` is not a PrimFunc or an IRModule as TVM makes them (a subclass could answer for
-    another)."""
-    import tvm
-
-    tir = getattr(tvm, "tirx", None) or tvm.tir
-    if type(mod) is tir.PrimFunc:
-        funcs = [mod]
-    elif type(mod) is tvm.IRModule:
-        funcs = [f for f in mod.functions.values() if type(f) is tir.PrimFunc]
-    else:
-        return None
-    ops: list[str] = []
-
-    def visit(node):
-        if type(node) is tir.Call and type(node.op) is tvm.ir.Op:
-            name = str(node.op.name)
-            ops.append(name)
-            if name.endswith("reinterpret") and str(node.dtype) == "handle":
-                ops.append("reinterpret_to_handle")  # a pointer from a number
-        elif type(node) is tir.Cast and str(node.dtype) == "handle":
-            ops.append("cast_to_handle")
-        elif type(node) in (tir.LetStmt, tir.Let) and str(node.var.dtype) == "handle":
-            ops.append("let_handle")
-
-    kinds: list[str] = []
-    if target is not None:
-        kinds.append(str(tvm.target.Target(target).kind.name))
-    else:
-        current = tvm.target.Target.current(allow_none=True)
-        if current is not None:
-            kinds.append(str(current.kind.name))
-    for func in funcs:
-        # A handle parameter no buffer matches is a pointer the caller chose (None: null, then
-        # indexed by any offset), and a handle bound by a let is one TVM's memory check does not
-        # follow to a parameter (red team, thirteenth session: host code reading and writing any
-        # address through T.decl_buffer over such a handle, strict).
-        matched = set(func.buffer_map.keys())
-        if any(str(p.dtype) == "handle" and p not in matched for p in func.params):
-            ops.append("unmatched_handle_param")
-        tir.stmt_functor.post_order_visit(func.body, visit)
-        attrs = func.attrs
-        if attrs is not None and "target" in attrs:
-            kinds.append(str(attrs["target"].kind.name))
-    return ops, kinds
-
-
-def cute_host_ops(module):
-    """The op names of a CuTe DSL module's host code: every op outside its kernels (cuda.kernel,
-    gpu.func, gpu.module and what they hold); None when `module` is not an MLIR module as the
-    DSL makes them (a stand-in could answer for another)."""
-    from cutlass._mlir import ir
-
-    if type(module) is not ir.Module:
-        return None
-    import re
-
-    device = ("cuda.kernel", "gpu.func", "gpu.module", "gpu.binary")
-    # A conversion of C's printf that writes through its argument (%n) or reads a string at it
-    # (%s): cute.printf lowers to printf on the host (red team, thirteenth session: %hhn stores).
-    conversion = re.compile(r"%[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|j|z|t|L|q)?([A-Za-z%])")
-    names: list[str] = []
-    pending = [module.operation]
-    while pending:
-        op = pending.pop()
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    inner = inner.operation
-                    name = str(inner.name)
-                    if name in device:
-                        continue
-                    names.append(name)
-                    if name == "cute.print":
-                        attributes = inner.attributes
-                        for key in list(attributes):  # the attributes' names
-                            try:
-                                text = ir.StringAttr(attributes[key]).value
-                            except (TypeError, ValueError):  # not a string: an argument's type
-                                continue
-                            if any(c in "nsS" for c in conversion.findall(text)):
-                                names.append("cute.print_through_pointer")
-                    pending.append(inner)
-    return names
 
 
 def cute_checked(original, refusal, refuse):
