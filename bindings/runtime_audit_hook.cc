@@ -1317,8 +1317,8 @@ bool RefuseKernelConversion(PyObject* object, const char* hook) {
 namespace {
 
 // Whether `found`, an attribute as a type resolves it, answers in C or from installed code: a
-// descriptor of a C type (getset, member, method, slot wrapper), a C function, or a property or
-// function of installed code (TrustedHook).
+// getset of a C type, a method or slot wrapper of one, a C function, or a property or function of
+// installed code (TrustedHook). Not a member descriptor (below).
 bool TrustedAnswer(PyObject* found) {
   // A getset is C code's own answer. A member descriptor is not: it answers whatever the slot
   // holds, and a class makes one for any name in __slots__ (dataclass(slots=True) from
