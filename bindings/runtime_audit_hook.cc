@@ -1265,6 +1265,13 @@ int CheckedNdarrayGetBuffer(PyObject* array, Py_buffer* view, int flags) {
   return g_ndarray_getbuffer(array, view, flags);
 }
 
+// A function written in C, or a descriptor of a C type's method or slot (which checks its
+// instance's type).
+bool CCallable(PyObject* o) {
+  return PyCFunction_Check(o) || Py_IS_TYPE(o, &PyMethodDescr_Type) ||
+         Py_IS_TYPE(o, &PyWrapperDescr_Type);
+}
+
 }  // namespace
 
 // Whether `found`, a hook as a type resolves it, runs no Python of the kernel's itself: a function
@@ -1273,10 +1280,7 @@ int CheckedNdarrayGetBuffer(PyObject* array, Py_buffer* view, int flags) {
 bool TrustedHook(PyObject* found) {
   PyObject* callable = found;
   if (PyInstanceMethod_Check(callable)) callable = PyInstanceMethod_GET_FUNCTION(callable);
-  if (PyCFunction_Check(callable) || Py_IS_TYPE(callable, &PyMethodDescr_Type) ||
-      Py_IS_TYPE(callable, &PyWrapperDescr_Type)) {
-    return true;
-  }
+  if (CCallable(callable)) return true;
   if (!PyFunction_Check(found)) return false;  // a partial, a bound method, a property ...
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(found));
   if (KernelMadeCode(code)) return false;
@@ -1391,8 +1395,7 @@ bool RefuseRawMemoryProtocol(PyObject* object, PyObject* name) {
                            ? _PyType_Lookup(reinterpret_cast<PyTypeObject*>(object), name)
                            : nullptr;
   if (in_class != nullptr && !Py_IS_TYPE(in_class, &PyGetSetDescr_Type) &&
-      !Py_IS_TYPE(in_class, &PyMemberDescr_Type) && !PyCFunction_Check(in_class) &&
-      !Py_IS_TYPE(in_class, &PyMethodDescr_Type) && !Py_IS_TYPE(in_class, &PyWrapperDescr_Type)) {
+      !Py_IS_TYPE(in_class, &PyMemberDescr_Type) && !CCallable(in_class)) {
     // (A descriptor of C answers a class with itself, no address.)
     from = "an attribute of the class's own hierarchy";
   } else if (found != nullptr && Py_TYPE(found)->tp_descr_set != nullptr) {
