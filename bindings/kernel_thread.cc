@@ -777,9 +777,10 @@ class KernelThread {
     PyErr_Fetch(&type, &value, &tb);
     RecordRuntimeViolation(
         "runtime.clock_tampered",
-        "a name the judge's clock or its handling of the outputs looks up when it runs was "
-        "changed by kernel.py (the judge would run the kernel's code after the clock stopped, or "
-        "read a forged time): the call is not timed by that clock",
+        "a name the judge's clock, its handling of the outputs or its check of the DSL's "
+        "compiles looks up when it runs was changed by kernel.py (the judge would run the "
+        "kernel's code after the clock stopped, read a forged time, or let a compile through "
+        "unchecked): the call is not timed by that clock",
         what);
     // Tampered from here on (every later call timed by the monotonic clock), and what was
     // reported is the state a further change is measured from, so that one report does not

@@ -1531,6 +1531,61 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         "Why tvm.compile of a TIR module is refused (empty: allowed), from the op names of its "
         "calls and the kinds of its targets (runtime_policy.h).");
   m.def(
+      "checked_compile",
+      [](py::object original, py::object facts, const std::string& dsl) {
+        if (dsl != "cutedsl" && dsl != "tirx")
+          throw py::value_error("checked_compile: dsl is 'cutedsl' or 'tirx', not '" + dsl + "'");
+        return py::cpp_function(
+            [original, facts, dsl](const py::args& args, const py::kwargs& kwargs) -> py::object {
+              // The refusal, recorded; raised unless the audit only records (then the original).
+              auto refused = [&](const std::string& why) {
+                if (RecordRefusal("runtime.native_code", why, absl::StrCat(why, " called")))
+                  RaiseRefused(why);
+              };
+              const bool cute = dsl == "cutedsl";
+              py::object read;
+              if (cute) {
+                // CuTe DSL's host code unread is unchecked: refused, with what failed.
+                try {
+                  read = facts(args, kwargs);
+                } catch (py::error_already_set& error) {
+                  std::string text = error.what();
+                  if (text.size() > 200) text.resize(200);
+                  refused(absl::StrCat("the DSL's host code could not be read for the check: ",
+                                       ToValidUtf8(text)));
+                  return original(*args, **kwargs);
+                }
+              } else {
+                read = facts(args, kwargs);  // TVM's own errors (a bad target) are the kernel's
+              }
+              if (read.is_none()) {
+                refused(cute ? "CuTe DSL's compiler given something not an MLIR module"
+                             : "tvm.compile of something not a PrimFunc or IRModule");
+                return original(*args, **kwargs);
+              }
+              const auto fact = read.cast<py::tuple>();
+              std::string reason;
+              if (cute && fact.size() == 1) {
+                reason = CuteHostRefusal(fact[0].cast<std::vector<std::string>>());
+              } else if (!cute && fact.size() == 2) {
+                reason = TirCompileRefusal(fact[0].cast<std::vector<std::string>>(),
+                                           fact[1].cast<std::vector<std::string>>());
+              } else {
+                reason = "the facts of a compile were not as the judge reads them";
+              }
+              if (!reason.empty()) refused(reason);
+              return original(*args, **kwargs);
+            });
+      },
+      py::arg("original"), py::arg("facts"), py::arg("dsl"),
+      "A callable standing for a DSL's compile (`original`: CuTe DSL's Compiler.compile, TVM's "
+      "compile and builds) that first reads what it is given, facts(args, kwargs) -> (host op "
+      "names,) for 'cutedsl' or (call op names, target kinds) for 'tirx' (None: not a module as "
+      "the DSL makes them), and refuses the compile where the C++ core does (CuteHostRefusal, "
+      "TirCompileRefusal: a runtime.native_code violation, PermissionError; the original in "
+      "record mode). A C++ function: kernel.py, which reaches it in the DSL's modules, finds "
+      "no closure or __wrapped__ leading to the unchecked original.");
+  m.def(
       "traceback_entries", [](py::object tb) { return TracebackEntries(tb.ptr()); },
       py::arg("traceback"),
       "[(file, line, function)] of a traceback, innermost last, without reading its frames "

@@ -658,10 +658,11 @@ std::vector<std::pair<std::string, std::string>> RuntimeAuditCodes() {
        "queued a call for the interpreter's main thread (Py_AddPendingCall, reached any way) "
        "while its code ran: the main thread would run it after the clock stopped"},
       {"runtime.clock_tampered",
-       "changed a name the judge's clock or its handling of the outputs looks up when it runs "
-       "(torch's synchronise, its current stream, torch.Tensor's methods, torch's functions, a "
-       "module's class, a shadowing builtin), seen when the call returns, before the timed "
-       "window closes"},
+       "changed a name the judge's clock, its handling of the outputs or its check of the "
+       "DSL's compiles looks up when it runs (torch's synchronise, its current stream, "
+       "torch.Tensor's methods, torch's functions, a module's class, a shadowing builtin, the "
+       "DSL's checked compile entry points), seen when the call or the import returns, before "
+       "the timed window closes"},
       {"runtime.outside_call",
        "ran its code while no call of solve was under way (a torch mode, library override, "
        "finaliser or thread it installed), i.e. outside the timed call"},

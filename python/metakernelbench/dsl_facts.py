@@ -1,7 +1,8 @@
 """What the judge decides a DSL compile on, read from what the compile is given: TVM's TIR
 (tir_facts) and CuTe DSL's MLIR (cute_host_ops). The decisions are the C++ core's
 (runtime_policy.h: TirCompileRefusal, CuteHostRefusal); the worker's checked compiles
-(judge/dsl_entry.py) and `mkb check` (dslcheck/) both read the facts here.
+(`_core.checked_compile`, given tir_compile_facts and cute_compile_facts) and `mkb check`
+(dslcheck/) both read the facts here.
 
 Outside the judge's package so that `mkb check` works in the agent's shell, whose view of the
 judge's folder holds only its __init__.py; and with no module-level import, so that the globals
@@ -96,3 +97,19 @@ def cute_host_ops(module):
                                 names.append("cute.print_through_pointer")
                     pending.append(inner)
     return names
+
+
+def tir_compile_facts(args, kwargs):
+    """tir_facts of a call of tvm.compile or one of TVM's builds, `(mod, target=None, ...)`, from
+    its arguments (for `_core.checked_compile`)."""
+    mod = args[0] if args else kwargs.get("mod")
+    target = args[1] if len(args) > 1 else kwargs.get("target")
+    return tir_facts(mod, target)
+
+
+def cute_compile_facts(args, kwargs):
+    """(cute_host_ops,) of a call of CuTe DSL's `Compiler.compile(self, module, ...)`, from its
+    arguments; None when the module is not one (for `_core.checked_compile`)."""
+    module = args[1] if len(args) > 1 else kwargs.get("module")
+    ops = cute_host_ops(module)
+    return None if ops is None else (ops,)

@@ -60,20 +60,17 @@ def test_the_wrapper_leads_to_nothing_of_the_judge():
     its closure holds the runner and the original only."""
     wrapped = dsl_entry.wrapper(_runner(len, []), len)
     reachable = {k: v for k, v in wrapped.__globals__.items() if not k.startswith("__")}
-    # The factories and the DSLs' compile checks (tir_facts and cute_host_ops read only what
-    # they are given; tir_checked's and cute_checked's closures hold the DSL's original and two
-    # C++ functions).
-    assert reachable == {
-        "wrapper": dsl_entry.wrapper,
-        "tir_facts": dsl_facts.tir_facts,
-        "tir_checked": dsl_entry.tir_checked,
-        "cute_host_ops": dsl_facts.cute_host_ops,
-        "cute_checked": dsl_entry.cute_checked,
-    }
+    # The factories only: the DSLs' compile checks are C++ (_core.checked_compile).
+    assert reachable == {"wrapper": dsl_entry.wrapper, "method": dsl_entry.method}
     # The facts' own globals (metakernelbench.dsl_facts, outside the judge's folder for the
-    # agent's shell) hold those two functions and nothing else.
+    # agent's shell) hold its functions and nothing else.
     facts = {k: v for k, v in dsl_facts.tir_facts.__globals__.items() if not k.startswith("__")}
-    assert facts == {"tir_facts": dsl_facts.tir_facts, "cute_host_ops": dsl_facts.cute_host_ops}
+    assert facts == {
+        "tir_facts": dsl_facts.tir_facts,
+        "cute_host_ops": dsl_facts.cute_host_ops,
+        "tir_compile_facts": dsl_facts.tir_compile_facts,
+        "cute_compile_facts": dsl_facts.cute_compile_facts,
+    }
     assert not any(isinstance(v, types.ModuleType) for v in reachable.values())
     assert "Worker" in vars(worker) and "_core" in vars(worker)  # what a worker.py closure would leak
     contents = [c.cell_contents for c in wrapped.__closure__]
@@ -149,14 +146,54 @@ def test_the_real_runner_passes_positional_and_keyword_arguments_through():
     assert done.stdout.split() == ["('mod',", "'cuda',", "3)", "('mod',", "None,", "0)"]
 
 
-def test_the_checked_tvm_compile_leads_to_nothing_of_the_judge():
-    """tvm.compile's check (dsl_entry.tir_checked) sits where kernel.py reaches it: its globals
-    are dsl_entry's, its closure TVM's original and two C++ functions (no __globals__)."""
-    checked = dsl_entry.tir_checked(len, _core.tir_compile_refusal, _core.refusing_function)
-    assert checked.__globals__ is dsl_entry.wrapper.__globals__
-    contents = [c.cell_contents for c in checked.__closure__]
-    assert len in contents and len(contents) == 3
-    assert all(not hasattr(c, "__globals__") for c in contents)
+def test_the_checked_compiles_lead_to_nothing_unchecked():
+    """A DSL's checked compile sits where kernel.py reaches it: C++ (_core.checked_compile), with
+    no closure, globals or __wrapped__ that lead to the DSL's unchecked original; CuTe DSL's is
+    bound as a method by dsl_entry.method, whose closure holds the checked one only. Found in the
+    fourteenth session: the Python wrapper's closure handed the unchecked Compiler.compile to a
+    kernel with the static rules waived, which compiled a host store with it."""
+    seen = []
+
+    def original(*args, **kwargs):
+        seen.append((args, kwargs))
+        return "built"
+
+    checked = _core.checked_compile(original, lambda args, kwargs: ([], ["cuda"]), "tirx")
+    assert checked("mod", "cuda", opt=1) == "built" and seen == [(("mod", "cuda"), {"opt": 1})]
+    for name in ("__closure__", "__globals__", "__wrapped__", "__code__"):
+        assert not hasattr(checked, name), name
+    bound = dsl_entry.method(_core.checked_compile(original, lambda args, kwargs: ([],), "cutedsl"))
+    contents = [c.cell_contents for c in bound.__closure__]
+    assert len(contents) == 1 and not hasattr(contents[0], "__closure__")
+    assert original not in contents
+
+    class Compiler:
+        compile = bound
+
+    seen.clear()
+    compiler = Compiler()
+    assert compiler.compile("module", "pipeline") == "built"
+    assert seen == [((compiler, "module", "pipeline"), {})]
+    # Refused where the C++ core refuses: an extern call for TIR, a host store for CuTe DSL, and
+    # a CuTe DSL module the facts cannot read (a TVM error stays TVM's: the kernel's).
+    seen.clear()
+    refusing = _core.checked_compile(original, lambda args, kwargs: (["tirx.call_extern"], ["cuda"]), "tirx")
+    with pytest.raises(PermissionError, match="native symbol"):
+        refusing("mod")
+    store = _core.checked_compile(original, lambda args, kwargs: (["cute.memref_store"],), "cutedsl")
+    with pytest.raises(PermissionError):
+        store(None, "module")
+
+    def unreadable(args, kwargs):
+        raise ValueError("no module")
+
+    with pytest.raises(PermissionError, match="could not be read"):
+        _core.checked_compile(original, unreadable, "cutedsl")(None, "module")
+    with pytest.raises(ValueError, match="no module"):
+        _core.checked_compile(original, unreadable, "tirx")("mod")
+    with pytest.raises(PermissionError, match="not a PrimFunc"):
+        _core.checked_compile(original, lambda args, kwargs: None, "tirx")("mod")
+    assert seen == []
     # The decision is the C++ core's: the DSL's own intrinsics on CUDA pass, an extern call or a
     # CPU target does not.
     assert _core.tir_compile_refusal(["tirx.cuda_warp_reduce"], ["cuda"]) == ""

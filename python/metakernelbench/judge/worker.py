@@ -20,7 +20,7 @@ import warnings
 
 import torch
 
-from .. import _core, toolchains
+from .. import _core, dsl_facts, toolchains
 from . import dsl_entry, values
 from .worker_setup import pin_every_thread
 
@@ -98,6 +98,7 @@ class Worker:
         # the monotonic clock). Its stack holds nothing of the worker's.
         self._thread: _core.KernelThread | None = None
         self._monitor = None
+        self._dsl_guards: list[tuple[object, str, bool, object]] = []
         self._state: _StateSnapshot | None = None  # taken at the end of prepare
         self._tracing = None  # GpuTracing, created at the first strict call
         self._outputs = None  # the arena of the outputs' snapshots (CudaArena, CpuArena)
@@ -307,7 +308,7 @@ class Worker:
         # methods, torch's functions and dtypes, builtins), guarded as the clock's names are: one
         # changed by kernel.py is seen when its call returns (runtime.clock_tampered), before the
         # export could run it. Taken after the worker's own replacements above.
-        self._thread.guard_clock(values.harness_reach())
+        self._thread.guard_clock(values.harness_reach() + self._dsl_guards)
         # From now on kernel.py's code may run only while it is imported or solve is called:
         # anywhere else (the export after the clock stopped, the next inputs, the wait) it is a
         # runtime.outside_call violation. On already for the calibration, so that it measures
@@ -373,9 +374,12 @@ class Worker:
         return {"ok": True, "versions": versions}
 
     def _mark_dsl_entry_points(self, dsl: str) -> None:
-        """The DSL's entry points wrapped so that the launch monitor knows what they load; the
-        wrappers hold nothing of the worker's (dsl_entry.py)."""
+        """The DSL's entry points wrapped so that the launch monitor knows what they load, and its
+        compiles checked (C++: _core.checked_compile); the wrappers hold nothing of the worker's
+        (dsl_entry.py), and each name set here is guarded (self._dsl_guards, with
+        harness_reach's): one kernel.py replaces is seen when its import or call returns."""
         monitor = self._monitor
+        self._dsl_guards = []
         for module_name, *path in _DSL_ENTRY_POINTS.get(dsl, ()):
             owner = sys.modules.get(module_name)
             for name in path[:-1]:
@@ -383,13 +387,15 @@ class Worker:
             original = getattr(owner, path[-1], None) if owner is not None else None
             if callable(original):
                 if (dsl, module_name, *path) == ("tirx", "tvm", "compile"):
-                    original = dsl_entry.tir_checked(
-                        original, _core.tir_compile_refusal, _core.refusing_function
-                    )
+                    original = _core.checked_compile(original, dsl_facts.tir_compile_facts, "tirx")
                 run = monitor.entry_runner(original) if monitor is not None else None
-                setattr(owner, path[-1], dsl_entry.wrapper(run, original))
+                installed = dsl_entry.wrapper(run, original)
+                setattr(owner, path[-1], installed)
+                self._dsl_guards.append((owner, path[-1], True, installed))
         if dsl == "cutedsl":
-            check_cute_host_code()
+            checked = check_cute_host_code()
+            if checked is not None:
+                self._dsl_guards.append(checked)
         if dsl == "tirx":
             # TVM's other doors to the same build, checked as tvm.compile is (a kernel calling
             # one of them directly would build for the host unchecked).
@@ -397,11 +403,9 @@ class Worker:
                 owner = sys.modules.get(module_name)
                 original = getattr(owner, name, None) if owner is not None else None
                 if callable(original):
-                    setattr(
-                        owner,
-                        name,
-                        dsl_entry.tir_checked(original, _core.tir_compile_refusal, _core.refusing_function),
-                    )
+                    installed = _core.checked_compile(original, dsl_facts.tir_compile_facts, "tirx")
+                    setattr(owner, name, installed)
+                    self._dsl_guards.append((owner, name, True, installed))
 
     # --- RESERVE_INPUTS ------------------------------------------------------------------------
     def _reserve_inputs(self, request) -> dict:
@@ -1551,18 +1555,19 @@ def _disarm_packet(packet, code: str, what: str) -> None:
                 setattr(holder, attribute, _core.refusing_function(code, what, value))
 
 
-def check_cute_host_code() -> bool:
+def check_cute_host_code() -> tuple[object, str, bool, object] | None:
     """CuTe DSL's compiler, which every compile and JIT of the DSL goes through, with the host code
-    it is given checked first (dsl_entry.cute_checked, C++ CuteHostRefusal): a @cute.jit function
-    is compiled to native code in the worker, so its host code may make no memory access. False
-    where the DSL is not loaded."""
+    it is given checked first (C++: _core.checked_compile, CuteHostRefusal, through
+    dsl_entry.method): a @cute.jit function is compiled to native code in the worker, so its host
+    code may make no memory access. The guard entry of the name set (owner, name, True, value),
+    for KernelThread.guard_clock; None where the DSL is not loaded."""
     owner = getattr(sys.modules.get("cutlass.base_dsl.compiler"), "Compiler", None)
     original = getattr(owner, "compile", None) if owner is not None else None
     if not callable(original):
-        return False
-    checked = dsl_entry.cute_checked(original, _core.cute_host_refusal, _core.refusing_function)
+        return None
+    checked = dsl_entry.method(_core.checked_compile(original, dsl_facts.cute_compile_facts, "cutedsl"))
     _core.replace_type_attribute(owner, "compile", checked)
-    return True
+    return (owner, "compile", True, checked)
 
 
 def torch_operator_namespaces() -> list[str]:
