@@ -48,6 +48,17 @@ bool RefuseKernelConversion(PyObject* object, const char* hook);
 bool RefuseRawMemoryProtocol(PyObject* object, PyObject* name);
 bool RefuseRawMemoryProtocol(PyObject* object, const char* name);
 
+// The gate on native code made at run time, asked by the worker's replacements of the C
+// library's calls that make memory executable (sequence_hold.cc) when they are asked for
+// PROT_EXEC: true (go on) until the worker arms the gate (arm_exec_gate, once kernel.py may run),
+// and after it only while a checked compile of the DSL's (checked_compile) runs for the DSL's
+// own frames: the innermost DSL entry point on the calling thread's stack, with no frame of the
+// kernel's in between, is the one whose checked compile approved it. Otherwise a
+// runtime.native_code violation is recorded (naming `call`, `length` and the object at
+// `caller`) and false returned, unless the audit only records. Takes the GIL where the thread
+// has a Python thread state; a thread without one is refused.
+bool ExecMemoryAllowed(const char* call, size_t length, const void* caller);
+
 // Whether a thread state in an interpreter's list may be read (its id, frame, links). CPython
 // 3.11 links a thread state being made by a native thread (PyGILState_Ensure needs no GIL) before
 // it initialises it; 3.12 initialises first. With the GIL held.

@@ -10,15 +10,18 @@
 // can only get to run there through something it installed (a torch function or dispatch mode, a
 // library override, a finaliser, a thread it left running): work done after the clock stopped.
 #include <Python.h>
+#include <dlfcn.h>
 #include <frameobject.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -730,6 +733,87 @@ void RecordRuntimeViolation(const std::string& code, const std::string& message,
   }
   ++g_state->refused;
   AddViolation(code, ToValidUtf8(Redacted(message)), ToValidUtf8(Redacted(evidence)));
+}
+
+namespace {
+
+// The gate on native code made at run time (ExecMemoryAllowed): armed once kernel.py may run;
+// the DSL entry frame (owned, so that no later frame takes its address) whose checked compile
+// approved executable memory on this thread; refusals on threads with no Python state, recorded
+// when the findings are next taken.
+std::atomic<bool> g_exec_armed{false};
+thread_local PyObject* t_approved_entry = nullptr;
+std::mutex g_exec_pending_mutex;
+std::vector<std::string>* g_exec_pending = nullptr;
+
+// The innermost frame of the DSL entry wrapper on this thread's stack (a new reference), when
+// every frame inside it is installed code and none the kernel made (the runtime audit's rule for
+// the DSL's work on the kernel's behalf, FindCaller's `in_dsl_entry`); else null. With the GIL.
+PyObject* InnermostDslEntryFrame() {
+  if (g_state == nullptr || g_state->dsl_entry_globals == nullptr) return nullptr;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  BeginWalk();
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+    const CodeFacts& facts = FactsOf(code);
+    const bool made = KernelMadeCode(code);
+    Py_DECREF(code);
+    if (!made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals))
+      return reinterpret_cast<PyObject*>(frame);
+    if (made || !facts.installed) break;
+    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
+    Py_DECREF(frame);
+    frame = back;
+  }
+  Py_XDECREF(frame);
+  return nullptr;
+}
+
+// A checked compile's approval: executable memory made from here on, on this thread, inside the
+// same DSL entry call and for the DSL's own frames only. With the GIL.
+void ApproveExecMemory() {
+  PyObject* entry = InnermostDslEntryFrame();
+  if (entry != nullptr) Py_XSETREF(t_approved_entry, entry);
+}
+
+void RecordPendingExecRefusals() {
+  std::vector<std::string> pending;
+  {
+    std::lock_guard<std::mutex> lock(g_exec_pending_mutex);
+    if (g_exec_pending == nullptr || g_exec_pending->empty()) return;
+    pending.swap(*g_exec_pending);
+  }
+  for (const std::string& what : pending)
+    RecordRuntimeViolation("runtime.native_code", absl::StrCat("the worker refused ", what), what);
+}
+
+}  // namespace
+
+bool ExecMemoryAllowed(const char* call, size_t length, const void* caller) {
+  if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing()) return true;
+  Dl_info info{};
+  const char* object = dladdr(caller, &info) != 0 && info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : "an unknown object";
+  const std::string what = absl::StrCat(
+      "executable memory (", call, ", ", length, " bytes, asked by ", object,
+      ") made outside a checked compile of the DSL's own: native code the judge did not check");
+  const bool enforce = g_state == nullptr || g_state->enforce;
+  if (PyGILState_GetThisThreadState() == nullptr) {
+    // A thread with no Python state: no stack to ask. Recorded when the findings are taken.
+    std::lock_guard<std::mutex> lock(g_exec_pending_mutex);
+    if (g_exec_pending == nullptr) g_exec_pending = new std::vector<std::string>();
+    if (g_exec_pending->size() < 16) g_exec_pending->push_back(what);
+    return !enforce;
+  }
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* entry = InnermostDslEntryFrame();
+  const bool approved = entry != nullptr && entry == t_approved_entry;
+  Py_XDECREF(entry);
+  if (!approved) RecordRuntimeViolation("runtime.native_code", "the worker refused " + what, what);
+  PyGILState_Release(gil);
+  return approved || !enforce;
 }
 
 namespace {
@@ -1491,6 +1575,7 @@ void RegisterRuntimeAuditHook(py::module_& m) {
   m.def("take_runtime_findings", [] {
     py::list out;
     if (g_state == nullptr) return out;
+    RecordPendingExecRefusals();
     for (py::dict& f : g_state->findings) out.append(std::move(f));
     g_state->findings.clear();
     if (g_watch.seen > 0) {
@@ -1532,59 +1617,89 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         "calls and the kinds of its targets (runtime_policy.h).");
   m.def(
       "checked_compile",
-      [](py::object original, py::object facts, const std::string& dsl) {
+      [](py::object original, py::object facts, const std::string& dsl, py::object materialize) {
         if (dsl != "cutedsl" && dsl != "tirx")
           throw py::value_error("checked_compile: dsl is 'cutedsl' or 'tirx', not '" + dsl + "'");
-        return py::cpp_function(
-            [original, facts, dsl](const py::args& args, const py::kwargs& kwargs) -> py::object {
-              // The refusal, recorded; raised unless the audit only records (then the original).
-              auto refused = [&](const std::string& why) {
-                if (RecordRefusal("runtime.native_code", why, absl::StrCat(why, " called")))
-                  RaiseRefused(why);
-              };
-              const bool cute = dsl == "cutedsl";
-              py::object read;
-              if (cute) {
-                // CuTe DSL's host code unread is unchecked: refused, with what failed.
-                try {
-                  read = facts(args, kwargs);
-                } catch (py::error_already_set& error) {
-                  std::string text = error.what();
-                  if (text.size() > 200) text.resize(200);
-                  refused(absl::StrCat("the DSL's host code could not be read for the check: ",
-                                       ToValidUtf8(text)));
-                  return original(*args, **kwargs);
-                }
-              } else {
-                read = facts(args, kwargs);  // TVM's own errors (a bad target) are the kernel's
-              }
-              if (read.is_none()) {
-                refused(cute ? "CuTe DSL's compiler given something not an MLIR module"
-                             : "tvm.compile of something not a PrimFunc or IRModule");
-                return original(*args, **kwargs);
-              }
-              const auto fact = read.cast<py::tuple>();
-              std::string reason;
-              if (cute && fact.size() == 1) {
-                reason = CuteHostRefusal(fact[0].cast<std::vector<std::string>>());
-              } else if (!cute && fact.size() == 2) {
-                reason = TirCompileRefusal(fact[0].cast<std::vector<std::string>>(),
-                                           fact[1].cast<std::vector<std::string>>());
-              } else {
-                reason = "the facts of a compile were not as the judge reads them";
-              }
-              if (!reason.empty()) refused(reason);
+        return py::cpp_function([original, facts, dsl, materialize](
+                                    const py::args& args, const py::kwargs& kwargs) -> py::object {
+          // The refusal, recorded; raised unless the audit only records (then the original).
+          auto refused = [&](const std::string& why) {
+            if (RecordRefusal("runtime.native_code", why, absl::StrCat(why, " called")))
+              RaiseRefused(why);
+          };
+          const bool cute = dsl == "cutedsl";
+          py::object read;
+          if (cute) {
+            // CuTe DSL's host code unread is unchecked: refused, with what failed.
+            try {
+              read = facts(args, kwargs);
+            } catch (py::error_already_set& error) {
+              std::string text = error.what();
+              if (text.size() > 200) text.resize(200);
+              refused(absl::StrCat("the DSL's host code could not be read for the check: ",
+                                   ToValidUtf8(text)));
               return original(*args, **kwargs);
-            });
+            }
+          } else {
+            read = facts(args, kwargs);  // TVM's own errors (a bad target) are the kernel's
+          }
+          if (read.is_none()) {
+            refused(cute ? "CuTe DSL's compiler given something not an MLIR module"
+                         : "tvm.compile of something not a PrimFunc or IRModule");
+            return original(*args, **kwargs);
+          }
+          const auto fact = read.cast<py::tuple>();
+          std::string reason;
+          if (cute && fact.size() == 1) {
+            reason = CuteHostRefusal(fact[0].cast<std::vector<std::string>>());
+          } else if (!cute && fact.size() == 2) {
+            reason = TirCompileRefusal(fact[0].cast<std::vector<std::string>>(),
+                                       fact[1].cast<std::vector<std::string>>());
+          } else {
+            reason = "the facts of a compile were not as the judge reads them";
+          }
+          if (!reason.empty()) refused(reason);
+          // Checked: the DSL may make executable memory for this entry call's compile (the
+          // gate, ExecMemoryAllowed), and no code of the kernel's runs while it compiles (the
+          // watch on kernel code on: a post-compile hook, a pass or handler of the kernel's
+          // is a runtime.outside_call violation).
+          ApproveExecMemory();
+          const bool watching = g_watch.on;
+          if (!watching) SetKernelWatch(true);
+          py::object result;
+          try {
+            result = original(*args, **kwargs);
+            if (!materialize.is_none()) {
+              ApproveExecMemory();  // again: a checked build inside took the approval
+              materialize(result);
+            }
+          } catch (...) {
+            if (!watching) SetKernelWatch(false);
+            throw;
+          }
+          if (!watching) SetKernelWatch(false);
+          return result;
+        });
       },
-      py::arg("original"), py::arg("facts"), py::arg("dsl"),
+      py::arg("original"), py::arg("facts"), py::arg("dsl"), py::arg("materialize") = py::none(),
       "A callable standing for a DSL's compile (`original`: CuTe DSL's Compiler.compile, TVM's "
       "compile and builds) that first reads what it is given, facts(args, kwargs) -> (host op "
       "names,) for 'cutedsl' or (call op names, target kinds) for 'tirx' (None: not a module as "
       "the DSL makes them), and refuses the compile where the C++ core does (CuteHostRefusal, "
       "TirCompileRefusal: a runtime.native_code violation, PermissionError; the original in "
-      "record mode). A C++ function: kernel.py, which reaches it in the DSL's modules, finds "
+      "record mode). Checked, the original runs (then materialize(result), where given: TVM "
+      "makes its host code executable at a compiled module's first look-up) with executable "
+      "memory approved for the DSL entry call it runs in (arm_exec_gate) and the watch on "
+      "kernel code on. A C++ function: kernel.py, which reaches it in the DSL's modules, finds "
       "no closure or __wrapped__ leading to the unchecked original.");
+  m.def(
+      "arm_exec_gate", [](bool on) { g_exec_armed.store(on, std::memory_order_release); },
+      py::arg("on") = true,
+      "Arms the gate on native code made at run time (off: disarms it): from now on the C "
+      "library's calls that make memory executable, in every object hold_sequence_items "
+      "reached, are refused (EACCES; a runtime.native_code violation) unless a checked compile "
+      "(checked_compile) approved them for the DSL entry call they are made in, for the DSL's "
+      "own frames. The worker arms it before kernel.py is imported.");
   m.def(
       "traceback_entries", [](py::object tb) { return TracebackEntries(tb.ptr()); },
       py::arg("traceback"),

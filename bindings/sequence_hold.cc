@@ -242,6 +242,58 @@ int CheckedGetOptionalAttrString(PyObject* o, const char* name, PyObject** resul
   return -1;
 }
 
+// The C library's calls that make memory executable (LLVM's JIT in the DSLs maps its code
+// read-write, then mprotects it read-execute), routed through the worker's gate on native code
+// made at run time (runtime_audit_hook.cc, ExecMemoryAllowed): refused (EACCES) where the gate
+// refuses. Executable mappings by the dynamic loader (dlopen of a library file) do not go
+// through any object's slots: they are not gated here.
+using MmapFn = void* (*)(void*, size_t, int, int, int, off_t);
+using MprotectFn = int (*)(void*, size_t, int);
+using PkeyMprotectFn = int (*)(void*, size_t, int, int);
+MmapFn g_mmap = nullptr;
+MmapFn g_mmap64 = nullptr;
+MprotectFn g_mprotect = nullptr;
+PkeyMprotectFn g_pkey_mprotect = nullptr;
+
+void* GatedMmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
+  if ((prot & PROT_EXEC) != 0 && !ExecMemoryAllowed("mmap", length, __builtin_return_address(0))) {
+    errno = EACCES;
+    return MAP_FAILED;
+  }
+  return g_mmap(address, length, prot, flags, fd, offset);
+}
+void* GatedMmap64(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
+  if ((prot & PROT_EXEC) != 0 &&
+      !ExecMemoryAllowed("mmap64", length, __builtin_return_address(0))) {
+    errno = EACCES;
+    return MAP_FAILED;
+  }
+  return g_mmap64(address, length, prot, flags, fd, offset);
+}
+int GatedMprotect(void* address, size_t length, int prot) {
+  if ((prot & PROT_EXEC) != 0 &&
+      !ExecMemoryAllowed("mprotect", length, __builtin_return_address(0))) {
+    errno = EACCES;
+    return -1;
+  }
+  return g_mprotect(address, length, prot);
+}
+int GatedPkeyMprotect(void* address, size_t length, int prot, int key) {
+  if ((prot & PROT_EXEC) != 0 &&
+      !ExecMemoryAllowed("pkey_mprotect", length, __builtin_return_address(0))) {
+    errno = EACCES;
+    return -1;
+  }
+  return g_pkey_mprotect(address, length, prot, key);
+}
+
+// Whether a symbol an object imports is one of the C library's calls above.
+bool GatedLibcName(const char* name) {
+  return (name[0] == 'm' && (std::strcmp(name, "mmap") == 0 || std::strcmp(name, "mmap64") == 0 ||
+                             std::strcmp(name, "mprotect") == 0)) ||
+         (name[0] == 'p' && std::strcmp(name, "pkey_mprotect") == 0);
+}
+
 // The symbols replaced in every loaded object, each with the interpreter's own (found once).
 struct Replacement {
   const char* symbol;
@@ -303,6 +355,12 @@ const Replacement kReplacements[] = {
      reinterpret_cast<uintptr_t>(&CheckedGetOptionalAttr)},
     {"PyObject_GetOptionalAttrString", reinterpret_cast<void**>(&g_get_optional_attr_string),
      reinterpret_cast<uintptr_t>(&CheckedGetOptionalAttrString)},
+    {"mmap", reinterpret_cast<void**>(&g_mmap), reinterpret_cast<uintptr_t>(&GatedMmap)},
+    {"mmap64", reinterpret_cast<void**>(&g_mmap64), reinterpret_cast<uintptr_t>(&GatedMmap64)},
+    {"mprotect", reinterpret_cast<void**>(&g_mprotect),
+     reinterpret_cast<uintptr_t>(&GatedMprotect)},
+    {"pkey_mprotect", reinterpret_cast<void**>(&g_pkey_mprotect),
+     reinterpret_cast<uintptr_t>(&GatedPkeyMprotect)},
 };
 
 #if defined(__x86_64__)
@@ -420,7 +478,8 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
       uintptr_t target = 0;
       if (!walk->all) {
         if (std::strcmp(name, walk->symbol) == 0) target = walk->target;
-      } else if ((name[0] == 'P' && name[1] == 'y') || (name[0] == '_' && name[1] == 'P')) {
+      } else if ((name[0] == 'P' && name[1] == 'y') || (name[0] == '_' && name[1] == 'P') ||
+                 GatedLibcName(name)) {
         for (const Replacement& r : kReplacements) {
           if (*r.original != nullptr && std::strcmp(name, r.symbol) == 0) {
             target = r.replacement;
@@ -549,7 +608,9 @@ void RegisterSequenceHold(py::module_& m) {
       "violation; installed code's and C hooks convert as before); their attribute look-ups "
       "(PyObject_GetAttr, _PyObject_LookupAttr, PyObject_HasAttr ...) to ones that refuse a "
       "raw-memory protocol (__array_interface__, __array_struct__, __cuda_array_interface__) "
-      "answered by anything but C or installed code; and the interpreter's dlopen "
+      "answered by anything but C or installed code; their calls that make memory executable "
+      "(mmap, mmap64, mprotect, pkey_mprotect with PROT_EXEC) through the worker's gate on "
+      "native code (arm_exec_gate); and the interpreter's dlopen "
       "to one that does the same for each "
       "object it loads from then on. Idempotent. Returns ({object: slots set now}, slots already "
       "set by an earlier call, whether the interpreter's dlopen is held).");

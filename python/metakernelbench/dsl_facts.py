@@ -113,3 +113,18 @@ def cute_compile_facts(args, kwargs):
     module = args[1] if len(args) > 1 else kwargs.get("module")
     ops = cute_host_ops(module)
     return None if ops is None else (ops,)
+
+
+def tir_materialize(built):
+    """TVM's host code of a compiled module made executable now, inside the checked compile
+    (`_core.checked_compile`'s materialize): TVM's LLVM JIT makes it at a module's first function
+    look-up, and the worker's gate allows executable memory only inside a checked compile. A look-up
+    of a name no module has makes it and answers AttributeError."""
+    module = getattr(built, "mod", built)
+    get = getattr(module, "get_function", None)
+    if get is None:
+        return
+    try:
+        get("__mkb_materialize__", query_imports=False)  # the host module only: TVM's LLVM one
+    except AttributeError:
+        pass

@@ -70,6 +70,7 @@ def test_the_wrapper_leads_to_nothing_of_the_judge():
         "cute_host_ops": dsl_facts.cute_host_ops,
         "tir_compile_facts": dsl_facts.tir_compile_facts,
         "cute_compile_facts": dsl_facts.cute_compile_facts,
+        "tir_materialize": dsl_facts.tir_materialize,
     }
     assert not any(isinstance(v, types.ModuleType) for v in reachable.values())
     assert "Worker" in vars(worker) and "_core" in vars(worker)  # what a worker.py closure would leak

@@ -320,6 +320,13 @@ class Worker:
         # process of its own on the GPU with the outputs' memory mapped). Both DSLs compile
         # without one (their Python routes to a process were already refused by the audit).
         _core.seal_processes()
+        # And no native code made from here on but by a checked compile of the DSL's, for the
+        # DSL's own frames (the gate on the C library's calls that make memory executable, in
+        # every object: _core.arm_exec_gate). With the static rules waived, a kernel replaced
+        # CuTe DSL's checked compile for one compile by its own, which ran the DSL's pass
+        # pipeline itself, and its host code stored anywhere (passed at 0.71x on the CPU judge,
+        # fourteenth session; case cute_compile_reimplemented_permissive).
+        _core.arm_exec_gate()
         self._dsl = dsl
         _scrub_modules(dsl)
         self._state = _StateSnapshot(self)
@@ -387,23 +394,30 @@ class Worker:
             original = getattr(owner, path[-1], None) if owner is not None else None
             if callable(original):
                 if (dsl, module_name, *path) == ("tirx", "tvm", "compile"):
-                    original = _core.checked_compile(original, dsl_facts.tir_compile_facts, "tirx")
+                    original = _core.checked_compile(
+                        original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize
+                    )
                 run = monitor.entry_runner(original) if monitor is not None else None
                 installed = dsl_entry.wrapper(run, original)
                 setattr(owner, path[-1], installed)
                 self._dsl_guards.append((owner, path[-1], True, installed))
         if dsl == "cutedsl":
-            checked = check_cute_host_code()
-            if checked is not None:
-                self._dsl_guards.append(checked)
+            guard = check_cute_host_code()
+            if guard is not None:
+                self._dsl_guards.append(guard)
         if dsl == "tirx":
             # TVM's other doors to the same build, checked as tvm.compile is (a kernel calling
-            # one of them directly would build for the host unchecked).
+            # one of them directly would build for the host unchecked), and DSL entry points for
+            # the audit and the gate on native code (no launch monitor runner: they load nothing
+            # on the device), so that a kernel may build with them directly.
             for module_name, name in _TIR_BUILDS:
                 owner = sys.modules.get(module_name)
                 original = getattr(owner, name, None) if owner is not None else None
                 if callable(original):
-                    installed = _core.checked_compile(original, dsl_facts.tir_compile_facts, "tirx")
+                    checked = _core.checked_compile(
+                        original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize
+                    )
+                    installed = dsl_entry.wrapper(None, checked)
                     setattr(owner, name, installed)
                     self._dsl_guards.append((owner, name, True, installed))
 
@@ -681,6 +695,9 @@ def format_entries(entries, last_line: str, kernel_path: str = "") -> str:
         if not file.startswith(_PACKAGE_DIR)
     ]
     text = "".join(traceback.format_list(frames)) + last_line
+    # A DSL's diagnostic names the frame it was called from, which is the judge's entry wrapper
+    # (dsl_entry.py) when it is raised inside one: the judge's files go by one name.
+    text = text.replace(_PACKAGE_DIR, "<judge>")
     if kernel_path:
         text = text.replace(kernel_path, "kernel.py").replace(os.path.dirname(kernel_path), "<workspace>")
     return ("Traceback (most recent call last):\n" + text) if frames else text

@@ -1,0 +1,63 @@
+"""The worker's gate on native code made at run time (_core.arm_exec_gate, with the replacements
+of every loaded object's mmap / mprotect that _core.hold_sequence_items installs): once armed,
+memory is made executable only inside a checked compile of the DSL's (_core.checked_compile),
+for the DSL entry call it runs in and the DSL's own frames.
+
+Found in the fourteenth session: with the static rules waived, a kernel replaced CuTe DSL's
+checked Compiler.compile for one compile by its own, which ran the DSL's pass pipeline itself,
+and the @cute.jit host code it compiled stored anywhere (passed at 0.71x on the CPU judge; case
+cute_compile_reimplemented_permissive, refused now where LLVM's JIT makes its page executable).
+Here Python's mmap module (loaded after the hold, so held through the interpreter's dlopen)
+stands for any library that makes memory executable: allowed before the gate is armed and after
+it is disarmed, refused (EACCES) while it is armed outside an approved compile. Each run is a
+fresh interpreter: the hold and the gate are process-wide.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+PROBE = textwrap.dedent(
+    """
+    import errno, json, mmap
+    from metakernelbench import _core
+    _core.hold_sequence_items()
+
+    def executable(prot):
+        try:
+            mmap.mmap(-1, 4096, prot=prot).close()
+            return "mapped"
+        except OSError as error:
+            return errno.errorcode.get(error.errno, str(error.errno))
+
+    rx = mmap.PROT_READ | mmap.PROT_EXEC
+    out = {"before": executable(rx)}
+    _core.arm_exec_gate()
+    out["armed"] = executable(rx)
+    out["armed_not_executable"] = executable(mmap.PROT_READ | mmap.PROT_WRITE)
+    # A checked compile with no DSL entry call around it (no runtime audit here, so no entry
+    # wrapper known) approves nothing: the memory its original makes is refused too.
+    made = []
+    def original():
+        made.append(executable(rx))
+        return "built"
+    checked = _core.checked_compile(original, lambda args, kwargs: ([], ["cuda"]), "tirx")
+    out["checked_outside_an_entry"] = [checked(), made]
+    _core.arm_exec_gate(False)
+    out["disarmed"] = executable(rx)
+    print("@@" + json.dumps(out))
+    """
+)
+
+
+def test_armed_the_gate_refuses_executable_memory_outside_a_checked_compile():
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("@@")]
+    assert lines, done.stderr[-3000:]
+    out = json.loads(lines[0][2:])
+    assert out["before"] == "mapped"  # without the gate the mapping is made
+    assert out["armed"] == "EACCES"
+    assert out["armed_not_executable"] == "mapped"  # only executable memory is gated
+    assert out["checked_outside_an_entry"] == ["built", ["EACCES"]]
+    assert out["disarmed"] == "mapped"
