@@ -578,6 +578,14 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
       }
     }
   }
+  for (const std::string& op : call_ops) {
+    if (op == "host_buffer_access" || op == "handle_to_number") {
+      return absl::StrCat(
+          "TIR host code that reads or writes a buffer, or makes a number of a pointer (", op,
+          "): host code is compiled into the worker, where it indexes memory unchecked; a "
+          "kernel's host code launches its kernels");
+    }
+  }
   if (target_kinds.empty())
     return "tvm.compile with no target: a kernel's TIR is built for the GPU";
   for (const std::string& kind : target_kinds) {

@@ -33,10 +33,35 @@ def tir_facts(mod, target):
             ops.append(name)
             if name.endswith("reinterpret") and str(node.dtype) == "handle":
                 ops.append("reinterpret_to_handle")  # a pointer from a number
+            elif name.endswith("reinterpret") and node.args and str(node.args[0].dtype) == "handle":
+                ops.append("handle_to_number")  # a pointer's address as a number
+            elif name.endswith(".ret") and node.args and str(node.args[0].dtype) == "handle":
+                ops.append("handle_to_number")  # a pointer's address returned to Python
         elif type(node) is tir.Cast and str(node.dtype) == "handle":
             ops.append("cast_to_handle")
+        elif type(node) is tir.Cast and str(node.value.dtype) == "handle":
+            ops.append("handle_to_number")
         elif type(node) in (tir.LetStmt, tir.Let) and str(node.var.dtype) == "handle":
             ops.append("let_handle")
+
+    def host(node):
+        # The host code: what is outside the device code (TIRx's T.device_entry, a thread
+        # extent, a thread-binding loop), whose children are not visited. It launches kernels
+        # and reads no buffer: compiled into the worker, a host buffer access indexes memory
+        # unchecked (red team, fourteenth session: a host buffer indexed by an offset from its own
+        # address stored anywhere, strict).
+        kind = type(node)
+        if kind is tir.AttrStmt and str(node.attr_key) in (
+            "tirx.device_entry",
+            "thread_extent",
+            "virtual_thread",
+        ):
+            return False
+        if kind is tir.For and int(node.kind) == int(tir.ForKind.THREAD_BINDING):
+            return False
+        if kind in (tir.BufferStore, tir.BufferLoad):
+            ops.append("host_buffer_access")
+        return True
 
     kinds: list[str] = []
     if target is not None:
@@ -54,6 +79,7 @@ def tir_facts(mod, target):
         if any(str(p.dtype) == "handle" and p not in matched for p in func.params):
             ops.append("unmatched_handle_param")
         tir.stmt_functor.post_order_visit(func.body, visit)
+        tir.stmt_functor.pre_order_visit(func.body, host)
         attrs = func.attrs
         if attrs is not None and "target" in attrs:
             kinds.append(str(attrs["target"].kind.name))

@@ -219,6 +219,12 @@ TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target
   }
   // A reinterpret that is no pointer (a bit cast of a number) is the kernel's own business.
   CHECK(mkb::TirCompileRefusal({"tirx.reinterpret"}, {"cuda"}).empty());
+  // Host code that reads or writes a buffer, or makes a number of a pointer (red team,
+  // fourteenth session: a host buffer indexed by an offset from its own address, strict).
+  for (const char* op : {"host_buffer_access", "handle_to_number"}) {
+    CHECK(absl::StrContains(mkb::TirCompileRefusal({"tirx.reinterpret", op}, {"cuda"}),
+                            "TIR host code"));
+  }
   // A CPU target (its host code indexes buffers unchecked), or none at all.
   CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"llvm"}), "'llvm' target"));
   CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"cuda", "c"}), "'c' target"));
