@@ -62,7 +62,8 @@ thread_local int t_in_hook = 0;
 struct WatchHit {
   std::string function;
   int line = 0;
-  std::string phase;  // the audit phase the judge was in (correctness, timing)
+  std::string phase;       // the audit phase the judge was in (correctness, timing)
+  bool compiling = false;  // inside a checked compile of the DSL's (checked_compile)
 };
 
 struct WatchState {
@@ -71,6 +72,7 @@ struct WatchState {
   PyObject* last_other = nullptr;   // owned: the last co_filename that was not kernel.py's
   std::vector<WatchHit> hits;       // the first few, until taken
   int64_t seen = 0;                 // every kernel.py event seen since the last take
+  int compiling = 0;                // checked compiles (and their entry calls) holding it on
 };
 
 WatchState g_watch;
@@ -620,8 +622,9 @@ int WatchProfile(PyObject*, PyFrameObject* frame, int, PyObject*) {
     const bool known = std::any_of(g_watch.hits.begin(), g_watch.hits.end(),
                                    [&](const WatchHit& hit) { return hit.line == line; });
     if (!known && g_watch.hits.size() < 4) {
-      g_watch.hits.push_back(
-          WatchHit{Text(code->co_name), line, g_state != nullptr ? g_state->phase : ""});
+      g_watch.hits.push_back(WatchHit{Text(code->co_name), line,
+                                      g_state != nullptr ? g_state->phase : "",
+                                      g_watch.compiling > 0});
     }
   }
   Py_DECREF(code);
@@ -770,11 +773,36 @@ PyObject* InnermostDslEntryFrame() {
   return nullptr;
 }
 
+// The watch on kernel code held on for checked compiles (g_watch.compiling counts the holds); off
+// again with the last one where the first found it off. With the GIL.
+bool g_compile_turned_watch_on = false;
+void HoldWatchForCompile() {
+  if (g_watch.compiling++ == 0) {
+    g_compile_turned_watch_on = !g_watch.on;
+    if (g_compile_turned_watch_on) SetKernelWatch(true);
+  }
+}
+void ReleaseWatchForCompile() {
+  if (g_watch.compiling > 0 && --g_watch.compiling == 0 && g_compile_turned_watch_on) {
+    g_compile_turned_watch_on = false;
+    SetKernelWatch(false);
+  }
+}
+
 // A checked compile's approval: executable memory made from here on, on this thread, inside the
-// same DSL entry call and for the DSL's own frames only. With the GIL.
+// same DSL entry call (until it returns: EndDslEntryCall) and for the DSL's own frames only.
+// With the GIL. (The watch on kernel code is not held to the entry call's end: CuTe DSL's TVM-FFI
+// provider runs the kernel's preprocessed source again after the compile, as it makes the
+// function it returns.)
 void ApproveExecMemory() {
   PyObject* entry = InnermostDslEntryFrame();
   if (entry != nullptr) Py_XSETREF(t_approved_entry, entry);
+}
+
+// A DSL entry call returns (or raises): the approval its checked compile made ends. `frame`: the
+// entry's frame. With the GIL.
+void EndDslEntryCall(PyObject* frame) {
+  if (frame != nullptr && frame == t_approved_entry) Py_CLEAR(t_approved_entry);
 }
 
 void RecordPendingExecRefusals() {
@@ -1585,14 +1613,20 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         absl::StrAppend(&where, where.empty() ? "" : ", ", hit.function, " (kernel.py:", hit.line,
                         ")");
       py::dict f;
+      const bool compiling = std::any_of(g_watch.hits.begin(), g_watch.hits.end(),
+                                         [](const WatchHit& hit) { return hit.compiling; });
       f["code"] = "runtime.outside_call";
       f["severity"] = "violation";
       f["phase"] = first.phase;
       f["message"] = Redacted(absl::StrCat(
           "kernel.py's code ran ", g_watch.seen,
-          " time(s) while no call of solve was under way, as the judge worked between calls "
-          "(something the kernel installed ran it: a torch mode or override, a finaliser, a "
-          "thread): ",
+          compiling ? " time(s) inside a checked compile of the DSL's, after its check or while "
+                      "it read what it checks (a hook, pass, handler, descriptor or replaced "
+                      "function of the kernel's that the DSL or the check called): what the "
+                      "check approved could be changed before the DSL made native code of it: "
+                    : " time(s) while no call of solve was under way, as the judge worked "
+                      "between calls (something the kernel installed ran it: a torch mode or "
+                      "override, a finaliser, a thread): ",
           where));
       f["evidence"] = absl::StrCat("kernel.py:", first.line, ": ", first.function);
       out.append(std::move(f));
@@ -1628,6 +1662,12 @@ void RegisterRuntimeAuditHook(py::module_& m) {
               RaiseRefused(why);
           };
           const bool cute = dsl == "cutedsl";
+          // The watch on kernel code on from here (what the check reads could call a function
+          // of the kernel's put in the DSL's bindings) until the original returns.
+          struct Hold {
+            Hold() { HoldWatchForCompile(); }
+            ~Hold() { ReleaseWatchForCompile(); }
+          } hold;
           py::object read;
           if (cute) {
             // CuTe DSL's host code unread is unchecked: refused, with what failed.
@@ -1660,24 +1700,15 @@ void RegisterRuntimeAuditHook(py::module_& m) {
           }
           if (!reason.empty()) refused(reason);
           // Checked: the DSL may make executable memory for this entry call's compile (the
-          // gate, ExecMemoryAllowed), and no code of the kernel's runs while it compiles (the
-          // watch on kernel code on: a post-compile hook, a pass or handler of the kernel's
-          // is a runtime.outside_call violation).
+          // gate, ExecMemoryAllowed), and no code of the kernel's runs while the original does
+          // (a post-compile hook, pass or handler of the kernel's is a runtime.outside_call
+          // violation).
           ApproveExecMemory();
-          const bool watching = g_watch.on;
-          if (!watching) SetKernelWatch(true);
-          py::object result;
-          try {
-            result = original(*args, **kwargs);
-            if (!materialize.is_none()) {
-              ApproveExecMemory();  // again: a checked build inside took the approval
-              materialize(result);
-            }
-          } catch (...) {
-            if (!watching) SetKernelWatch(false);
-            throw;
+          py::object result = original(*args, **kwargs);
+          if (!materialize.is_none()) {
+            ApproveExecMemory();  // again: a checked build inside took the approval
+            materialize(result);
           }
-          if (!watching) SetKernelWatch(false);
           return result;
         });
       },
@@ -1692,6 +1723,27 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "memory approved for the DSL entry call it runs in (arm_exec_gate) and the watch on "
       "kernel code on. A C++ function: kernel.py, which reaches it in the DSL's modules, finds "
       "no closure or __wrapped__ leading to the unchecked original.");
+  m.def(
+      "dsl_entry_call",
+      [](py::object inner, bool runner) {
+        return py::cpp_function([inner, runner](py::tuple args, py::dict kwargs) -> py::object {
+          // The entry wrapper's frame is the caller's: the frame an approval names.
+          PyObject* frame = reinterpret_cast<PyObject*>(PyEval_GetFrame());
+          Py_XINCREF(frame);
+          py::object held = py::reinterpret_steal<py::object>(frame);
+          struct End {
+            PyObject* frame;
+            ~End() { EndDslEntryCall(frame); }
+          } end{frame};
+          if (runner) return inner(args, kwargs);
+          return inner(*args, **kwargs);
+        });
+      },
+      py::arg("inner"), py::arg("runner"),
+      "The runner a DSL entry wrapper (dsl_entry.wrapper) calls as run(args, kwargs): "
+      "inner(args, kwargs) where `runner` (the launch monitor's entry runner), else "
+      "inner(*args, **kwargs); when it returns or raises, the approval a checked compile made "
+      "for this entry call ends (arm_exec_gate).");
   m.def(
       "arm_exec_gate", [](bool on) { g_exec_armed.store(on, std::memory_order_release); },
       py::arg("on") = true,

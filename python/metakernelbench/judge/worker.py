@@ -397,7 +397,11 @@ class Worker:
                     original = _core.checked_compile(
                         original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize
                     )
-                run = monitor.entry_runner(original) if monitor is not None else None
+                # The call ends the approval a checked compile made inside it (the gate on
+                # native code, _core.dsl_entry_call), and goes through the launch monitor's
+                # runner where there is one.
+                inner = monitor.entry_runner(original) if monitor is not None else original
+                run = _core.dsl_entry_call(inner, monitor is not None)
                 installed = dsl_entry.wrapper(run, original)
                 setattr(owner, path[-1], installed)
                 self._dsl_guards.append((owner, path[-1], True, installed))
@@ -417,7 +421,7 @@ class Worker:
                     checked = _core.checked_compile(
                         original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize
                     )
-                    installed = dsl_entry.wrapper(None, checked)
+                    installed = dsl_entry.wrapper(_core.dsl_entry_call(checked, False), checked)
                     setattr(owner, name, installed)
                     self._dsl_guards.append((owner, name, True, installed))
 
