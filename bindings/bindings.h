@@ -59,6 +59,12 @@ bool RefuseRawMemoryProtocol(PyObject* object, const char* name);
 // has a Python thread state; a thread without one is refused.
 bool ExecMemoryAllowed(const char* call, size_t length, const void* caller);
 
+// The same gate's rule for a shared library loaded by path once armed (every object's dlopen,
+// sequence_hold.cc): an installed, read-only file (the system's library folders, the
+// interpreter's, the code, DSL and judge roots, none writable); else a runtime.native_code
+// violation and false, unless the audit only records.
+bool DlopenAllowed(const char* file);
+
 // Whether a thread state in an interpreter's list may be read (its id, frame, links). CPython
 // 3.11 links a thread state being made by a native thread (PyGILState_Ensure needs no GIL) before
 // it initialises it; 3.12 initialises first. With the GIL held.

@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -818,30 +820,123 @@ void RecordPendingExecRefusals() {
 
 }  // namespace
 
-bool ExecMemoryAllowed(const char* call, size_t length, const void* caller) {
-  if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing()) return true;
-  Dl_info info{};
-  const char* object = dladdr(caller, &info) != 0 && info.dli_fname != nullptr
-                           ? info.dli_fname
-                           : "an unknown object";
-  const std::string what = absl::StrCat(
-      "executable memory (", call, ", ", length, " bytes, asked by ", object,
-      ") made outside a checked compile of the DSL's own: native code the judge did not check");
+namespace {
+
+// The NVIDIA driver's and toolkit's own libraries (the driver, its PTX JIT, NVRTC, nvJitLink,
+// CUPTI): executable memory they make is theirs (the device code they load or JIT is the launch
+// monitor's business), made for no code of the kernel's.
+bool NvidiaLibrary(absl::string_view object) {
+  const size_t slash = object.rfind('/');
+  const absl::string_view name =
+      slash == absl::string_view::npos ? object : object.substr(slash + 1);
+  for (absl::string_view prefix :
+       {"libcuda.so", "libnvidia-", "libnvrtc", "libnvJitLink", "libnvptxcompiler", "libcupti"}) {
+    if (absl::StartsWith(name, prefix)) return true;
+  }
+  return false;
+}
+
+// The DSL's modules and classes as the worker left them before kernel.py was imported
+// (freeze_dsl_reach): a module's names keep their objects (it may gain names: a submodule
+// imported later), a class's namespace is kept whole.
+struct FrozenOwner {
+  PyObject* owner = nullptr;  // owned
+  PyObject* dict = nullptr;   // owned
+  bool whole = false;
+  Py_ssize_t size = 0;
+  std::vector<std::pair<PyObject*, PyObject*>> items;  // owned
+  std::string name;
+};
+std::vector<FrozenOwner>* g_frozen = nullptr;
+
+PyObject* NamespaceOf(PyObject* owner) {
+  if (PyModule_Check(owner)) return PyModule_GetDict(owner);  // borrowed
+  if (PyType_Check(owner)) return reinterpret_cast<PyTypeObject*>(owner)->tp_dict;
+  return nullptr;
+}
+
+// What of the frozen reach changed since (empty: nothing). With the GIL.
+std::string FrozenReachChanged() {
+  if (g_frozen == nullptr) return "";
+  for (const FrozenOwner& f : *g_frozen) {
+    PyObject* dict = NamespaceOf(f.owner);
+    if (dict != f.dict) return absl::StrCat(f.name, "'s namespace replaced");
+    if (f.whole && PyDict_GET_SIZE(dict) != f.size)
+      return absl::StrCat(f.name, " gained or lost a name");
+    for (const auto& [key, value] : f.items) {
+      PyObject* now = PyDict_GetItemWithError(dict, key);  // borrowed
+      if (now == nullptr && PyErr_Occurred()) PyErr_Clear();
+      if (now != value) return absl::StrCat(f.name, ".", Text(key), " replaced");
+    }
+  }
+  return "";
+}
+
+// A refusal of the gate's, recorded where the thread may take the GIL, else kept until the
+// findings are taken. Returns whether the call goes on (record mode).
+bool GateRefused(const std::string& what) {
   const bool enforce = g_state == nullptr || g_state->enforce;
   if (PyGILState_GetThisThreadState() == nullptr) {
-    // A thread with no Python state: no stack to ask. Recorded when the findings are taken.
     std::lock_guard<std::mutex> lock(g_exec_pending_mutex);
     if (g_exec_pending == nullptr) g_exec_pending = new std::vector<std::string>();
     if (g_exec_pending->size() < 16) g_exec_pending->push_back(what);
     return !enforce;
   }
   const PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject* entry = InnermostDslEntryFrame();
-  const bool approved = entry != nullptr && entry == t_approved_entry;
-  Py_XDECREF(entry);
-  if (!approved) RecordRuntimeViolation("runtime.native_code", "the worker refused " + what, what);
+  RecordRuntimeViolation("runtime.native_code", "the worker refused " + what, what);
   PyGILState_Release(gil);
-  return approved || !enforce;
+  return !enforce;
+}
+
+}  // namespace
+
+bool ExecMemoryAllowed(const char* call, size_t length, const void* caller) {
+  if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing()) return true;
+  Dl_info info{};
+  const char* object = dladdr(caller, &info) != 0 && info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : "an unknown object";
+  if (NvidiaLibrary(object)) return true;
+  std::string what = absl::StrCat(
+      "executable memory (", call, ", ", length, " bytes, asked by ", object,
+      ") made outside a checked compile of the DSL's own: native code the judge did not check");
+  if (PyGILState_GetThisThreadState() == nullptr) return GateRefused(what);
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* entry = InnermostDslEntryFrame();
+  bool approved = entry != nullptr && entry == t_approved_entry;
+  Py_XDECREF(entry);
+  if (approved) {
+    // And the DSL's modules and classes as they were: a step of the DSL's between the check and
+    // this (its JIT, its engine, its compiler's methods) replaced for the compile by anything,
+    // C callables included, could have changed what the check approved.
+    const std::string changed = FrozenReachChanged();
+    if (!changed.empty()) {
+      approved = false;
+      what = absl::StrCat(
+          "executable memory (", call, ", ", length, " bytes, asked by ", object,
+          ") made by a compile whose DSL was changed after the worker prepared it (", changed,
+          "): the check's approval does not stand for what the DSL made of it");
+    }
+  }
+  PyGILState_Release(gil);
+  return approved || GateRefused(what);
+}
+
+bool DlopenAllowed(const char* file) {
+  if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing() || file == nullptr ||
+      std::strchr(file, '/') == nullptr)
+    return true;  // the process itself, or a name the loader finds in its own directories
+  // Resolved, links and all (a /proc/self/fd/N link to a memfd has no path to resolve to:
+  // refused, as anything unresolved is).
+  char resolved[PATH_MAX];
+  const absl::string_view path(realpath(file, resolved) != nullptr ? resolved : file);
+  static const RuntimePolicyConfig* none = new RuntimePolicyConfig();
+  const bool installed = InstalledLibrary(g_state != nullptr ? g_state->config : *none, path);
+  if (installed) return true;
+  return GateRefused(absl::StrCat(
+      "a native library loaded from ", std::string(path).substr(0, 200),
+      " once kernel.py may run: only installed, read-only libraries load (a file the kernel "
+      "wrote, a memfd, is native code the judge did not check)"));
 }
 
 namespace {
@@ -1668,6 +1763,14 @@ void RegisterRuntimeAuditHook(py::module_& m) {
             Hold() { HoldWatchForCompile(); }
             ~Hold() { ReleaseWatchForCompile(); }
           } hold;
+          const std::string changed = FrozenReachChanged();
+          if (!changed.empty()) {
+            refused(absl::StrCat("a compile of a DSL changed after the worker prepared it (",
+                                 changed,
+                                 "): the check reads and the DSL compiles with what the "
+                                 "kernel put there"));
+            return original(*args, **kwargs);
+          }
           py::object read;
           if (cute) {
             // CuTe DSL's host code unread is unchecked: refused, with what failed.
@@ -1744,6 +1847,43 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "inner(args, kwargs) where `runner` (the launch monitor's entry runner), else "
       "inner(*args, **kwargs); when it returns or raises, the approval a checked compile made "
       "for this entry call ends (arm_exec_gate).");
+  m.def(
+      "freeze_dsl_reach",
+      [](const py::list& owners) {
+        if (g_frozen == nullptr) g_frozen = new std::vector<FrozenOwner>();
+        for (const py::handle entry : owners) {
+          const auto pair = entry.cast<py::tuple>();
+          const py::handle owner = pair[0];
+          PyObject* dict = NamespaceOf(owner.ptr());
+          if (dict == nullptr)
+            throw py::type_error("freeze_dsl_reach: an owner is a module or class");
+          FrozenOwner f;
+          f.owner = py::reinterpret_borrow<py::object>(owner).release().ptr();
+          f.dict = py::reinterpret_borrow<py::object>(dict).release().ptr();
+          f.whole = PyType_Check(owner.ptr()) && pair[1].cast<bool>();
+          f.size = PyDict_GET_SIZE(dict);
+          PyObject *key = nullptr, *value = nullptr;
+          Py_ssize_t pos = 0;
+          while (PyDict_Next(dict, &pos, &key, &value)) {
+            Py_INCREF(key);
+            Py_INCREF(value);
+            f.items.emplace_back(key, value);
+          }
+          py::object name =
+              py::getattr(owner, "__qualname__", py::getattr(owner, "__name__", py::str("?")));
+          f.name = Text(name.ptr());
+          g_frozen->push_back(std::move(f));
+        }
+        return g_frozen->size();
+      },
+      py::arg("owners"),
+      "The DSL's modules and classes the worker prepared, (owner, whole) pairs, frozen for the "
+      "gate on native code: a compile's executable memory is refused (and so is a checked "
+      "compile) where one of their names was replaced since (an owner may gain names, but for a "
+      "class frozen whole). Returns how many owners are frozen.");
+  m.def(
+      "dsl_reach_changed", [] { return FrozenReachChanged(); },
+      "What of the frozen DSL reach changed (empty: nothing).");
   m.def(
       "arm_exec_gate", [](bool on) { g_exec_armed.store(on, std::memory_order_release); },
       py::arg("on") = true,

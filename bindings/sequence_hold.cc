@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -287,11 +288,18 @@ int GatedPkeyMprotect(void* address, size_t length, int prot, int key) {
   return g_pkey_mprotect(address, length, prot, key);
 }
 
+// Every object's dlopen: a library by path only if the gate allows it (DlopenAllowed), and each
+// object loaded held as the interpreter's loads are (HoldSequences).
+using DlopenFn = void* (*)(const char*, int);
+DlopenFn g_dlopen = nullptr;
+void* GatedDlopen(const char* file, int flags);
+
 // Whether a symbol an object imports is one of the C library's calls above.
 bool GatedLibcName(const char* name) {
   return (name[0] == 'm' && (std::strcmp(name, "mmap") == 0 || std::strcmp(name, "mmap64") == 0 ||
                              std::strcmp(name, "mprotect") == 0)) ||
-         (name[0] == 'p' && std::strcmp(name, "pkey_mprotect") == 0);
+         (name[0] == 'p' && std::strcmp(name, "pkey_mprotect") == 0) ||
+         (name[0] == 'd' && std::strcmp(name, "dlopen") == 0);
 }
 
 // The symbols replaced in every loaded object, each with the interpreter's own (found once).
@@ -361,6 +369,7 @@ const Replacement kReplacements[] = {
      reinterpret_cast<uintptr_t>(&GatedMprotect)},
     {"pkey_mprotect", reinterpret_cast<void**>(&g_pkey_mprotect),
      reinterpret_cast<uintptr_t>(&GatedPkeyMprotect)},
+    {"dlopen", reinterpret_cast<void**>(&g_dlopen), reinterpret_cast<uintptr_t>(&GatedDlopen)},
 };
 
 #if defined(__x86_64__)
@@ -534,10 +543,31 @@ Walk HoldSequences() {
 // The interpreter loads extension modules with dlopen: the object that does (libpython, or the
 // executable when it is linked in) gets this one in its slot, so that a module the kernel's import
 // loads later is held before its code runs, not at the judge's next walk.
+// The loader's count of objects added (dl_phdr_info::dlpi_adds), 0 where it gives none: a load
+// that added none (a library already loaded) needs no walk.
+int ReadAdds(dl_phdr_info* info, size_t size, void* data) {
+  if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+    *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+  return 1;
+}
+unsigned long long g_walked_adds = 0;
+
 void* HoldingDlopen(const char* file, int flags) {
   void* handle = dlopen(file, flags);
-  if (handle != nullptr) HoldSequences();
+  if (handle != nullptr) {
+    unsigned long long adds = 0;
+    dl_iterate_phdr(ReadAdds, &adds);
+    if (adds == 0 || adds != g_walked_adds) {
+      HoldSequences();
+      g_walked_adds = adds;
+    }
+  }
   return handle;
+}
+
+void* GatedDlopen(const char* file, int flags) {
+  if (!DlopenAllowed(file)) return nullptr;
+  return HoldingDlopen(file, flags);
 }
 
 }  // namespace

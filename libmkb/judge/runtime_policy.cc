@@ -274,6 +274,15 @@ bool InstalledCode(const RuntimePolicyConfig& config, absl::string_view file) {
          PathUnder(file, config.dsl_roots) || PathUnder(file, config.judge_roots);
 }
 
+bool InstalledLibrary(const RuntimePolicyConfig& config, absl::string_view path) {
+  if (path.empty() || path[0] != '/' || Writable(config, path)) return false;
+  for (absl::string_view system : {"/usr/", "/lib/", "/lib64/", "/opt/"}) {
+    if (absl::StartsWith(path, system)) return true;
+  }
+  return PathUnder(path, config.stdlib_roots) || PathUnder(path, config.code_roots) ||
+         PathUnder(path, config.dsl_roots) || PathUnder(path, config.judge_roots);
+}
+
 bool DslFrontEnd(const RuntimePolicyConfig& config, absl::string_view file,
                  absl::string_view function) {
   struct FrontEnd {

@@ -104,6 +104,11 @@ RuntimeDecision DecideAuditEvent(const RuntimePolicyConfig& config, absl::string
 // kernel.py; the import system's frozen modules too.
 bool InstalledCode(const RuntimePolicyConfig& config, absl::string_view file);
 
+// Whether a shared library at `path` (resolved: no link) may be loaded once kernel.py may run
+// (the worker's gate on native code): a file of the system's library folders (/usr, /lib, /lib64,
+// /opt) or of the interpreter's, code, DSL or judge roots, and none writable.
+bool InstalledLibrary(const RuntimePolicyConfig& config, absl::string_view path);
+
 // Whether `function` of `file` is one of the front ends of the variant's DSL that kernel.py
 // calls to define or trace its kernels: CuTe DSL's @cute.jit / @cute.kernel and a decorated
 // function's call; TVMScript's @T.prim_func, @T.macro, @T.inline, @I.ir_module and its parser.

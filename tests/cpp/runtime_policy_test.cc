@@ -231,6 +231,20 @@ TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target
   CHECK_FALSE(mkb::TirCompileRefusal({}, {}).empty());
 }
 
+TEST_CASE("A library loaded once kernel.py may run: installed and read-only") {
+  mkb::RuntimePolicyConfig config;
+  config.dsl_roots = {"/work/.dsl/cutedsl"};
+  config.writable_roots = {"/work/ws", "/tmp"};
+  CHECK(mkb::InstalledLibrary(config, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+  CHECK(mkb::InstalledLibrary(config, "/work/.dsl/cutedsl/nvidia_cutlass_dsl/lib/libx.so"));
+  // What the kernel could have written (red team, fourteenth session: a memfd through
+  // TVM-FFI's loader, passed permissive), and relative names.
+  CHECK_FALSE(mkb::InstalledLibrary(config, "/work/ws/poke.so"));
+  CHECK_FALSE(mkb::InstalledLibrary(config, "/tmp/poke.so"));
+  CHECK_FALSE(mkb::InstalledLibrary(config, "/memfd:poke (deleted)"));
+  CHECK_FALSE(mkb::InstalledLibrary(config, "poke.so"));
+}
+
 TEST_CASE("CuTe DSL host code: layouts, views and launches, no memory access") {
   // The host ops of the 14 shipped solutions and of a TMA descriptor's builder (a Hopper GEMM's).
   const std::vector<std::string> honest = {

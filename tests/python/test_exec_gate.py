@@ -9,8 +9,10 @@ and the @cute.jit host code it compiled stored anywhere (passed at 0.71x on the 
 cute_compile_reimplemented_permissive, refused now where LLVM's JIT makes its page executable).
 Here Python's mmap module (loaded after the hold, so held through the interpreter's dlopen)
 stands for any library that makes memory executable: allowed before the gate is armed and after
-it is disarmed, refused (EACCES) while it is armed outside an approved compile. Each run is a
-fresh interpreter: the hold and the gate are process-wide.
+it is disarmed, refused (EACCES) while it is armed outside an approved compile; and a library
+loaded by path from a memfd (the red team's own shared object through TVM-FFI's loader, passed
+permissive, fourteenth session) is refused while an installed one loads. Each run is a fresh
+interpreter: the hold and the gate are process-wide.
 """
 
 import json
@@ -46,6 +48,29 @@ PROBE = textwrap.dedent(
     out["checked_outside_an_entry"] = [checked(), made]
     _core.arm_exec_gate(False)
     out["disarmed"] = executable(rx)
+
+    # A library loaded by path: an installed one, or a copy of it in a memfd (what a kernel could
+    # write; the red team loaded its own through TVM-FFI's loader).
+    import ctypes, ctypes.util, os
+    system = os.path.realpath("/lib/x86_64-linux-gnu/libm.so.6") if os.path.exists(
+        "/lib/x86_64-linux-gnu/libm.so.6") else os.path.realpath(ctypes.util.find_library("m") or "")
+    fd = os.memfd_create("copy")
+    with open(system, "rb") as source:
+        os.write(fd, source.read())
+    copy = "/proc/self/fd/%d" % fd
+
+    def load(path):
+        try:
+            ctypes.CDLL(path)
+            return "loaded"
+        except OSError:
+            return "refused"
+
+    out["memfd_unarmed"] = load(copy)
+    _core.arm_exec_gate()
+    out["memfd_armed"] = load(copy)
+    out["installed_armed"] = load(system)
+    _core.arm_exec_gate(False)
     print("@@" + json.dumps(out))
     """
 )
@@ -61,3 +86,7 @@ def test_armed_the_gate_refuses_executable_memory_outside_a_checked_compile():
     assert out["armed_not_executable"] == "mapped"  # only executable memory is gated
     assert out["checked_outside_an_entry"] == ["built", ["EACCES"]]
     assert out["disarmed"] == "mapped"
+    # A library by path: installed and read-only loads, a memfd does not (armed).
+    assert out["memfd_unarmed"] == "loaded"
+    assert out["memfd_armed"] == "refused"
+    assert out["installed_armed"] == "loaded"

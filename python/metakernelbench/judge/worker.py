@@ -326,6 +326,7 @@ class Worker:
         # CuTe DSL's checked compile for one compile by its own, which ran the DSL's pass
         # pipeline itself, and its host code stored anywhere (passed at 0.71x on the CPU judge,
         # fourteenth session; case cute_compile_reimplemented_permissive).
+        freeze_dsl_reach(dsl)
         _core.arm_exec_gate()
         self._dsl = dsl
         _scrub_modules(dsl)
@@ -1589,6 +1590,50 @@ def check_cute_host_code() -> tuple[object, str, bool, object] | None:
     checked = dsl_entry.method(_core.checked_compile(original, dsl_facts.cute_compile_facts, "cutedsl"))
     _core.replace_type_attribute(owner, "compile", checked)
     return (owner, "compile", True, checked)
+
+
+# The modules of each DSL's compile path, by name prefix, frozen for the gate on native code
+# (freeze_dsl_reach): their namespaces and those of the classes they define.
+_DSL_REACH = {
+    "cutedsl": ("cutlass.base_dsl", "cutlass.cutlass_dsl", "cutlass._mlir", "cutlass.cute"),
+    "tirx": ("tvm.tirx", "tvm.ir", "tvm.target", "tvm.driver", "tvm.runtime", "tvm_ffi", "tvm"),
+}
+
+
+def freeze_dsl_reach(dsl: str) -> int:
+    """The DSL's compile path as the worker prepared it, frozen (C++: _core.freeze_dsl_reach):
+    its modules (by _DSL_REACH's prefixes; a module whose name is one, or below one), every class
+    they define, `builtins` and `re` (what the checks' facts readers call). A compile's executable
+    memory, and a checked compile, are refused where one of their names was replaced since: a
+    red team replaced CuTe DSL's Compiler.jit for one compile with a descriptor whose code wrote
+    a store into the checked module before the DSL made native code of it (fourteenth session,
+    passed permissive); others replaced what the facts reader calls with C callables. Returns how
+    many owners are frozen."""
+    prefixes = _DSL_REACH.get(dsl, ())
+    # CuTe DSL's classes (its MLIR bindings' among them) are frozen whole: a name set on a class
+    # shadows its base's (a property on ir.Operation forged the op names the check read). TVM's
+    # object classes gain their fields' properties as they are first used: their names are kept.
+    whole = dsl == "cutedsl"
+    owners: list[tuple[object, bool]] = [(sys.modules["builtins"], False), (sys.modules["re"], False)]
+    seen = {id(o) for o, _ in owners}
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType):
+            continue
+        if not any(name == p or name.startswith(p + ".") for p in prefixes):
+            continue
+        if id(module) not in seen:
+            seen.add(id(module))
+            owners.append((module, False))
+        for value in list(vars(module).values()):
+            home = getattr(value, "__module__", None) if isinstance(value, type) else None
+            if (
+                isinstance(home, str)
+                and any(home == p or home.startswith(p + ".") for p in prefixes)
+                and id(value) not in seen
+            ):
+                seen.add(id(value))
+                owners.append((value, whole))
+    return _core.freeze_dsl_reach(owners)
 
 
 def torch_operator_namespaces() -> list[str]:
