@@ -613,14 +613,17 @@ void RegisterSequenceHold(py::module_& m) {
         }
         const uintptr_t own = OwnBase();
         if (own == 0) throw py::type_error("hold_sequence_items: this module's address not found");
-        Walk loader{"dlopen", reinterpret_cast<uintptr_t>(&HoldingDlopen),
+        // Every object's dlopen is among the replacements (GatedDlopen: the gate, then the
+        // hold of what it loaded): the walk sets the interpreter's too, and the walk over the
+        // object that loads extension modules after it finds it held.
+        Walk walk = HoldSequences();
+        if (!walk.error.empty()) throw py::type_error("hold_sequence_items: " + walk.error);
+        Walk loader{"dlopen", reinterpret_cast<uintptr_t>(&GatedDlopen),
                     own,      reinterpret_cast<uintptr_t>(&PyImport_ImportModule),
                     {},       0,
                     {}};
         dl_iterate_phdr(PatchObject, &loader);
         if (!loader.error.empty()) throw py::type_error("hold_sequence_items: " + loader.error);
-        Walk walk = HoldSequences();
-        if (!walk.error.empty()) throw py::type_error("hold_sequence_items: " + walk.error);
         py::dict out;
         for (const auto& [name, slots] : walk.patched) out[py::str(name)] = slots;
         return py::make_tuple(out, walk.held_before,

@@ -208,8 +208,11 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       " (your own classes and builtin types are fine); binding a `_sunder_` name; the DSL's "
       "private names (a leading underscore); a pointer made from an integer address "
       "(`make_ptr`), and any memory access (a load, store, copy, atomic or print of a tensor) "
-      "in host code (in CuTe DSL, a `@cute.jit` function outside its kernels): host code makes "
-      "layouts, views and launches, and memory is touched in kernels.\n");
+      "in host code (in CuTe DSL, a `@cute.jit` function outside its kernels; in TIRx, a "
+      "buffer read or written outside the device code, or a pointer turned into a number): "
+      "host code makes layouts, views and launches, and memory is touched in kernels; native "
+      "code other than what the DSL compiles (a shared library of your own, machine code made "
+      "executable); changing the DSL's own modules or classes.\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "

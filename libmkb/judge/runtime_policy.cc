@@ -588,9 +588,12 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
     }
   }
   for (const std::string& op : call_ops) {
-    if (op == "host_buffer_access" || op == "handle_to_number") {
+    if (op == "host_buffer_access" || op == "handle_to_number" || op == "handle_buffer" ||
+        op == "disabled_pass") {
       return absl::StrCat(
-          "TIR host code that reads or writes a buffer, or makes a number of a pointer (", op,
+          "TIR host code that reads or writes a buffer, or makes a number of a pointer, a buffer "
+          "of pointers, or a compile with TVM's passes switched off (",
+          op,
           "): host code is compiled into the worker, where it indexes memory unchecked; a "
           "kernel's host code launches its kernels");
     }
@@ -622,6 +625,13 @@ std::string CuteHostRefusal(const std::vector<std::string>& host_ops) {
       "memref", "load",     "store", "copy", "atomic", "atomicrmw", "cmpxchg",  "memcpy", "memmove",
       "memset", "inttoptr", "asm",   "gemm", "mma",    "fill",      "prefetch", "alloca"};
   for (const std::string& op : host_ops) {
+    // A function the host code declares without a body is a native symbol it calls by name
+    // (cute.ffi: libc's memcpy, mmap ...; red team, fourteenth session): any address, any call.
+    if (op == "func.external_declaration") {
+      return "a call of a native symbol by name from the DSL's host code (a function declared "
+             "without a body, as cute.ffi makes): it reads and writes any address and calls "
+             "anything in the worker";
+    }
     bool known = false;
     for (absl::string_view dialect : kHostDialects) known = known || absl::StartsWith(op, dialect);
     const size_t last_dot = op.rfind('.');

@@ -43,6 +43,12 @@ def tir_facts(mod, target):
             ops.append("handle_to_number")
         elif type(node) in (tir.LetStmt, tir.Let) and str(node.var.dtype) == "handle":
             ops.append("let_handle")
+        elif type(node) in (tir.BufferStore, tir.BufferLoad) and str(node.buffer.dtype) == "handle":
+            ops.append("handle_buffer")  # a pointer stored or read as data: a number by a pun
+
+    def gpu(iter_var):
+        tag = str(getattr(iter_var, "thread_tag", "") or "")
+        return tag.startswith(("threadIdx", "blockIdx"))
 
     def host(node):
         # The host code: what is outside the device code (TIRx's T.device_entry, a thread
@@ -51,18 +57,25 @@ def tir_facts(mod, target):
         # unchecked (red team, fourteenth session: a host buffer indexed by an offset from its own
         # address stored anywhere, strict).
         kind = type(node)
-        if kind is tir.AttrStmt and str(node.attr_key) in (
-            "tirx.device_entry",
-            "thread_extent",
-            "virtual_thread",
-        ):
+        if kind is tir.AttrStmt and str(node.attr_key) == "tirx.device_entry":
             return False
-        if kind is tir.For and int(node.kind) == int(tir.ForKind.THREAD_BINDING):
+        if kind is tir.AttrStmt and str(node.attr_key) == "thread_extent" and gpu(node.node):
+            return False
+        # A virtual thread is the host's own loop (TVM lowers it there): only the GPU's threads
+        # and blocks are device code (red team, fourteenth session: host code in a vthread loop).
+        binding = kind is tir.For and int(node.kind) == int(tir.ForKind.THREAD_BINDING)
+        if binding and gpu(node.thread_binding):
             return False
         if kind in (tir.BufferStore, tir.BufferLoad):
             ops.append("host_buffer_access")
         return True
 
+    # TVM's passes switched off for the compile: the IR the check reads is not what TVM's
+    # remaining passes make of it (red team, fourteenth session: a handle store the switched-off
+    # passes would have refused).
+    context = tvm.transform.PassContext.current()
+    if context is not None and len(context.disabled_pass) > 0:
+        ops.append("disabled_pass")
     kinds: list[str] = []
     if target is not None:
         kinds.append(str(tvm.target.Target(target).kind.name))
@@ -112,6 +125,8 @@ def cute_host_ops(module):
                     if name in device:
                         continue
                     names.append(name)
+                    if name == "func.func" and not any(len(r.blocks) for r in inner.regions):
+                        names.append("func.external_declaration")  # a native symbol by name
                     if name == "cute.print":
                         attributes = inner.attributes
                         for key in list(attributes):  # the attributes' names

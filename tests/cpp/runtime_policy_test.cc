@@ -221,7 +221,8 @@ TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target
   CHECK(mkb::TirCompileRefusal({"tirx.reinterpret"}, {"cuda"}).empty());
   // Host code that reads or writes a buffer, or makes a number of a pointer (red team,
   // fourteenth session: a host buffer indexed by an offset from its own address, strict).
-  for (const char* op : {"host_buffer_access", "handle_to_number"}) {
+  for (const char* op :
+       {"host_buffer_access", "handle_to_number", "handle_buffer", "disabled_pass"}) {
     CHECK(absl::StrContains(mkb::TirCompileRefusal({"tirx.reinterpret", op}, {"cuda"}),
                             "TIR host code"));
   }
@@ -229,6 +230,15 @@ TEST_CASE("tvm.compile: no call of a native symbol by name, and the GPU's target
   CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"llvm"}), "'llvm' target"));
   CHECK(absl::StrContains(mkb::TirCompileRefusal({}, {"cuda", "c"}), "'c' target"));
   CHECK_FALSE(mkb::TirCompileRefusal({}, {}).empty());
+}
+
+TEST_CASE("CuTe DSL host code: no native symbol called by name") {
+  // cute.ffi declares libc's memcpy / mmap without a body and calls it (red team, fourteenth
+  // session): the facts reader names such a declaration.
+  CHECK(absl::StrContains(
+      mkb::CuteHostRefusal({"func.func", "func.external_declaration", "func.call"}),
+      "native symbol"));
+  CHECK(mkb::CuteHostRefusal({"func.func", "func.call", "func.return"}).empty());
 }
 
 TEST_CASE("A library loaded once kernel.py may run: installed and read-only") {
