@@ -10,7 +10,7 @@ of these functions, which kernel.py could reach through the worker's wrappers, h
 them."""
 
 
-def tir_facts(mod, target):
+def tir_facts(mod, target, pipeline=None):
     """What the judge decides a tvm.compile on (runtime_policy.h, TirCompileRefusal): the op
     names of every call in `mod`'s PrimFuncs (and "reinterpret_to_handle" / "cast_to_handle" for
     a pointer made from a number) and the kinds of the targets it is built for; None
@@ -37,6 +37,8 @@ def tir_facts(mod, target):
                 ops.append("handle_to_number")  # a pointer's address as a number
             elif name.endswith(".ret") and node.args and str(node.args[0].dtype) == "handle":
                 ops.append("handle_to_number")  # a pointer's address returned to Python
+            elif name.endswith("address_of") and str(node.dtype) != "handle":
+                ops.append("handle_to_number")  # an address typed as a number (call_intrin)
         elif type(node) is tir.Cast and str(node.dtype) == "handle":
             ops.append("cast_to_handle")
         elif type(node) is tir.Cast and str(node.value.dtype) == "handle":
@@ -57,7 +59,10 @@ def tir_facts(mod, target):
         # unchecked (red team, fourteenth session: a host buffer indexed by an offset from its own
         # address stored anywhere, strict).
         kind = type(node)
-        if kind is tir.AttrStmt and str(node.attr_key) == "tirx.device_entry":
+        # TIRx's T.device_entry() makes a kernel of what follows under TIRx's pipeline only;
+        # under another, TVM compiles it as host code (red team, fourteenth session, round 3: a
+        # host store there passed strict).
+        if kind is tir.AttrStmt and str(node.attr_key) == "tirx.device_entry" and pipeline == "tirx":
             return False
         if kind is tir.AttrStmt and str(node.attr_key) == "thread_extent" and gpu(node.node):
             return False
@@ -112,7 +117,10 @@ def cute_host_ops(module):
     device = ("cuda.kernel", "gpu.func", "gpu.module", "gpu.binary")
     # A conversion of C's printf that writes through its argument (%n) or reads a string at it
     # (%s): cute.printf lowers to printf on the host (red team, thirteenth session: %hhn stores).
-    conversion = re.compile(r"%[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|j|z|t|L|q)?([A-Za-z%])")
+    # Every conversion: its flags, width and precision (a '$' names an argument by position) and
+    # its letter; only those that read no memory through an argument are allowed (red team,
+    # fourteenth session, round 3: "%1$n" went past a list of refused letters).
+    conversion = re.compile(r"%([^A-Za-z%]*)(?:hh|h|ll|l|j|z|t|L|q)?([A-Za-z%])")
     names: list[str] = []
     pending = [module.operation]
     while pending:
@@ -134,7 +142,10 @@ def cute_host_ops(module):
                                 text = ir.StringAttr(attributes[key]).value
                             except (TypeError, ValueError):  # not a string: an argument's type
                                 continue
-                            if any(c in "nsS" for c in conversion.findall(text)):
+                            if any(
+                                "$" in spec or letter not in "diouxXeEfFgGaAcp%"
+                                for spec, letter in conversion.findall(text)
+                            ):
                                 names.append("cute.print_through_pointer")
                     pending.append(inner)
     return names
@@ -145,7 +156,9 @@ def tir_compile_facts(args, kwargs):
     its arguments (for `_core.checked_compile`)."""
     mod = args[0] if args else kwargs.get("mod")
     target = args[1] if len(args) > 1 else kwargs.get("target")
-    return tir_facts(mod, target)
+    # tvm.compile's tir_pipeline, tvm.tirx.build's pipeline (its third argument)
+    pipeline = kwargs.get("tir_pipeline", kwargs.get("pipeline", args[2] if len(args) > 2 else None))
+    return tir_facts(mod, target, pipeline if isinstance(pipeline, str) else None)
 
 
 def cute_compile_facts(args, kwargs):

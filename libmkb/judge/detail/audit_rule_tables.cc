@@ -449,6 +449,16 @@ constexpr Rule kAttributeRules[] = {
      "FFI functions looked up by name reach anything"},
     {"tvm_ffi.get_global_func", kDynamicAttribute,
      "FFI functions looked up by name reach anything"},
+    // Every FFI function of a namespace installed as globals of a module by name (red team,
+    // fourteenth session: tvm_ffi.init_ffi_api("runtime", __name__) put
+    // runtime.TVMTensorCopyToBytes in kernel.py's globals with no get_global_func in its source,
+    // and it copied to any address, strict), and the registry's list of names.
+    {"tvm_ffi.init_ffi_api", kCall, "FFI functions looked up by name reach anything"},
+    {"tvm_ffi.registry.init_ffi_api", kCall, "FFI functions looked up by name reach anything"},
+    {"tvm.ffi.init_ffi_api", kCall, "FFI functions looked up by name reach anything"},
+    {"tvm_ffi.list_global_func_names", kCall, "FFI functions looked up by name reach anything"},
+    {"tvm_ffi.registry.list_global_func_names", kCall,
+     "FFI functions looked up by name reach anything"},
     // The same through tvm_ffi's registry module (red team, 2026-12-06: not flagged).
     {"tvm_ffi.registry.get_global_func", kDynamicAttribute,
      "FFI functions looked up by name reach anything"},
