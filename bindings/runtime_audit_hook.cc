@@ -818,10 +818,6 @@ void RecordPendingExecRefusals() {
     RecordRuntimeViolation("runtime.native_code", absl::StrCat("the worker refused ", what), what);
 }
 
-}  // namespace
-
-namespace {
-
 // The NVIDIA driver's and toolkit's own libraries (the driver, its PTX JIT, NVRTC, nvJitLink,
 // CUPTI): executable memory they make is theirs (the device code they load or JIT is the launch
 // monitor's business), made for no code of the kernel's.
