@@ -195,6 +195,17 @@ void BeginWalk() {
   if (g_code_facts_overflow != nullptr) g_code_facts_overflow->clear();
 }
 
+// The audit's rule for the DSL's work on the kernel's behalf, walking out from the innermost
+// frame a frame at a time: a frame of the DSL entry wrapper ends the walk inside an entry call
+// (kEntry); one the kernel made, or one of code not installed, ends it outside (kClosed).
+enum class EntryWindow { kOpen, kEntry, kClosed };
+EntryWindow EntryWindowStep(PyFrameObject* frame, const CodeFacts& facts, bool made) {
+  if (!made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals))
+    return EntryWindow::kEntry;
+  if (made || !facts.installed) return EntryWindow::kClosed;
+  return EntryWindow::kOpen;
+}
+
 // The walk goes on to the module body an import runs (`import_chain`), and to the first frame of
 // the DSL entry wrapper or of the kernel's (`in_dsl_entry`).
 AuditCaller FindCaller(int* kernel_line) {
@@ -213,14 +224,11 @@ AuditCaller FindCaller(int* kernel_line) {
     const bool made = KernelMadeCode(code);
     const std::string& named = NamedFile(facts, made);
     if (window_open) {
-      if (!made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals)) {
-        caller.in_dsl_entry = true;
-        window_open = false;
-      } else if (made || !facts.installed) {
-        window_open = false;
-      } else if (facts.front_end) {
-        caller.in_dsl_front_end = true;  // and on, for an entry point further out
-      }
+      const EntryWindow step = EntryWindowStep(frame, facts, made);
+      caller.in_dsl_entry = step == EntryWindow::kEntry;
+      window_open = step == EntryWindow::kOpen;
+      // A front end inside the window, and on, for an entry point further out.
+      if (window_open && facts.front_end) caller.in_dsl_front_end = true;
     }
     if (depth == 0) {
       caller.direct_file = named;
@@ -762,11 +770,10 @@ PyObject* InnermostDslEntryFrame() {
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     const CodeFacts& facts = FactsOf(code);
-    const bool made = KernelMadeCode(code);
+    const EntryWindow step = EntryWindowStep(frame, facts, KernelMadeCode(code));
     Py_DECREF(code);
-    if (!made && facts.entry && FrameGlobalsAre(frame, g_state->dsl_entry_globals))
-      return reinterpret_cast<PyObject*>(frame);
-    if (made || !facts.installed) break;
+    if (step == EntryWindow::kEntry) return reinterpret_cast<PyObject*>(frame);
+    if (step == EntryWindow::kClosed) break;
     PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
     Py_DECREF(frame);
     frame = back;

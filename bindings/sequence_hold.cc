@@ -256,35 +256,28 @@ MmapFn g_mmap64 = nullptr;
 MprotectFn g_mprotect = nullptr;
 PkeyMprotectFn g_pkey_mprotect = nullptr;
 
+// Whether the gate refuses memory made executable (`prot` with PROT_EXEC), errno set to EACCES
+// then; `caller` is the calling code's address, which names the object that asked.
+bool ExecRefused(int prot, const char* call, size_t length, const void* caller) {
+  if ((prot & PROT_EXEC) == 0 || ExecMemoryAllowed(call, length, caller)) return false;
+  errno = EACCES;
+  return true;
+}
+
 void* GatedMmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
-  if ((prot & PROT_EXEC) != 0 && !ExecMemoryAllowed("mmap", length, __builtin_return_address(0))) {
-    errno = EACCES;
-    return MAP_FAILED;
-  }
+  if (ExecRefused(prot, "mmap", length, __builtin_return_address(0))) return MAP_FAILED;
   return g_mmap(address, length, prot, flags, fd, offset);
 }
 void* GatedMmap64(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
-  if ((prot & PROT_EXEC) != 0 &&
-      !ExecMemoryAllowed("mmap64", length, __builtin_return_address(0))) {
-    errno = EACCES;
-    return MAP_FAILED;
-  }
+  if (ExecRefused(prot, "mmap64", length, __builtin_return_address(0))) return MAP_FAILED;
   return g_mmap64(address, length, prot, flags, fd, offset);
 }
 int GatedMprotect(void* address, size_t length, int prot) {
-  if ((prot & PROT_EXEC) != 0 &&
-      !ExecMemoryAllowed("mprotect", length, __builtin_return_address(0))) {
-    errno = EACCES;
-    return -1;
-  }
+  if (ExecRefused(prot, "mprotect", length, __builtin_return_address(0))) return -1;
   return g_mprotect(address, length, prot);
 }
 int GatedPkeyMprotect(void* address, size_t length, int prot, int key) {
-  if ((prot & PROT_EXEC) != 0 &&
-      !ExecMemoryAllowed("pkey_mprotect", length, __builtin_return_address(0))) {
-    errno = EACCES;
-    return -1;
-  }
+  if (ExecRefused(prot, "pkey_mprotect", length, __builtin_return_address(0))) return -1;
   return g_pkey_mprotect(address, length, prot, key);
 }
 

@@ -395,9 +395,7 @@ class Worker:
             original = getattr(owner, path[-1], None) if owner is not None else None
             if callable(original):
                 if (dsl, module_name, *path) == ("tirx", "tvm", "compile"):
-                    original = _core.checked_compile(
-                        original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize
-                    )
+                    original = _tir_checked(original)
                 # The call ends the approval a checked compile made inside it (the gate on
                 # native code, _core.dsl_entry_call), and goes through the launch monitor's
                 # runner where there is one.
@@ -419,9 +417,7 @@ class Worker:
                 owner = sys.modules.get(module_name)
                 original = getattr(owner, name, None) if owner is not None else None
                 if callable(original):
-                    checked = _core.checked_compile(
-                        original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize
-                    )
+                    checked = _tir_checked(original)
                     installed = dsl_entry.wrapper(_core.dsl_entry_call(checked, False), checked)
                     setattr(owner, name, installed)
                     self._dsl_guards.append((owner, name, True, installed))
@@ -1575,6 +1571,12 @@ def _disarm_packet(packet, code: str, what: str) -> None:
             value = vars(holder).get(attribute)
             if value is not None:
                 setattr(holder, attribute, _core.refusing_function(code, what, value))
+
+
+def _tir_checked(original):
+    """TVM's compile or build `original`, checked (C++: _core.checked_compile, TirCompileRefusal)
+    and its host code made executable inside the check's approval (dsl_facts.tir_materialize)."""
+    return _core.checked_compile(original, dsl_facts.tir_compile_facts, "tirx", dsl_facts.tir_materialize)
 
 
 def check_cute_host_code() -> tuple[object, str, bool, object] | None:
