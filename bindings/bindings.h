@@ -65,6 +65,28 @@ bool ExecMemoryAllowed(const char* call, size_t length, const void* caller);
 // violation and false, unless the audit only records.
 bool DlopenAllowed(const char* file);
 
+// The same gate's rules for TVM-FFI's C API (every object's TVMFFIFunctionCall and
+// TVMFFIFunctionCreate, sequence_hold.cc), once armed, on a thread with a Python thread state,
+// outside a DSL entry call (InnermostDslEntryFrame):
+// - FfiCallAllowed: a call of a function whose code is an installed library's (the registry's and
+//   the runtime's functions, a Python callback), not code a checked compile made (the caller
+//   passes `made_by_dsl`: a checked compile created it, or its code lies in no loaded object),
+//   with an opaque pointer among its arguments (`opaque_pointer`: a pointer made from a number
+//   through a stream or ctypes object) or of the registry's raw-address functions
+//   (RawAddressFfiFunctions, `raw_address_function`), is refused.
+// - FfiCreateDecision: a function made from a native address (TVM-FFI's __from_extern_c__ and
+//   MLIR-call constructors) is refused unless its code is the Python-callback trampoline learned
+//   when the gate was armed; inside a DSL entry call that a checked compile approved it is the
+//   DSL's compiled function (kFfiCreateApproved: the caller marks it, so that its calls pass).
+// A refusal records a runtime.native_code violation and, unless the audit only records, returns
+// false / kFfiCreateRefused, the reason in `*why`.
+bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer, std::string* why);
+enum FfiCreate { kFfiCreatePlain, kFfiCreateApproved, kFfiCreateRefused };
+FfiCreate FfiCreateDecision(const void* safe_call, std::string* why);
+// Whether the registry function `function` (a TVM-FFI function handle) is one of
+// RawAddressFfiFunctions, as looked up when the gate was armed. No GIL needed.
+bool RawAddressFfiFunction(const void* function);
+
 // Whether a thread state in an interpreter's list may be read (its id, frame, links). CPython
 // 3.11 links a thread state being made by a native thread (PyGILState_Ensure needs no GIL) before
 // it initialises it; 3.12 initialises first. With the GIL held.

@@ -841,13 +841,22 @@ bool NvidiaLibrary(absl::string_view object) {
 
 // The DSL's modules and classes as the worker left them before kernel.py was imported
 // (freeze_dsl_reach): a module's names keep their objects (it may gain names: a submodule
-// imported later), a class's namespace is kept whole.
+// imported later), a class's namespace is kept whole. And the DSL's own objects on its compile
+// path (CuTe DSL's singleton and what its attributes hold: the compiler, the preprocessor...):
+// an instance keeps its class, its namespace and the attributes given (those holding callables
+// or modules; one holding an object of the DSL's may hold another of its exact class that holds
+// no callable); no attribute added since, and no callable, stands for one of its class's methods
+// (a method shadowed for one compile); its other state (caches, settings, class defaults, the
+// DSL's per-compile callables) may change.
 struct FrozenOwner {
   PyObject* owner = nullptr;  // owned
   PyObject* dict = nullptr;   // owned
   bool whole = false;
+  bool instance = false;
+  PyTypeObject* type = nullptr;  // an instance's class, owned
   Py_ssize_t size = 0;
   std::vector<std::pair<PyObject*, PyObject*>> items;  // owned
+  std::vector<PyObject*> keys;  // an instance's attribute names when frozen, owned
   std::string name;
 };
 std::vector<FrozenOwner>* g_frozen = nullptr;
@@ -858,10 +867,77 @@ PyObject* NamespaceOf(PyObject* owner) {
   return nullptr;
 }
 
+// An instance's attribute dictionary, made if it has none yet (a new reference, or null with no
+// error set: an object without one).
+PyObject* InstanceNamespace(PyObject* owner) {
+  if (Py_TYPE(owner)->tp_dictoffset == 0) return nullptr;
+  PyObject* dict = PyObject_GenericGetDict(owner, nullptr);
+  if (dict == nullptr) PyErr_Clear();
+  return dict;
+}
+
+// Whether an object's attribute dictionary holds a callable.
+bool HoldsCallable(PyObject* object) {
+  PyObject* dict = InstanceNamespace(object);
+  if (dict == nullptr) return false;
+  PyObject *key = nullptr, *value = nullptr;
+  Py_ssize_t pos = 0;
+  bool found = false;
+  while (!found && PyDict_Next(dict, &pos, &key, &value)) found = PyCallable_Check(value) != 0;
+  Py_DECREF(dict);
+  return found;
+}
+
+std::string FrozenInstanceChanged(const FrozenOwner& f) {
+  if (Py_TYPE(f.owner) != f.type) return absl::StrCat(f.name, "'s class replaced");
+  PyObject* dict = InstanceNamespace(f.owner);
+  if (dict == nullptr) return absl::StrCat(f.name, "'s namespace gone");
+  std::string changed;
+  if (dict != f.dict) changed = absl::StrCat(f.name, "'s namespace replaced");
+  for (const auto& [key, value] : f.items) {
+    if (!changed.empty()) break;
+    PyObject* now = PyDict_GetItemWithError(dict, key);  // borrowed
+    if (now == nullptr && PyErr_Occurred()) PyErr_Clear();
+    if (now == value) continue;
+    // A step (a callable, a module) stays itself; an object of the DSL's (its compile options,
+    // made anew for each compile) may be another of its exact class, holding no callable.
+    const bool step = PyCallable_Check(value) || PyModule_Check(value);
+    if (step || now == nullptr || Py_TYPE(now) != Py_TYPE(value) || HoldsCallable(now))
+      changed = absl::StrCat(f.name, ".", Text(key), " replaced");
+  }
+  PyObject *key = nullptr, *value = nullptr;
+  Py_ssize_t pos = 0;
+  while (changed.empty() && PyDict_Next(dict, &pos, &key, &value)) {
+    bool held = false;
+    for (const auto& item : f.items) held = held || item.first == key;
+    if (held) continue;
+    // The DSL keeps per-compile state on its objects (CuTe DSL's singleton gains the function it
+    // compiles and its argument converters as callables): what is refused is an attribute that
+    // stands for one of the class's (its methods above all), added since or made a callable.
+    if (!PyUnicode_Check(key)) continue;
+    PyObject* of_class = _PyType_Lookup(f.type, key);  // borrowed
+    if (of_class == nullptr) continue;
+    // The class's default data (`gpu_module = None`) the DSL sets per compile; its methods
+    // (functions, descriptors, callables) it does not.
+    const bool method = PyCallable_Check(of_class) || Py_TYPE(of_class)->tp_descr_get != nullptr;
+    bool known = false;
+    for (PyObject* k : f.keys) known = known || k == key;
+    if (method && (!known || PyCallable_Check(value)))
+      changed = absl::StrCat(f.name, ".", Text(key), " set over its class's");
+  }
+  Py_DECREF(dict);
+  return changed;
+}
+
 // What of the frozen reach changed since (empty: nothing). With the GIL.
 std::string FrozenReachChanged() {
   if (g_frozen == nullptr) return "";
   for (const FrozenOwner& f : *g_frozen) {
+    if (f.instance) {
+      std::string changed = FrozenInstanceChanged(f);
+      if (!changed.empty()) return changed;
+      continue;
+    }
     PyObject* dict = NamespaceOf(f.owner);
     if (dict != f.dict) return absl::StrCat(f.name, "'s namespace replaced");
     if (f.whole && PyDict_GET_SIZE(dict) != f.size)
@@ -940,6 +1016,128 @@ bool DlopenAllowed(const char* file) {
       "a native library loaded from ", std::string(path).substr(0, 200),
       " once kernel.py may run: only installed, read-only libraries load (a file the kernel "
       "wrote, a memfd, is native code the judge did not check)"));
+}
+
+namespace {
+
+// What the gate on TVM-FFI's C API knows, read when it is armed (LearnFfi): the code TVM-FFI
+// makes Python callables' functions with (its callback trampoline), and the registry's
+// raw-address functions (RawAddressFfiFunctions) by handle. Their Python objects are held, so
+// that neither handle is freed and reused.
+std::atomic<const void*> g_ffi_python_callback{nullptr};
+constexpr size_t kFfiRawAddressSlots = 8;
+std::array<std::atomic<const void*>, kFfiRawAddressSlots> g_ffi_raw_address{};
+std::vector<py::object>* g_ffi_held = nullptr;
+thread_local bool t_ffi_learning = false;
+
+// With the GIL, before kernel.py may run. Nothing to learn where TVM-FFI is not loaded: a
+// function of its made later has no trampoline known, and is refused outside the DSL's work.
+void LearnFfi() {
+  PyObject* module = PyDict_GetItemString(PyImport_GetModuleDict(), "tvm_ffi");  // borrowed
+  if (module == nullptr) return;
+  if (g_ffi_held == nullptr) g_ffi_held = new std::vector<py::object>();
+  try {
+    py::object ffi = py::reinterpret_borrow<py::object>(module);
+    // The trampoline is the code TVM-FFI's Python binding gives TVMFFIFunctionCreate for a
+    // callable: FfiCreateDecision notes it while this thread learns.
+    t_ffi_learning = true;
+    py::object callback;
+    try {
+      callback = ffi.attr("convert")(py::module_::import("builtins").attr("len"));
+    } catch (...) {
+      t_ffi_learning = false;
+      throw;
+    }
+    t_ffi_learning = false;
+    g_ffi_held->push_back(callback);
+    size_t slot = 0;
+    for (const std::string& name : RawAddressFfiFunctions()) {
+      py::object function = ffi.attr("get_global_func")(name, py::arg("allow_missing") = true);
+      if (function.is_none() || slot == kFfiRawAddressSlots) continue;
+      g_ffi_raw_address[slot++].store(
+          reinterpret_cast<const void*>(function.attr("__chandle__")().cast<uintptr_t>()));
+      g_ffi_held->push_back(function);
+    }
+  } catch (py::error_already_set& error) {
+    // A TVM-FFI without these: nothing learned, so its functions made from native addresses and
+    // the raw-address calls are decided without them (refused outside the DSL's work).
+    error.restore();
+    PyErr_Clear();
+  }
+}
+
+// The DSL entry call this thread is inside (a new reference, or null), and whether a checked
+// compile approved it. With the GIL.
+PyObject* DslEntryOfThisCall(bool* approved) {
+  PyObject* entry = InnermostDslEntryFrame();
+  *approved = entry != nullptr && entry == t_approved_entry;
+  return entry;
+}
+
+}  // namespace
+
+bool RawAddressFfiFunction(const void* function) {
+  if (!g_exec_armed.load(std::memory_order_acquire)) return false;
+  for (const auto& slot : g_ffi_raw_address) {
+    if (slot.load(std::memory_order_relaxed) == function) return true;
+  }
+  return false;
+}
+
+bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer, std::string* why) {
+  if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing() || made_by_dsl)
+    return true;
+  // A thread with no Python state runs no code of the kernel's (the DSL's or the runtime's own).
+  if (PyGILState_GetThisThreadState() == nullptr) return true;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  bool approved = false;
+  PyObject* entry = DslEntryOfThisCall(&approved);
+  Py_XDECREF(entry);
+  if (entry != nullptr) {
+    PyGILState_Release(gil);
+    return true;  // the DSL's own work on the kernel's behalf
+  }
+  *why = opaque_pointer
+             ? "an opaque pointer passed to a TVM-FFI function of an installed library (the "
+               "registry's or the runtime's) outside the DSL's own work: a number made an "
+               "address for native code (a stream or ctypes object of any value)"
+             : "a call of a TVM-FFI registry function that takes addresses as integers "
+               "(ffi.MakeFieldSetter) outside the DSL's own work: native code at an address the "
+               "kernel chose";
+  RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
+                         opaque_pointer ? "TVMFFIFunctionCall with an opaque pointer"
+                                        : "TVMFFIFunctionCall of a raw-address registry function");
+  PyGILState_Release(gil);
+  return g_state != nullptr && !g_state->enforce;
+}
+
+FfiCreate FfiCreateDecision(const void* safe_call, std::string* why) {
+  if (t_ffi_learning) {
+    g_ffi_python_callback.store(safe_call);
+    return kFfiCreatePlain;
+  }
+  if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing()) return kFfiCreatePlain;
+  if (safe_call != nullptr && safe_call == g_ffi_python_callback.load()) return kFfiCreatePlain;
+  if (PyGILState_GetThisThreadState() == nullptr) return kFfiCreatePlain;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  bool approved = false;
+  PyObject* entry = DslEntryOfThisCall(&approved);
+  Py_XDECREF(entry);
+  FfiCreate decision = approved ? kFfiCreateApproved : kFfiCreatePlain;
+  if (entry == nullptr) {
+    Dl_info info{};
+    const char* object = dladdr(safe_call, &info) != 0 && info.dli_fname != nullptr
+                             ? info.dli_fname
+                             : "no loaded object";
+    *why = absl::StrCat(
+        "a TVM-FFI function made from a native address (its code in ", object,
+        ") outside the DSL's own work: a call of it runs code at an address the kernel chose");
+    RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
+                           absl::StrCat("TVMFFIFunctionCreate, code in ", object));
+    decision = g_state != nullptr && !g_state->enforce ? kFfiCreatePlain : kFfiCreateRefused;
+  }
+  PyGILState_Release(gil);
+  return decision;
 }
 
 namespace {
@@ -1857,6 +2055,37 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         for (const py::handle entry : owners) {
           const auto pair = entry.cast<py::tuple>();
           const py::handle owner = pair[0];
+          if (pair.size() == 3) {
+            // An instance: (instance, name, [attribute names held]).
+            PyObject* dict = InstanceNamespace(owner.ptr());
+            if (dict == nullptr)
+              throw py::type_error("freeze_dsl_reach: an instance without a namespace");
+            FrozenOwner f;
+            f.instance = true;
+            f.owner = py::reinterpret_borrow<py::object>(owner).release().ptr();
+            f.dict = dict;  // the new reference InstanceNamespace made
+            f.type = Py_TYPE(owner.ptr());
+            Py_INCREF(f.type);
+            for (const py::handle key : pair[2].cast<py::list>()) {
+              PyObject* value = PyDict_GetItemWithError(dict, key.ptr());  // borrowed
+              if (value == nullptr) {
+                if (PyErr_Occurred()) throw py::error_already_set();
+                continue;
+              }
+              Py_INCREF(key.ptr());
+              Py_INCREF(value);
+              f.items.emplace_back(key.ptr(), value);
+            }
+            PyObject *key = nullptr, *value = nullptr;
+            Py_ssize_t pos = 0;
+            while (PyDict_Next(dict, &pos, &key, &value)) {
+              Py_INCREF(key);
+              f.keys.push_back(key);
+            }
+            f.name = pair[1].cast<std::string>();
+            g_frozen->push_back(std::move(f));
+            continue;
+          }
           PyObject* dict = NamespaceOf(owner.ptr());
           if (dict == nullptr)
             throw py::type_error("freeze_dsl_reach: an owner is a module or class");
@@ -1880,21 +2109,30 @@ void RegisterRuntimeAuditHook(py::module_& m) {
         return g_frozen->size();
       },
       py::arg("owners"),
-      "The DSL's modules and classes the worker prepared, (owner, whole) pairs, frozen for the "
-      "gate on native code: a compile's executable memory is refused (and so is a checked "
-      "compile) where one of their names was replaced since (an owner may gain names, but for a "
-      "class frozen whole). Returns how many owners are frozen.");
+      "The DSL's modules and classes the worker prepared, (owner, whole) pairs, and its objects "
+      "on the compile path, (instance, name, [attributes held]) triples, frozen for the gate on "
+      "native code: a compile's executable memory is refused (and so is a checked compile) "
+      "where one of their names was replaced since (an owner may gain names, but for a class "
+      "frozen whole; an instance keeps its class and the steps it holds, and nothing stands for "
+      "one of its class's attributes). Returns how many owners are frozen.");
   m.def(
       "dsl_reach_changed", [] { return FrozenReachChanged(); },
       "What of the frozen DSL reach changed (empty: nothing).");
   m.def(
-      "arm_exec_gate", [](bool on) { g_exec_armed.store(on, std::memory_order_release); },
+      "arm_exec_gate",
+      [](bool on) {
+        if (on) LearnFfi();
+        g_exec_armed.store(on, std::memory_order_release);
+      },
       py::arg("on") = true,
       "Arms the gate on native code made at run time (off: disarms it): from now on the C "
       "library's calls that make memory executable, in every object hold_sequence_items "
       "reached, are refused (EACCES; a runtime.native_code violation) unless a checked compile "
       "(checked_compile) approved them for the DSL entry call they are made in, for the DSL's "
-      "own frames. The worker arms it before kernel.py is imported.");
+      "own frames; and TVM-FFI's C API outside the DSL's own work takes no opaque pointer to an "
+      "installed library's function, calls none of the registry's raw-address functions and "
+      "makes no function from a native address (FfiCallAllowed, FfiCreateDecision). The worker "
+      "arms it before kernel.py is imported.");
   m.def(
       "traceback_entries", [](py::object tb) { return TracebackEntries(tb.ptr()); },
       py::arg("traceback"),

@@ -35,7 +35,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "bindings/bindings.h"
@@ -281,18 +283,152 @@ int GatedPkeyMprotect(void* address, size_t length, int prot, int key) {
   return g_pkey_mprotect(address, length, prot, key);
 }
 
+// TVM-FFI's C API, routed through the same gate (runtime_audit_hook.cc: FfiCallAllowed,
+// FfiCreateDecision) where Python reaches it: its Python binding (the tvm_ffi.core extension)
+// calls TVMFFIFunctionCall and TVMFFIFunctionCreate through its GOT. Without this, with the static
+// rules waived, a kernel passed a stream object made from an integer to the registry's
+// TVMTensorCopyToBytes and wrote 8 bytes at any address (red team, fourteenth session, 0.64-0.88x).
+// What the gate reads follows tvm/ffi/c_api.h (stable across tvm-ffi's 0.1 releases): a call's
+// arguments (TVMFFIAny: a type index, then 12 bytes) and a function object's code (the
+// TVMFFIFunctionCell after the 24-byte TVMFFIObject header: its safe_call first).
+struct FfiAny {
+  int32_t type_index;
+  uint32_t padding;
+  uint64_t value;
+};
+static_assert(sizeof(FfiAny) == 16, "TVMFFIAny is 16 bytes");
+constexpr int32_t kFfiOpaquePtr = 4;          // kTVMFFIOpaquePtr
+constexpr size_t kFfiObjectHeaderBytes = 24;  // sizeof(TVMFFIObject)
+using FfiSafeCall = int (*)(void*, const FfiAny*, int32_t, FfiAny*);
+using FfiCallFn = int (*)(void*, FfiAny*, int32_t, FfiAny*);
+using FfiCreateFn = int (*)(void*, FfiSafeCall, void (*)(void*), void**);
+using FfiSetRaisedFn = void (*)(const char*, const char*);
+FfiCallFn g_ffi_call = nullptr;
+FfiCreateFn g_ffi_create = nullptr;
+FfiSetRaisedFn g_ffi_set_raised = nullptr;
+
+// A function a checked compile made (kFfiCreateApproved: CuTe DSL's TVM-FFI provider wraps the
+// code it JIT'd so): made with ApprovedFfiCall as its code, which calls the DSL's through this
+// closure, and kept among the approved handles until TVM-FFI deletes it. (TVM-FFI keeps a made
+// function's code inside its own object, so the handle, not the code, is what the gate knows.)
+struct ApprovedFfi {
+  void* self;
+  FfiSafeCall code;
+  void (*deleter)(void*);
+  void* handle;
+};
+std::mutex g_approved_ffi_mutex;
+std::unordered_set<const void*>* g_approved_ffi = nullptr;
+
+int ApprovedFfiCall(void* context, const FfiAny* args, int32_t num_args, FfiAny* result) {
+  auto* approved = static_cast<ApprovedFfi*>(context);
+  return approved->code(approved->self, args, num_args, result);
+}
+void ApprovedFfiDelete(void* context) {
+  auto* approved = static_cast<ApprovedFfi*>(context);
+  {
+    std::lock_guard<std::mutex> lock(g_approved_ffi_mutex);
+    if (g_approved_ffi != nullptr) g_approved_ffi->erase(approved->handle);
+  }
+  if (approved->deleter != nullptr) approved->deleter(approved->self);
+  delete approved;
+}
+
+// Made by a checked compile: approved as above, or a function whose code (the TVMFFIFunctionCell
+// after its header) lies in no loaded object: memory the gate let a checked compile make
+// executable.
+bool FfiMadeByDsl(const void* function) {
+  {
+    std::lock_guard<std::mutex> lock(g_approved_ffi_mutex);
+    if (g_approved_ffi != nullptr && g_approved_ffi->count(function) != 0) return true;
+  }
+  const FfiSafeCall code = *reinterpret_cast<const FfiSafeCall*>(
+      static_cast<const char*>(function) + kFfiObjectHeaderBytes);
+  Dl_info info{};
+  return dladdr(reinterpret_cast<void*>(code), &info) == 0;
+}
+
+int FfiRefused(const std::string& why) {
+  if (g_ffi_set_raised != nullptr)
+    g_ffi_set_raised("RuntimeError", ("blocked by the judge: " + why).c_str());
+  return -1;
+}
+
+int GatedFfiCall(void* function, FfiAny* args, int32_t num_args, FfiAny* result) {
+  bool opaque = false;
+  for (int32_t i = 0; i < num_args && !opaque; ++i) opaque = args[i].type_index == kFfiOpaquePtr;
+  if ((opaque || RawAddressFfiFunction(function)) && function != nullptr) {
+    std::string why;
+    if (!FfiCallAllowed(function, FfiMadeByDsl(function), opaque, &why)) return FfiRefused(why);
+  }
+  return g_ffi_call(function, args, num_args, result);
+}
+
+int GatedFfiCreate(void* self, FfiSafeCall code, void (*deleter)(void*), void** out) {
+  std::string why;
+  switch (FfiCreateDecision(reinterpret_cast<const void*>(code), &why)) {
+    case kFfiCreateRefused:
+      return FfiRefused(why);
+    case kFfiCreateApproved: {
+      auto* approved = new ApprovedFfi{self, code, deleter, nullptr};
+      const int rc = g_ffi_create(approved, &ApprovedFfiCall, &ApprovedFfiDelete, out);
+      if (rc != 0) {
+        delete approved;  // `self` stays the caller's, as with the original
+        return rc;
+      }
+      approved->handle = *out;
+      std::lock_guard<std::mutex> lock(g_approved_ffi_mutex);
+      if (g_approved_ffi == nullptr) g_approved_ffi = new std::unordered_set<const void*>();
+      g_approved_ffi->insert(*out);
+      return rc;
+    }
+    case kFfiCreatePlain:
+      break;
+  }
+  return g_ffi_create(self, code, deleter, out);
+}
+
+// TVM-FFI's library is loaded with the extension that needs it, not into the global scope: its
+// calls are found in it by name, once it is loaded (each walk asks until then).
+int FindFfiLibrary(dl_phdr_info* info, size_t /*size*/, void* data) {
+  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, "/libtvm_ffi.so") == nullptr)
+    return 0;
+  *static_cast<std::string*>(data) = info->dlpi_name;
+  return 1;
+}
+void ResolveFfi() {
+  if (g_ffi_set_raised != nullptr) return;
+  std::string path;
+  dl_iterate_phdr(FindFfiLibrary, &path);
+  if (path.empty()) return;
+  void* library = dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+  if (library == nullptr) return;
+  auto call = reinterpret_cast<FfiCallFn>(dlsym(library, "TVMFFIFunctionCall"));
+  auto create = reinterpret_cast<FfiCreateFn>(dlsym(library, "TVMFFIFunctionCreate"));
+  auto set_raised =
+      reinterpret_cast<FfiSetRaisedFn>(dlsym(library, "TVMFFIErrorSetRaisedFromCStr"));
+  if (call != nullptr && create != nullptr && set_raised != nullptr) {
+    g_ffi_set_raised = set_raised;
+    g_ffi_create = create;
+    g_ffi_call = call;
+  }
+  dlclose(library);  // still loaded: the extension holds it
+}
+
 // Every object's dlopen: a library by path only if the gate allows it (DlopenAllowed), and each
 // object loaded held as the interpreter's loads are (HoldSequences).
 using DlopenFn = void* (*)(const char*, int);
 DlopenFn g_dlopen = nullptr;
 void* GatedDlopen(const char* file, int flags);
 
-// Whether a symbol an object imports is one of the C library's calls above.
+// Whether a symbol an object imports is one of the C library's calls above, or TVM-FFI's.
 bool GatedLibcName(const char* name) {
   return (name[0] == 'm' && (std::strcmp(name, "mmap") == 0 || std::strcmp(name, "mmap64") == 0 ||
                              std::strcmp(name, "mprotect") == 0)) ||
          (name[0] == 'p' && std::strcmp(name, "pkey_mprotect") == 0) ||
-         (name[0] == 'd' && std::strcmp(name, "dlopen") == 0);
+         (name[0] == 'd' && std::strcmp(name, "dlopen") == 0) ||
+         (name[0] == 'T' && (std::strcmp(name, "TVMFFIFunctionCall") == 0 ||
+                             std::strcmp(name, "TVMFFIFunctionCreate") == 0));
 }
 
 // The symbols replaced in every loaded object, each with the interpreter's own (found once).
@@ -363,6 +499,10 @@ const Replacement kReplacements[] = {
     {"pkey_mprotect", reinterpret_cast<void**>(&g_pkey_mprotect),
      reinterpret_cast<uintptr_t>(&GatedPkeyMprotect)},
     {"dlopen", reinterpret_cast<void**>(&g_dlopen), reinterpret_cast<uintptr_t>(&GatedDlopen)},
+    {"TVMFFIFunctionCall", reinterpret_cast<void**>(&g_ffi_call),
+     reinterpret_cast<uintptr_t>(&GatedFfiCall)},
+    {"TVMFFIFunctionCreate", reinterpret_cast<void**>(&g_ffi_create),
+     reinterpret_cast<uintptr_t>(&GatedFfiCreate)},
 };
 
 #if defined(__x86_64__)
@@ -466,6 +606,11 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
   if (symtab == 0 || strtab == 0 || pltrel != DT_RELA) return 0;
   const auto* symbols = reinterpret_cast<const ElfW(Sym)*>(symtab);
   const char* names = reinterpret_cast<const char*>(strtab);
+  // TVM-FFI's C API is routed in Python's extension modules only (its binding): what the kernel
+  // reaches from Python. TVM's own libraries call it inside calls the binding let through.
+  const char* object_name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  const bool python_extension = std::strstr(object_name, ".cpython-") != nullptr ||
+                                std::strstr(object_name, ".abi3.so") != nullptr;
   int patched = 0;
   auto scan = [&](uintptr_t table, size_t bytes) {
     if (table == 0) return;
@@ -490,6 +635,7 @@ int PatchObject(dl_phdr_info* info, size_t /*size*/, void* data) {
         }
       }
       if (target == 0) continue;
+      if (name[0] == 'T' && !python_extension) continue;
       const uintptr_t slot = base + entries[i].r_offset;
       if (*reinterpret_cast<const uintptr_t*>(slot) == target) {
         ++walk->held_before;
@@ -528,6 +674,7 @@ uintptr_t OwnBase() {
 // Every loaded object's slots of each replaced symbol set to its replacement (kReplacements), in
 // one pass over each object's relocations.
 Walk HoldSequences() {
+  ResolveFfi();
   Walk walk{nullptr, 0, OwnBase(), 0, {}, 0, {}, true};
   dl_iterate_phdr(PatchObject, &walk);
   return walk;

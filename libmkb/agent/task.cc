@@ -212,7 +212,9 @@ std::string RenderTask(const v1::Problem& p, const TaskSettings& s,
       "buffer read or written outside the device code, or a pointer turned into a number): "
       "host code makes layouts, views and launches, and memory is touched in kernels; native "
       "code other than what the DSL compiles (a shared library of your own, machine code made "
-      "executable); changing the DSL's own modules or classes.\n");
+      "executable, a TVM-FFI function made from an address); a pointer made from a number "
+      "(a stream or ctypes object) passed to a TVM-FFI function other than one the DSL "
+      "compiled for you; changing the DSL's own modules or classes.\n");
   if (s.cpu_judge) {
     absl::StrAppend(&out,
                     "- This attempt is judged on the CPU (the offline demo judge): there is no "

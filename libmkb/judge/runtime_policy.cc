@@ -610,6 +610,13 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
   return "";
 }
 
+const std::vector<std::string>& RawAddressFfiFunctions() {
+  static const std::vector<std::string>* names = new std::vector<std::string>{
+      "ffi.MakeFieldSetter",
+  };
+  return *names;
+}
+
 std::string CuteHostRefusal(const std::vector<std::string>& host_ops) {
   // The dialects a kernel's host code is made of (its layouts, views, control flow and launches);
   // an op of any other (llvm, memref, vector, nvvm, ...) is the DSL's IR written by hand.

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 PROBE = textwrap.dedent(
     """
     import errno, json, mmap
@@ -90,3 +92,65 @@ def test_armed_the_gate_refuses_executable_memory_outside_a_checked_compile():
     assert out["memfd_unarmed"] == "loaded"
     assert out["memfd_armed"] == "refused"
     assert out["installed_armed"] == "loaded"
+
+
+FFI_PROBE = textwrap.dedent(
+    """
+    import json
+    from metakernelbench import toolchains
+    toolchains.activate(toolchains.site_dirs("tirx"))
+    import torch, tvm, tvm_ffi
+    from cuda.bindings.driver import CUstream
+    from metakernelbench import _core
+    _core.hold_sequence_items()
+
+    seven = tvm.runtime.from_dlpack(torch.tensor([7], dtype=torch.int64))
+    cell = torch.zeros(4, dtype=torch.int64)
+
+    def attempt(step):
+        try:
+            step()
+            return "ran"
+        except Exception as error:
+            return "refused" if "blocked by the judge" in str(error) else repr(error)[:200]
+
+    def raw_write():
+        cell.zero_()
+        # the red team's route: a stream object made from an integer is an opaque pointer
+        tvm.runtime._ffi_api.TVMTensorCopyToBytes(seven, CUstream(cell.data_ptr() + 8), 8)
+
+    def extern_c():
+        tvm_ffi.Function.__from_extern_c__(id(torch))
+
+    def setter():
+        tvm_ffi.get_global_func("ffi.MakeFieldSetter")(0, 0, 0)
+
+    callback = lambda n: n + 1
+    out = {"unarmed": [attempt(raw_write), int(cell[1]), attempt(extern_c), attempt(setter)]}
+    _core.arm_exec_gate()
+    out["armed"] = [attempt(raw_write), int(cell[1]), attempt(extern_c), attempt(setter)]
+    out["armed_callback"] = tvm_ffi.convert(callback)(41)
+    _core.arm_exec_gate(False)
+    print("@@" + json.dumps(out))
+    """
+)
+
+
+def test_armed_the_gate_refuses_tvm_ffi_raw_addresses_outside_the_dsl():
+    """The gate on TVM-FFI's C API (sequence_hold.cc: every object's TVMFFIFunctionCall and
+    TVMFFIFunctionCreate): unarmed, a kernel's stream object made from an integer took
+    TVMTensorCopyToBytes's write to any address (the red team's fourteenth-session route), and a
+    function was made from any address or by the registry's raw-address setter maker; armed,
+    with no DSL entry call around them, each is refused, while a Python callback still converts
+    and runs."""
+    from metakernelbench import toolchains
+
+    if not toolchains.toolchain("tirx").installed:
+        pytest.skip("needs the tirx toolchain: mkb dsl install --dsl tirx")
+    done = subprocess.run([sys.executable, "-c", FFI_PROBE], capture_output=True, text=True, timeout=180)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("@@")]
+    assert lines, done.stderr[-3000:]
+    out = json.loads(lines[0][2:])
+    assert out["unarmed"] == ["ran", 7, "ran", "ran"]  # without the gate, the write lands
+    assert out["armed"] == ["refused", 0, "refused", "refused"]
+    assert out["armed_callback"] == 42

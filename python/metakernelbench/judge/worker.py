@@ -7,6 +7,7 @@ times and launch counts, and the host checks and judges them (docs/judge.md)."""
 
 from __future__ import annotations
 
+import enum
 import gc
 import importlib
 import importlib.metadata
@@ -1616,7 +1617,7 @@ def freeze_dsl_reach(dsl: str) -> int:
     # shadows its base's (a property on ir.Operation forged the op names the check read). TVM's
     # object classes gain their fields' properties as they are first used: their names are kept.
     whole = dsl == "cutedsl"
-    owners: list[tuple[object, bool]] = [(sys.modules["builtins"], False), (sys.modules["re"], False)]
+    owners: list[tuple] = [(sys.modules["builtins"], False), (sys.modules["re"], False)]
     seen = {id(o) for o, _ in owners}
     for name, module in list(sys.modules.items()):
         if not isinstance(module, types.ModuleType):
@@ -1635,7 +1636,67 @@ def freeze_dsl_reach(dsl: str) -> int:
             ):
                 seen.add(id(value))
                 owners.append((value, whole))
+    owners.extend(_dsl_instances(prefixes, [o for o, _ in owners]))
     return _core.freeze_dsl_reach(owners)
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def _dsl_class(value: object, prefixes: tuple[str, ...]) -> bool:
+    """Whether `value` is an instance of one of the DSL's own classes (not a class or module)."""
+    if isinstance(value, (type, types.ModuleType, enum.Enum)):
+        return False  # classes and modules are frozen as owners; enum members are constants
+    if not type(value).__flags__ & _HEAP_TYPE:
+        return False  # a C type's (TVM-FFI's functions, 376 of them): its methods are C
+    home = getattr(type(value), "__module__", None)
+    return isinstance(home, str) and any(home == p or home.startswith(p + ".") for p in prefixes)
+
+
+def _dsl_instances(prefixes: tuple[str, ...], owners: list) -> list[tuple[object, str, list[str]]]:
+    """The DSL's objects on its compile path, for freeze_dsl_reach: instances of its classes held
+    by its modules' and classes' names (directly, or in a dict: CuTe DSL's singletons are in its
+    metaclass's `_instances`), then those their attributes hold, a few levels deep. Each with the
+    attributes that hold callables, modules or the DSL's objects: a red team's residual (fourteenth
+    session) was a C callable put on such an object for one compile (the compiler's provider,
+    its post-compile hook), which no frame of the kernel's runs. Modules held too (CuTe DSL's
+    compiler reaches its execution engine through an attribute holding the module)."""
+    found: list[tuple[object, str, list[str]]] = []
+    seen: set[int] = set()
+    frontier: list[tuple[object, str]] = []
+    for owner in owners:
+        try:
+            names = dict(vars(owner))
+        except TypeError:
+            continue
+        label = getattr(owner, "__qualname__", getattr(owner, "__name__", "?"))
+        for key, value in names.items():
+            values = list(value.values()) if isinstance(value, dict) and len(value) <= 64 else [value]
+            for item in values:
+                if _dsl_class(item, prefixes):
+                    frontier.append((item, f"{label}.{key}"))
+    for _depth in range(4):
+        following: list[tuple[object, str]] = []
+        for obj, label in frontier:
+            if id(obj) in seen or len(found) >= 4096:
+                continue
+            seen.add(id(obj))
+            try:
+                attributes = dict(vars(obj))
+            except TypeError:
+                continue  # no attribute dictionary: nothing to set on it
+            held = []
+            for key, value in attributes.items():
+                if not isinstance(key, str):
+                    continue
+                if _dsl_class(value, prefixes):
+                    held.append(key)
+                    following.append((value, f"{label}.{key}"))
+                elif callable(value) or isinstance(value, types.ModuleType):
+                    held.append(key)  # a step of the compile: its function, or its module
+            found.append((obj, label, held))
+        frontier = following
+    return found
 
 
 def torch_operator_namespaces() -> list[str]:

@@ -2,7 +2,8 @@
 # tvm_ffi.init_ffi_api("runtime", __name__) installed every runtime.* FFI function as a global of
 # kernel.py (no get_global_func in its source), and TVMTensorCopyToBytes copied to any address
 # given as a CUstream made from an integer. Now refused statically (init_ffi_api); with the static
-# rules waived it still passes (docs/judge.md, residual).
+# rules waived, at run time (fifteenth session: the gate on TVM-FFI's C API refuses an opaque
+# pointer to an installed library's function outside the DSL's own work).
 import numpy as np
 import torch
 import tvm
