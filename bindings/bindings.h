@@ -65,18 +65,17 @@ bool ExecMemoryAllowed(const char* call, size_t length, const void* caller);
 // violation and false, unless the audit only records.
 bool DlopenAllowed(const char* file);
 
-// The same gate's rules for TVM-FFI's C API (every object's TVMFFIFunctionCall and
-// TVMFFIFunctionCreate, sequence_hold.cc), once armed, on a thread with a Python thread state,
-// outside a DSL entry call (InnermostDslEntryFrame):
-// - FfiCallAllowed: a call of a function whose code is an installed library's (the registry's and
-//   the runtime's functions, a Python callback), not code a checked compile made (the caller
-//   passes `made_by_dsl`: a checked compile created it, or its code lies in no loaded object),
-//   with an opaque pointer among its arguments (`opaque_pointer`: a pointer made from a number
-//   through a stream or ctypes object) or of the registry's raw-address functions
-//   (RawAddressFfiFunctions, `raw_address_function`), is refused.
-// - FfiCreateDecision: a function made from a native address (TVM-FFI's __from_extern_c__ and
-//   MLIR-call constructors) is refused unless its code is the Python-callback trampoline learned
-//   when the gate was armed; inside a DSL entry call that a checked compile approved it is the
+// The same gate's rules for TVM-FFI's C API (every Python extension's TVMFFIFunctionCall and
+// TVMFFIFunctionCreate, sequence_hold.cc), once armed, on a thread with a Python thread state:
+// - FfiCallAllowed: a call of a function that no checked compile made (the caller passes
+//   `made_by_dsl`: a checked compile created it, or its code lies in no loaded object) with an
+//   opaque pointer among its arguments (`opaque_pointer`: a pointer made from a number through a
+//   stream or ctypes object), or of one of the registry's raw-address functions
+//   (RawAddressFfiFunctions), is refused, inside a DSL entry call too (a C callable of the
+//   kernel's may be its callback).
+// - FfiCreateDecision: a function is made only with TVM-FFI's Python-callback trampoline for its
+//   code (learned when the gate was armed), or inside a DSL entry call with code in no loaded
+//   object (what the DSL's JIT made); where a checked compile approved that entry call it is the
 //   DSL's compiled function (kFfiCreateApproved: the caller marks it, so that its calls pass).
 // A refusal records a runtime.native_code violation and, unless the audit only records, returns
 // false / kFfiCreateRefused, the reason in `*why`.

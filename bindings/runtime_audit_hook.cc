@@ -1084,26 +1084,23 @@ bool RawAddressFfiFunction(const void* function) {
   return false;
 }
 
-bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer, std::string* why) {
+bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer,
+                    std::string* why) {
+  (void)function;
   if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing() || made_by_dsl)
     return true;
   // A thread with no Python state runs no code of the kernel's (the DSL's or the runtime's own).
   if (PyGILState_GetThisThreadState() == nullptr) return true;
-  const PyGILState_STATE gil = PyGILState_Ensure();
-  bool approved = false;
-  PyObject* entry = DslEntryOfThisCall(&approved);
-  Py_XDECREF(entry);
-  if (entry != nullptr) {
-    PyGILState_Release(gil);
-    return true;  // the DSL's own work on the kernel's behalf
-  }
+  // Inside a DSL entry call too: the DSL's own work passes no pointer to the runtime's functions
+  // from Python, and a C callable of the kernel's handed to it as a callback (a partial of the
+  // registry's copy with a stream object for its pointer) would run there with the DSL's trust.
   *why = opaque_pointer
              ? "an opaque pointer passed to a TVM-FFI function of an installed library (the "
-               "registry's or the runtime's) outside the DSL's own work: a number made an "
+               "registry's or the runtime's), not one a checked compile made: a number made an "
                "address for native code (a stream or ctypes object of any value)"
              : "a call of a TVM-FFI registry function that takes addresses as integers "
-               "(ffi.MakeFieldSetter) outside the DSL's own work: native code at an address the "
-               "kernel chose";
+               "(ffi.MakeFieldSetter): native code at an address the kernel chose";
+  const PyGILState_STATE gil = PyGILState_Ensure();
   RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
                          opaque_pointer ? "TVMFFIFunctionCall with an opaque pointer"
                                         : "TVMFFIFunctionCall of a raw-address registry function");
@@ -1119,19 +1116,22 @@ FfiCreate FfiCreateDecision(const void* safe_call, std::string* why) {
   if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing()) return kFfiCreatePlain;
   if (safe_call != nullptr && safe_call == g_ffi_python_callback.load()) return kFfiCreatePlain;
   if (PyGILState_GetThisThreadState() == nullptr) return kFfiCreatePlain;
+  Dl_info info{};
+  const bool in_object = dladdr(safe_call, &info) != 0;
   const PyGILState_STATE gil = PyGILState_Ensure();
   bool approved = false;
   PyObject* entry = DslEntryOfThisCall(&approved);
   Py_XDECREF(entry);
+  // The DSL's own: inside one of its entry calls, a function of code in no loaded object (what
+  // its JIT made, which the gate let only a checked compile make); approved, and so let through
+  // with pointers, where a checked compile approved the entry call.
   FfiCreate decision = approved ? kFfiCreateApproved : kFfiCreatePlain;
-  if (entry == nullptr) {
-    Dl_info info{};
-    const char* object = dladdr(safe_call, &info) != 0 && info.dli_fname != nullptr
-                             ? info.dli_fname
-                             : "no loaded object";
-    *why = absl::StrCat(
-        "a TVM-FFI function made from a native address (its code in ", object,
-        ") outside the DSL's own work: a call of it runs code at an address the kernel chose");
+  if (entry == nullptr || in_object) {
+    const char* object =
+        in_object && info.dli_fname != nullptr ? info.dli_fname : "no loaded object";
+    *why = absl::StrCat("a TVM-FFI function made from a native address (its code in ", object,
+                        ") ", entry == nullptr ? "outside the DSL's own work" : "by the DSL",
+                        ": a call of it runs code at an address the kernel chose");
     RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
                            absl::StrCat("TVMFFIFunctionCreate, code in ", object));
     decision = g_state != nullptr && !g_state->enforce ? kFfiCreatePlain : kFfiCreateRefused;
