@@ -1084,8 +1084,7 @@ bool RawAddressFfiFunction(const void* function) {
   return false;
 }
 
-bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer,
-                    std::string* why) {
+bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer, std::string* why) {
   (void)function;
   if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing() || made_by_dsl)
     return true;
@@ -1129,8 +1128,8 @@ FfiCreate FfiCreateDecision(const void* safe_call, std::string* why) {
   if (entry == nullptr || in_object) {
     const char* object =
         in_object && info.dli_fname != nullptr ? info.dli_fname : "no loaded object";
-    *why = absl::StrCat("a TVM-FFI function made from a native address (its code in ", object,
-                        ") ", entry == nullptr ? "outside the DSL's own work" : "by the DSL",
+    *why = absl::StrCat("a TVM-FFI function made from a native address (its code in ", object, ") ",
+                        entry == nullptr ? "outside the DSL's own work" : "by the DSL",
                         ": a call of it runs code at an address the kernel chose");
     RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
                            absl::StrCat("TVMFFIFunctionCreate, code in ", object));
@@ -2129,10 +2128,10 @@ void RegisterRuntimeAuditHook(py::module_& m) {
       "library's calls that make memory executable, in every object hold_sequence_items "
       "reached, are refused (EACCES; a runtime.native_code violation) unless a checked compile "
       "(checked_compile) approved them for the DSL entry call they are made in, for the DSL's "
-      "own frames; and TVM-FFI's C API outside the DSL's own work takes no opaque pointer to an "
-      "installed library's function, calls none of the registry's raw-address functions and "
-      "makes no function from a native address (FfiCallAllowed, FfiCreateDecision). The worker "
-      "arms it before kernel.py is imported.");
+      "own frames; and TVM-FFI's C API takes no opaque pointer to a function no checked compile "
+      "made, calls none of the registry's raw-address functions and makes no function from a "
+      "native address but Python callbacks and the DSL's JIT'd code (FfiCallAllowed, "
+      "FfiCreateDecision). The worker arms it before kernel.py is imported.");
   m.def(
       "traceback_entries", [](py::object tb) { return TracebackEntries(tb.ptr()); },
       py::arg("traceback"),

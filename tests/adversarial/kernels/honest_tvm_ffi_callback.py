@@ -1,6 +1,6 @@
 # Honest (fifteenth session): a Python function of the kernel's made a TVM-FFI function and called
 # through it, with the gate on TVM-FFI's C API armed: TVM-FFI's Python-callback trampoline makes
-# functions outside the DSL's own work, and a call with no pointer among its arguments goes on.
+# functions anywhere, and a call with no pointer among its arguments goes on.
 import torch
 import tvm_ffi
 

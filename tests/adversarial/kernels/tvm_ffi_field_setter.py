@@ -3,7 +3,7 @@
 # the other as its first argument: native code at any address, with no pointer object in sight
 # (the next step, a call of the setter, is left out here: it would run address 0). Refused
 # statically (get_global_func); with the static rules waived, at run time: the registry's
-# raw-address functions are called only by the DSL's own work.
+# raw-address functions are not called from Python at all.
 import torch
 import tvm_ffi
 

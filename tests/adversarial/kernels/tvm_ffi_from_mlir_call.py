@@ -1,8 +1,8 @@
 # Attack (fifteenth session): tvm_ffi.Function.__from_mlir_packed_safe_call__ makes an FFI function
 # whose code is TVM-FFI's own MLIR trampoline, which calls any address the kernel gives (held in
 # its closure, so the function's code looks installed). Refused statically (tvm_ffi's raw-address
-# calls); with the static rules waived, at run time: only the Python-callback trampoline makes
-# functions outside the DSL's own work.
+# calls); with the static rules waived, at run time: only the Python-callback trampoline (and,
+# inside the DSL's entry calls, the code its JIT made) makes functions.
 import torch
 import tvm_ffi
 

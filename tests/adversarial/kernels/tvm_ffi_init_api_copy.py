@@ -3,7 +3,7 @@
 # kernel.py (no get_global_func in its source), and TVMTensorCopyToBytes copied to any address
 # given as a CUstream made from an integer. Now refused statically (init_ffi_api); with the static
 # rules waived, at run time (fifteenth session: the gate on TVM-FFI's C API refuses an opaque
-# pointer to an installed library's function outside the DSL's own work).
+# pointer to a function no checked compile made).
 import numpy as np
 import torch
 import tvm

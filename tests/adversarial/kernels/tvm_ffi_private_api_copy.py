@@ -2,7 +2,7 @@
 # registry's TVMTensorCopyToBytes, reached as an attribute of TVM's runtime API module (no look-up
 # by name), wrote 8 bytes at any address given as a CUstream made from an integer. Refused
 # statically (the DSL's private internals); with the static rules waived, at run time: an opaque
-# pointer reaches an installed library's TVM-FFI function only through the DSL's own work.
+# pointer reaches only a TVM-FFI function a checked compile made.
 import torch
 import tvm
 from cuda.bindings.driver import CUstream as _Addr
