@@ -79,7 +79,7 @@ bool DlopenAllowed(const char* file);
 //   DSL's compiled function (kFfiCreateApproved: the caller marks it, so that its calls pass).
 // A refusal records a runtime.native_code violation and, unless the audit only records, returns
 // false / kFfiCreateRefused, the reason in `*why`.
-bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer, std::string* why);
+bool FfiCallAllowed(bool made_by_dsl, bool opaque_pointer, std::string* why);
 enum FfiCreate { kFfiCreatePlain, kFfiCreateApproved, kFfiCreateRefused };
 FfiCreate FfiCreateDecision(const void* safe_call, std::string* why);
 // Whether the registry function `function` (a TVM-FFI function handle) is one of

@@ -1030,8 +1030,9 @@ std::array<std::atomic<const void*>, kFfiRawAddressSlots> g_ffi_raw_address{};
 std::vector<py::object>* g_ffi_held = nullptr;
 thread_local bool t_ffi_learning = false;
 
-// With the GIL, before kernel.py may run. Nothing to learn where TVM-FFI is not loaded: a
-// function of its made later has no trampoline known, and is refused outside the DSL's work.
+// With the GIL, before kernel.py may run. Nothing to learn where TVM-FFI is not loaded: with no
+// trampoline known, a Python callable's function made later is refused outside the DSL's entry
+// calls.
 void LearnFfi() {
   PyObject* module = PyDict_GetItemString(PyImport_GetModuleDict(), "tvm_ffi");  // borrowed
   if (module == nullptr) return;
@@ -1059,8 +1060,8 @@ void LearnFfi() {
       g_ffi_held->push_back(function);
     }
   } catch (py::error_already_set& error) {
-    // A TVM-FFI without these: nothing learned, so its functions made from native addresses and
-    // the raw-address calls are decided without them (refused outside the DSL's work).
+    // A TVM-FFI without these: nothing learned (a Python callable's function refused as any made
+    // from a native address; no raw-address function known by handle).
     error.restore();
     PyErr_Clear();
   }
@@ -1084,8 +1085,7 @@ bool RawAddressFfiFunction(const void* function) {
   return false;
 }
 
-bool FfiCallAllowed(const void* function, bool made_by_dsl, bool opaque_pointer, std::string* why) {
-  (void)function;
+bool FfiCallAllowed(bool made_by_dsl, bool opaque_pointer, std::string* why) {
   if (!g_exec_armed.load(std::memory_order_acquire) || _Py_IsFinalizing() || made_by_dsl)
     return true;
   // A thread with no Python state runs no code of the kernel's (the DSL's or the runtime's own).
@@ -1128,8 +1128,11 @@ FfiCreate FfiCreateDecision(const void* safe_call, std::string* why) {
   if (entry == nullptr || in_object) {
     const char* object =
         in_object && info.dli_fname != nullptr ? info.dli_fname : "no loaded object";
-    *why = absl::StrCat("a TVM-FFI function made from a native address (its code in ", object, ") ",
-                        entry == nullptr ? "outside the DSL's own work" : "by the DSL",
+    *why = absl::StrCat("a TVM-FFI function made from a native address (its code in ", object,
+                        entry == nullptr
+                            ? ") outside the DSL's entry calls"
+                            : ") inside a DSL entry call, where the DSL makes functions only of "
+                              "code its JIT made",
                         ": a call of it runs code at an address the kernel chose");
     RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
                            absl::StrCat("TVMFFIFunctionCreate, code in ", object));

@@ -359,7 +359,7 @@ int GatedFfiCall(void* function, FfiAny* args, int32_t num_args, FfiAny* result)
   for (int32_t i = 0; i < num_args && !opaque; ++i) opaque = args[i].type_index == kFfiOpaquePtr;
   if ((opaque || RawAddressFfiFunction(function)) && function != nullptr) {
     std::string why;
-    if (!FfiCallAllowed(function, FfiMadeByDsl(function), opaque, &why)) return FfiRefused(why);
+    if (!FfiCallAllowed(FfiMadeByDsl(function), opaque, &why)) return FfiRefused(why);
   }
   return g_ffi_call(function, args, num_args, result);
 }
