@@ -154,3 +154,79 @@ def test_armed_the_gate_refuses_tvm_ffi_raw_addresses_outside_the_dsl():
     assert out["unarmed"] == ["ran", 7, "ran", "ran"]  # without the gate, the write lands
     assert out["armed"] == ["refused", 0, "refused", "refused"]
     assert out["armed_callback"] == 42
+
+
+REACH_PROBE = textwrap.dedent(
+    """
+    import json
+    from metakernelbench import _core
+
+    class Options:
+        def __init__(self, level):
+            self.level = level
+
+    class Compiler:
+        default = None
+        def jit(self, module):
+            return module
+
+    class Dsl:
+        pass
+
+    dsl = Dsl()
+    dsl.compiler = Compiler()
+    dsl.options = Options(2)
+    dsl.step = len
+    _core.freeze_dsl_reach([
+        (dsl, "dsl", ["compiler", "options", "step"]),
+        (dsl.compiler, "dsl.compiler", []),
+    ])
+    out = {}
+
+    def check(name, change, undo):
+        change()
+        out[name] = _core.dsl_reach_changed()
+        undo()
+
+    # The DSL's own per-compile state: data, class defaults, callables the class does not define,
+    # its options made anew.
+    check("data", lambda: setattr(dsl, "cache", {1: 2}), lambda: delattr(dsl, "cache"))
+    undo = lambda: delattr(dsl.compiler, "default")
+    check("default", lambda: setattr(dsl.compiler, "default", 3), undo)
+    check("state_callable", lambda: setattr(dsl, "body", len), lambda: delattr(dsl, "body"))
+    old = dsl.options
+    check("options_anew", lambda: setattr(dsl, "options", Options(3)), lambda: setattr(dsl, "options", old))
+    # A kernel's: a method shadowed (by a C callable too), a step or object swapped, the class.
+    check("method", lambda: setattr(dsl.compiler, "jit", print), lambda: delattr(dsl.compiler, "jit"))
+    check("step", lambda: setattr(dsl, "step", print), lambda: setattr(dsl, "step", len))
+    bad = Options(3)
+    bad.hook = print
+    check("options_with_callable", lambda: setattr(dsl, "options", bad), lambda: setattr(dsl, "options", old))
+    compiler = dsl.compiler
+    restore = lambda: setattr(dsl, "compiler", compiler)
+    check("other_class", lambda: setattr(dsl, "compiler", Options(1)), restore)
+    class Other(Compiler):
+        pass
+    back = lambda: setattr(compiler, "__class__", Compiler)
+    check("class", lambda: setattr(compiler, "__class__", Other), back)
+    out["after"] = _core.dsl_reach_changed()
+    print("@@" + json.dumps(out))
+    """
+)
+
+
+def test_the_dsls_objects_keep_their_steps_and_methods():
+    """freeze_dsl_reach's instances (the fourteenth session's residual: the red team's descriptor
+    moved from CuTe DSL's frozen Compiler class to an instance attribute of its compiler object,
+    0.62x permissive with the host store landing; case cute_jit_instance_inject_permissive): the
+    DSL's own per-compile state may change, a method shadowed or a step swapped may not."""
+    done = subprocess.run([sys.executable, "-c", REACH_PROBE], capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("@@")]
+    assert lines, done.stderr[-3000:]
+    out = json.loads(lines[0][2:])
+    for allowed in ("data", "default", "state_callable", "options_anew", "after"):
+        assert out[allowed] == "", (allowed, out[allowed])
+    assert "jit set over its class's" in out["method"]
+    for refused in ("step", "options_with_callable", "other_class"):
+        assert "replaced" in out[refused], (refused, out[refused])
+    assert "class replaced" in out["class"]
