@@ -782,6 +782,14 @@ PyObject* InnermostDslEntryFrame() {
   return nullptr;
 }
 
+// The DSL entry call this thread is inside (a new reference, or null), and whether a checked
+// compile approved it. With the GIL.
+PyObject* DslEntryOfThisCall(bool* approved) {
+  PyObject* entry = InnermostDslEntryFrame();
+  *approved = entry != nullptr && entry == t_approved_entry;
+  return entry;
+}
+
 // The watch on kernel code held on for checked compiles (g_watch.compiling counts the holds); off
 // again with the last one where the first found it off. With the GIL.
 bool g_compile_turned_watch_on = false;
@@ -953,7 +961,7 @@ std::string FrozenReachChanged() {
 
 // A refusal of the gate's, recorded where the thread may take the GIL, else kept until the
 // findings are taken. Returns whether the call goes on (record mode).
-bool GateRefused(const std::string& what) {
+bool GateRefused(const std::string& what, const std::string& evidence = "") {
   const bool enforce = g_state == nullptr || g_state->enforce;
   if (PyGILState_GetThisThreadState() == nullptr) {
     std::lock_guard<std::mutex> lock(g_exec_pending_mutex);
@@ -962,7 +970,8 @@ bool GateRefused(const std::string& what) {
     return !enforce;
   }
   const PyGILState_STATE gil = PyGILState_Ensure();
-  RecordRuntimeViolation("runtime.native_code", "the worker refused " + what, what);
+  RecordRuntimeViolation("runtime.native_code", "the worker refused " + what,
+                         evidence.empty() ? what : evidence);
   PyGILState_Release(gil);
   return !enforce;
 }
@@ -981,9 +990,8 @@ bool ExecMemoryAllowed(const char* call, size_t length, const void* caller) {
       ") made outside a checked compile of the DSL's own: native code the judge did not check");
   if (PyGILState_GetThisThreadState() == nullptr) return GateRefused(what);
   const PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject* entry = InnermostDslEntryFrame();
-  bool approved = entry != nullptr && entry == t_approved_entry;
-  Py_XDECREF(entry);
+  bool approved = false;
+  Py_XDECREF(DslEntryOfThisCall(&approved));
   if (approved) {
     // And the DSL's modules and classes as they were: a step of the DSL's between the check and
     // this (its JIT, its engine, its compiler's methods) replaced for the compile by anything,
@@ -1067,14 +1075,6 @@ void LearnFfi() {
   }
 }
 
-// The DSL entry call this thread is inside (a new reference, or null), and whether a checked
-// compile approved it. With the GIL.
-PyObject* DslEntryOfThisCall(bool* approved) {
-  PyObject* entry = InnermostDslEntryFrame();
-  *approved = entry != nullptr && entry == t_approved_entry;
-  return entry;
-}
-
 }  // namespace
 
 bool RawAddressFfiFunction(const void* function) {
@@ -1099,12 +1099,9 @@ bool FfiCallAllowed(bool made_by_dsl, bool opaque_pointer, std::string* why) {
                "address for native code (a stream or ctypes object of any value)"
              : "a call of a TVM-FFI registry function that takes addresses as integers "
                "(ffi.MakeFieldSetter): native code at an address the kernel chose";
-  const PyGILState_STATE gil = PyGILState_Ensure();
-  RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
-                         opaque_pointer ? "TVMFFIFunctionCall with an opaque pointer"
-                                        : "TVMFFIFunctionCall of a raw-address registry function");
-  PyGILState_Release(gil);
-  return g_state != nullptr && !g_state->enforce;
+  return GateRefused(*why, opaque_pointer
+                               ? "TVMFFIFunctionCall with an opaque pointer"
+                               : "TVMFFIFunctionCall of a raw-address registry function");
 }
 
 FfiCreate FfiCreateDecision(const void* safe_call, std::string* why) {
@@ -1134,9 +1131,9 @@ FfiCreate FfiCreateDecision(const void* safe_call, std::string* why) {
                             : ") inside a DSL entry call, where the DSL makes functions only of "
                               "code its JIT made",
                         ": a call of it runs code at an address the kernel chose");
-    RecordRuntimeViolation("runtime.native_code", "the worker refused " + *why,
-                           absl::StrCat("TVMFFIFunctionCreate, code in ", object));
-    decision = g_state != nullptr && !g_state->enforce ? kFfiCreatePlain : kFfiCreateRefused;
+    decision = GateRefused(*why, absl::StrCat("TVMFFIFunctionCreate, code in ", object))
+                   ? kFfiCreatePlain
+                   : kFfiCreateRefused;
   }
   PyGILState_Release(gil);
   return decision;

@@ -162,13 +162,13 @@ std::string TirCompileRefusal(const std::vector<std::string>& call_ops,
 std::string CuteHostRefusal(const std::vector<std::string>& host_ops);
 
 // TVM-FFI's registry functions that take an address as a plain integer (a C function pointer, an
-// object's address), which the worker's gate on TVM-FFI calls refuses from outside a DSL entry call
-// once kernel.py may run, whatever the arguments (sequence_hold.cc, GatedFfiCall). Functions that
-// take a pointer as one (void*: TVMTensorCopyToBytes, ffi.FunctionFromExternC, a stream setter)
-// need no entry here: an opaque pointer reaches an installed library's FFI function only through
-// the DSL's own work. Found by reading tvm-ffi 0.1.12's registrations for integers cast to
-// pointers (ffi.MakeFieldSetter: a setter that calls the function at one integer with the other as
-// its first argument); TVM's own C++ was not read this way (docs/judge.md, residuals).
+// object's address), which the worker's gate on TVM-FFI calls refuses from Python once kernel.py
+// may run, whatever the arguments (sequence_hold.cc, GatedFfiCall). Functions that take a pointer
+// as one (void*: TVMTensorCopyToBytes, ffi.FunctionFromExternC, a stream setter) need no entry
+// here: an opaque pointer reaches only a function a checked compile made. Found by reading tvm-ffi
+// 0.1.12's registrations for integers cast to pointers (ffi.MakeFieldSetter: a setter that calls
+// the function at one integer with the other as its first argument); TVM's own C++ was not read
+// this way (docs/judge.md, residuals).
 const std::vector<std::string>& RawAddressFfiFunctions();
 
 // The runtime finding codes with a line each (docs, --help).

@@ -242,8 +242,7 @@ class _State:
         # said here first, for the target as given.
         # (The hook's own compile of a module-level PrimFunc, `label` given, is for CUDA `arch`.)
         as_given = target if target is not None or label is None else self._cuda()
-        pipeline = kwargs.get("tir_pipeline", kwargs.get("pipeline"))
-        facts = dsl_facts.tir_facts(mod, as_given, pipeline if isinstance(pipeline, str) else None)
+        facts = dsl_facts.tir_compile_facts((mod, as_given, *args), kwargs)
         reason = "not a PrimFunc or IRModule" if facts is None else _core.tir_compile_refusal(*facts)
         if reason:
             raise RuntimeError(f"the judge refuses this tvm.compile: {reason}")

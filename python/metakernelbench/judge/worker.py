@@ -1622,18 +1622,14 @@ def freeze_dsl_reach(dsl: str) -> int:
     for name, module in list(sys.modules.items()):
         if not isinstance(module, types.ModuleType):
             continue
-        if not any(name == p or name.startswith(p + ".") for p in prefixes):
+        if not _under(name, prefixes):
             continue
         if id(module) not in seen:
             seen.add(id(module))
             owners.append((module, False))
         for value in list(vars(module).values()):
             home = getattr(value, "__module__", None) if isinstance(value, type) else None
-            if (
-                isinstance(home, str)
-                and any(home == p or home.startswith(p + ".") for p in prefixes)
-                and id(value) not in seen
-            ):
+            if _under(home, prefixes) and id(value) not in seen:
                 seen.add(id(value))
                 owners.append((value, whole))
     owners.extend(_dsl_instances(prefixes, [o for o, _ in owners]))
@@ -1649,8 +1645,12 @@ def _dsl_class(value: object, prefixes: tuple[str, ...]) -> bool:
         return False  # classes and modules are frozen as owners; enum members are constants
     if not type(value).__flags__ & _HEAP_TYPE:
         return False  # a C type's (TVM-FFI's functions, 376 of them): its methods are C
-    home = getattr(type(value), "__module__", None)
-    return isinstance(home, str) and any(home == p or home.startswith(p + ".") for p in prefixes)
+    return _under(getattr(type(value), "__module__", None), prefixes)
+
+
+def _under(name: object, prefixes: tuple[str, ...]) -> bool:
+    """Whether the module name `name` is one of `prefixes` or below one."""
+    return isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
 def _dsl_instances(prefixes: tuple[str, ...], owners: list) -> list[tuple[object, str, list[str]]]:
